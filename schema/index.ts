@@ -1,0 +1,203 @@
+/**
+ * Platform tables. Collections themselves are real tables in each project's own Postgres schema
+ * (`app_<project id hex>`), created by the collections service, not here.
+ */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+
+export const developers = pgTable("developers", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  email: text("email").notNull().unique(),
+  createdAt: createdAt(),
+});
+
+/** Developer bearer tokens: `<id>.<secret>` handed out once; only sha-256(secret) is stored. */
+export const developerTokens = pgTable(
+  "developer_tokens",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    developerId: uuid("developer_id")
+      .notNull()
+      .references(() => developers.id, { onDelete: "cascade" }),
+    secretHash: text("secret_hash").notNull(),
+    name: text("name").notNull().default("default"),
+    createdAt: createdAt(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [index("developer_tokens_developer_idx").on(t.developerId)],
+);
+
+export const projects = pgTable(
+  "projects",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    developerId: uuid("developer_id")
+      .notNull()
+      .references(() => developers.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** Bumped by every change to collections, functions, exposure or config (live tool generation). */
+    metaRev: bigint("meta_rev", { mode: "number" }).notNull().default(1),
+    createdAt: createdAt(),
+  },
+  (t) => [index("projects_developer_idx").on(t.developerId)],
+);
+
+/** Client keys (`X-Api-Key`): `<id>.<secret>`, only sha-256(secret) stored. */
+export const clientKeys = pgTable(
+  "client_keys",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    secretHash: text("secret_hash").notNull(),
+    name: text("name").notNull().default("default"),
+    createdAt: createdAt(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [index("client_keys_project_idx").on(t.projectId)],
+);
+
+/** End users of an app. Password: PBKDF2-SHA256 with a per-user salt. */
+export const appUsers = pgTable(
+  "app_users",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    passwordSalt: text("password_salt").notNull(),
+    passwordIterations: integer("password_iterations").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [unique("app_users_project_email_key").on(t.projectId, t.email)],
+);
+
+/** End-user sessions: `<id>.<secret>`, only sha-256(secret) stored; expiring and revocable. */
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => appUsers.id, { onDelete: "cascade" }),
+    secretHash: text("secret_hash").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    createdAt: createdAt(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);
+
+/** Collection metadata; the rows live in the project's schema, table named after the collection. */
+export const collections = pgTable(
+  "collections",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** Column specs (see src/data/columns.ts). */
+    columns: jsonb("columns").notNull().default(sql`'[]'::jsonb`),
+    /** `{read: "public"|"owner", write: "owner"|"developer"}` */
+    access: jsonb("access").notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [unique("collections_project_name_key").on(t.projectId, t.name)],
+);
+
+export const functions = pgTable(
+  "functions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    activeVersion: integer("active_version").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [unique("functions_project_name_key").on(t.projectId, t.name)],
+);
+
+export const functionVersions = pgTable(
+  "function_versions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    functionId: uuid("function_id")
+      .notNull()
+      .references(() => functions.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    url: text("url").notNull(),
+    /** `{description, input_schema}` as declared at deploy time, or null. */
+    mcp: jsonb("mcp"),
+    createdAt: createdAt(),
+  },
+  (t) => [unique("function_versions_function_version_key").on(t.functionId, t.version)],
+);
+
+/** App-MCP surface config: kill switch, auth mode, hostname slug and the exposure allowlist. */
+export const appMcpConfigs = pgTable("app_mcp_configs", {
+  projectId: uuid("project_id")
+    .primaryKey()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  enabled: boolean("enabled").notNull().default(true),
+  /** `all` | `client_only` | `developer_only` */
+  authMode: text("auth_mode").notNull().default("all"),
+  slug: text("slug").unique(),
+  exposedCollections: text("exposed_collections")
+    .array()
+    .notNull()
+    .default(sql`'{}'::text[]`),
+  exposedFunctions: text("exposed_functions")
+    .array()
+    .notNull()
+    .default(sql`'{}'::text[]`),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Usage per project, billing period (`YYYY-MM`) and metric (e.g. `agent_tool_calls`). */
+export const usageCounters = pgTable(
+  "usage_counters",
+  {
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    period: text("period").notNull(),
+    metric: text("metric").notNull(),
+    value: bigint("value", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.period, t.metric] })],
+);
+
+export type Developer = typeof developers.$inferSelect;
+export type Project = typeof projects.$inferSelect;
+export type ClientKey = typeof clientKeys.$inferSelect;
+export type AppUser = typeof appUsers.$inferSelect;
+export type Session = typeof sessions.$inferSelect;
+export type CollectionRow = typeof collections.$inferSelect;
+export type FunctionRow = typeof functions.$inferSelect;
+export type FunctionVersion = typeof functionVersions.$inferSelect;
+export type AppMcpConfig = typeof appMcpConfigs.$inferSelect;
+export type UsageCounter = typeof usageCounters.$inferSelect;

@@ -1,0 +1,28 @@
+/**
+ * The one error type of the product. Thrown anywhere (routes, services, the data layer); rendered
+ * once: as `{error:{code,message}}` with `status` over HTTP, as an `isError` tool result over MCP.
+ * Anything that is not an AppError is unexpected and is rendered as a generic 500 / internal error.
+ */
+export class AppError extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = "AppError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** 400 with code `invalid_input`: bad input the caller can fix. */
+export const invalidInput = (message: string) => new AppError(400, "invalid_input", message);
+/** 404 with code `not_found`. */
+export const notFound = (message: string) => new AppError(404, "not_found", message);
+/** 401 with code `unauthorized`: missing or invalid credentials. */
+export const unauthorized = (message = "missing or invalid credentials") =>
+  new AppError(401, "unauthorized", message);
+/** 403 with code `forbidden`: valid credentials, not allowed. */
+export const forbidden = (message: string) => new AppError(403, "forbidden", message);
+/** 409 with code `conflict`. */
+export const conflict = (message: string) => new AppError(409, "conflict", message);
