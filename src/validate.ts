@@ -1,0 +1,24 @@
+/**
+ * valibot at the edge: parse input against a schema and turn the first issues into one message
+ * that names the field and what was expected (`calories: expected number, received "many"`).
+ */
+import * as v from "valibot";
+import { invalidInput } from "./errors.ts";
+
+/** Human-readable summary of valibot issues, field path first. */
+export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string {
+  return issues
+    .slice(0, 5)
+    .map((issue) => {
+      const path = v.getDotPath(issue);
+      return path ? `${path}: ${issue.message}` : issue.message;
+    })
+    .join("; ");
+}
+
+/** Parse or throw a 400 `invalid_input` AppError. */
+export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (!result.success) throw invalidInput(describeIssues(result.issues));
+  return result.output;
+}

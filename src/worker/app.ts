@@ -1,0 +1,72 @@
+/**
+ * `createApp()`: the Hono app with its middleware, error renderer and one sub-app per resource.
+ */
+import { sql } from "drizzle-orm";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { createDb } from "./db.ts";
+import { renderError, renderNotFound } from "./errors.ts";
+import type { AppEnv } from "./hono.ts";
+import { appMcpRoutes } from "./routes/app-mcp.ts";
+import { appMcpAdminRoutes } from "./routes/app-mcp-admin.ts";
+import { authRoutes } from "./routes/auth.ts";
+import { collectionRoutes } from "./routes/collections.ts";
+import { dataRoutes } from "./routes/data.ts";
+import { developerRoutes } from "./routes/developers.ts";
+import { functionRoutes } from "./routes/functions.ts";
+import { platformMcpRoutes } from "./routes/platform-mcp.ts";
+import { projectRoutes } from "./routes/projects.ts";
+
+/** Largest request body the platform accepts (JSON rows, tool calls). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export function createApp() {
+  const app = new Hono<AppEnv>();
+
+  app.onError(renderError);
+  app.notFound(renderNotFound);
+
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        c.json(
+          { error: { code: "payload_too_large", message: `body exceeds ${MAX_BODY_BYTES} bytes` } },
+          413,
+        ),
+    }),
+  );
+  app.use("*", async function database(c, next) {
+    c.set("db", createDb(c.env));
+    await next();
+  });
+
+  app.get("/healthz", async (c) => {
+    const started = Date.now();
+    try {
+      await c.var.db.execute(sql`select 1`);
+      return c.json({
+        ok: true,
+        version: c.env.APP_VERSION,
+        database: { ok: true, latency_ms: Date.now() - started },
+      });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return c.json({ ok: false, version: c.env.APP_VERSION, database: { ok: false, error: message } }, 503);
+    }
+  });
+
+  // Each sub-app declares its full paths (they span /v1/admin/…, /v1/projects/…, /app/…).
+  app.route("/", appMcpRoutes);
+  app.route("/", developerRoutes);
+  app.route("/", projectRoutes);
+  app.route("/", authRoutes);
+  app.route("/", collectionRoutes);
+  app.route("/", dataRoutes);
+  app.route("/", functionRoutes);
+  app.route("/", appMcpAdminRoutes);
+  app.route("/", platformMcpRoutes);
+
+  return app;
+}

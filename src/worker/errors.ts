@@ -1,0 +1,24 @@
+/**
+ * The one HTTP error renderer: `{error:{code,message}}` with a fitting status. Unexpected errors
+ * are logged and rendered as a generic 500 — never a stack trace.
+ */
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { AppError } from "../errors.ts";
+
+export function renderError(err: Error, c: Context): Response {
+  if (err instanceof AppError) {
+    return c.json({ error: { code: err.code, message: err.message } }, err.status as 400);
+  }
+  if (err instanceof HTTPException) {
+    const status = err.status;
+    const code = status === 413 ? "payload_too_large" : status === 401 ? "unauthorized" : "bad_request";
+    return c.json({ error: { code, message: err.message || "bad request" } }, status);
+  }
+  console.error("unexpected error", err);
+  return c.json({ error: { code: "internal", message: "internal error" } }, 500);
+}
+
+export function renderNotFound(c: Context): Response {
+  return c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } }, 404);
+}

@@ -1,0 +1,6 @@
+/**
+ * Worker entry: wiring only.
+ */
+import { createApp } from "./app.ts";
+
+export default createApp();

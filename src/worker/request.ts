@@ -1,0 +1,19 @@
+/**
+ * Request helpers for routes: the JSON body, validated with a valibot schema.
+ */
+import type { Context } from "hono";
+import type * as v from "valibot";
+import { invalidInput } from "../errors.ts";
+import { parseInput } from "../validate.ts";
+
+/** Read the body as JSON (400 when it is not JSON) and validate it. */
+export async function jsonBody<S extends v.GenericSchema>(c: Context, schema: S): Promise<v.InferOutput<S>> {
+  let body: unknown;
+  try {
+    const text = await c.req.text();
+    body = text === "" ? {} : JSON.parse(text);
+  } catch {
+    throw invalidInput("request body must be valid JSON");
+  }
+  return parseInput(schema, body);
+}
