@@ -1,0 +1,253 @@
+/**
+ * MCP method handlers on top of the JSON-RPC dispatcher: lifecycle and version negotiation
+ * (2024-11-05 … 2025-11-25 through `initialize`, 2026-07-28 through `server/discover` and per-request
+ * `_meta`), `ping`, tools, and the empty prompt/resource lists. Tools come from a {@link ToolProvider},
+ * so the Worker can generate them per request and the CLI from a tool file.
+ */
+import type { Handlers, McpSession, TransportInfo } from "./dispatch.ts";
+import { INVALID_PARAMS, RpcError, UNSUPPORTED_PROTOCOL_VERSION } from "./jsonrpc.ts";
+
+/** Versions negotiated through `initialize`, oldest first. */
+export const INITIALIZE_PROTOCOL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] as const;
+/** The stateless revision: no `initialize`, the version travels in every request's `_meta`. */
+export const STATELESS_PROTOCOL_VERSION = "2026-07-28";
+/** Every version this core speaks, oldest first. */
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [
+  ...INITIALIZE_PROTOCOL_VERSIONS,
+  STATELESS_PROTOCOL_VERSION,
+];
+/** The answer to an `initialize` asking for a version we do not speak. */
+export const LATEST_INITIALIZE_VERSION = "2025-11-25";
+/** Assumed when nothing says otherwise (the Streamable HTTP rule for a missing header). */
+export const DEFAULT_PROTOCOL_VERSION = "2025-03-26";
+
+/** `_meta` keys of the 2026-07-28 revision. */
+export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion";
+export const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
+export const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
+
+/** True when `version` is one this core speaks. */
+export function isSupportedProtocolVersion(version: string): boolean {
+  return SUPPORTED_PROTOCOL_VERSIONS.includes(version);
+}
+
+/** True when results of `version` may carry `structuredContent` and tools `outputSchema`/`title`. */
+export function supportsStructuredContent(version: string): boolean {
+  return version >= "2025-06-18";
+}
+
+/** The -32022 error of 2026-07-28 for a request naming an unsupported version. */
+export function unsupportedVersionError(requested: unknown): RpcError {
+  return new RpcError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", {
+    supported: [...SUPPORTED_PROTOCOL_VERSIONS],
+    requested: String(requested),
+  });
+}
+
+/** A tool as listed in `tools/list`. */
+export interface ToolDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+/** A content item of a tool result (text, or anything else the provider builds itself). */
+export type ContentItem = { type: "text"; text: string } | ({ type: string } & Record<string, unknown>);
+
+/**
+ * What a tool call produced. `value` is rendered as one text item (strings as-is, else JSON);
+ * `isError: true` marks a tool that ran and failed. `content` replaces the rendered text items
+ * (images, audio, embedded resources); `structuredContent` is still derived from `value`.
+ */
+export interface ToolOutcome {
+  value: unknown;
+  isError?: boolean;
+  content?: ContentItem[];
+}
+
+/** The MCP `CallToolResult` this core sends. */
+export interface CallToolResult {
+  content: ContentItem[];
+  isError: boolean;
+  structuredContent?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** Per-request MCP facts handed to the tool provider. */
+export interface McpRequestInfo {
+  /** The protocol version this request is served under. */
+  protocolVersion: string;
+  /** True for 2026-07-28 requests (stateless, version in `_meta`). */
+  stateless: boolean;
+  clientCapabilities?: Record<string, unknown>;
+  clientInfo?: Record<string, unknown>;
+  /** The request's `params._meta`, if any. */
+  meta?: Record<string, unknown>;
+}
+
+/**
+ * Where tools come from. `list` must be deterministic (same input → same order). `call` throws
+ * `new RpcError(INVALID_PARAMS, "Unknown tool: <name>")` for an unknown name and returns
+ * `{value, isError: true}` for a tool that failed; any other throw becomes a generic -32603.
+ */
+export interface ToolProvider<Ctx> {
+  list(ctx: Ctx, info: McpRequestInfo): ToolDefinition[] | Promise<ToolDefinition[]>;
+  call(name: string, args: Record<string, unknown>, ctx: Ctx, info: McpRequestInfo): Promise<ToolOutcome>;
+}
+
+/** Options of {@link createMcpHandlers}. */
+export interface McpServerOptions<Ctx> {
+  serverInfo: { name: string; version: string; title?: string };
+  instructions?: string;
+  tools: ToolProvider<Ctx>;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Renders a tool outcome as an MCP `CallToolResult` for `protocolVersion`: one text item (strings
+ * as-is, other values as JSON, `undefined` as `null`), `isError` always present, and
+ * `structuredContent` when the version allows it and the value is a JSON object. Pure.
+ */
+export function renderToolResult(outcome: ToolOutcome, protocolVersion: string): CallToolResult {
+  const { value } = outcome;
+  const content: ContentItem[] = outcome.content ?? [
+    { type: "text", text: typeof value === "string" ? value : (JSON.stringify(value) ?? "null") },
+  ];
+  const result: CallToolResult = { content, isError: outcome.isError === true };
+  if (isPlainObject(value) && supportsStructuredContent(protocolVersion)) result.structuredContent = value;
+  return result;
+}
+
+/** Shapes a tool definition for `protocolVersion`, dropping fields that version does not know. */
+export function renderToolDefinition(tool: ToolDefinition, protocolVersion: string): ToolDefinition {
+  const modern = supportsStructuredContent(protocolVersion);
+  const out: ToolDefinition = { name: tool.name, inputSchema: tool.inputSchema };
+  if (tool.title !== undefined && modern) out.title = tool.title;
+  if (tool.description !== undefined) out.description = tool.description;
+  if (tool.outputSchema !== undefined && modern) out.outputSchema = tool.outputSchema;
+  if (tool.annotations !== undefined && protocolVersion >= "2025-03-26") out.annotations = tool.annotations;
+  return out;
+}
+
+/**
+ * Works out which version a request is served under: its `_meta` version (2026-07-28 style; an
+ * unsupported one is -32022), else the transport's (HTTP header), else the session's (initialize),
+ * else {@link DEFAULT_PROTOCOL_VERSION}.
+ */
+export function resolveRequestInfo(params: unknown, transport?: TransportInfo): McpRequestInfo {
+  const meta = isPlainObject(params) && isPlainObject(params._meta) ? params._meta : undefined;
+  const requested = meta?.[META_PROTOCOL_VERSION];
+  if (requested !== undefined) {
+    if (typeof requested !== "string" || !isSupportedProtocolVersion(requested)) {
+      throw unsupportedVersionError(requested);
+    }
+    const info: McpRequestInfo = {
+      protocolVersion: requested,
+      stateless: requested === STATELESS_PROTOCOL_VERSION,
+    };
+    const caps = meta?.[META_CLIENT_CAPABILITIES];
+    const client = meta?.[META_CLIENT_INFO];
+    if (isPlainObject(caps)) info.clientCapabilities = caps;
+    if (isPlainObject(client)) info.clientInfo = client;
+    if (meta) info.meta = meta;
+    return info;
+  }
+  const session = transport?.session;
+  const protocolVersion = transport?.protocolVersion ?? session?.protocolVersion ?? DEFAULT_PROTOCOL_VERSION;
+  const info: McpRequestInfo = { protocolVersion, stateless: protocolVersion === STATELESS_PROTOCOL_VERSION };
+  if (session?.clientCapabilities) info.clientCapabilities = session.clientCapabilities;
+  if (session?.clientInfo) info.clientInfo = session.clientInfo;
+  if (meta) info.meta = meta;
+  return info;
+}
+
+/** Adds `resultType: "complete"` to results of 2026-07-28 requests. */
+function finish<T extends object>(result: T, info: McpRequestInfo): T {
+  return info.stateless ? { ...result, resultType: "complete" } : result;
+}
+
+const CAPABILITIES = { tools: {}, prompts: {}, resources: {} };
+
+/**
+ * Builds the MCP handler table. The provider sees the per-request {@link McpRequestInfo}
+ * (negotiated version, client capabilities) as the argument after `ctx`.
+ */
+export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers<Ctx> {
+  const { serverInfo, instructions, tools } = options;
+
+  return {
+    initialize(params, _ctx, _message, transport) {
+      const p = isPlainObject(params) ? params : {};
+      const requested = p.protocolVersion;
+      if (typeof requested !== "string") throw new RpcError(INVALID_PARAMS, "protocolVersion is required");
+      const protocolVersion = (INITIALIZE_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
+        ? requested
+        : LATEST_INITIALIZE_VERSION;
+      const session: McpSession | undefined = transport?.session;
+      if (session) {
+        session.protocolVersion = protocolVersion;
+        if (isPlainObject(p.clientInfo)) session.clientInfo = p.clientInfo;
+        if (isPlainObject(p.capabilities)) session.clientCapabilities = p.capabilities;
+      }
+      const result: Record<string, unknown> = { protocolVersion, capabilities: CAPABILITIES, serverInfo };
+      if (instructions !== undefined) result.instructions = instructions;
+      return result;
+    },
+
+    "server/discover"(params, _ctx, _message, transport) {
+      // Validates a `_meta` version if one is sent (-32022 otherwise).
+      resolveRequestInfo(params, transport);
+      const result: Record<string, unknown> = {
+        supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+        capabilities: CAPABILITIES,
+        serverInfo,
+      };
+      if (instructions !== undefined) result.instructions = instructions;
+      return { ...result, resultType: "complete" };
+    },
+
+    ping(params, _ctx, _message, transport) {
+      return finish({}, resolveRequestInfo(params, transport));
+    },
+
+    async "tools/list"(params, ctx, _message, transport) {
+      const info = resolveRequestInfo(params, transport);
+      const cursor = isPlainObject(params) ? params.cursor : undefined;
+      if (cursor !== undefined) throw new RpcError(INVALID_PARAMS, "Invalid cursor");
+      const list = await tools.list(ctx, info);
+      return finish({ tools: list.map((tool) => renderToolDefinition(tool, info.protocolVersion)) }, info);
+    },
+
+    async "tools/call"(params, ctx, _message, transport) {
+      const info = resolveRequestInfo(params, transport);
+      if (!isPlainObject(params) || typeof params.name !== "string") {
+        throw new RpcError(INVALID_PARAMS, "tools/call needs a string `name`");
+      }
+      const args = params.arguments ?? {};
+      if (!isPlainObject(args)) throw new RpcError(INVALID_PARAMS, "`arguments` must be an object");
+      const outcome = await tools.call(params.name, args, ctx, info);
+      return finish(renderToolResult(outcome, info.protocolVersion), info);
+    },
+
+    "prompts/list"(params, _ctx, _message, transport) {
+      return finish({ prompts: [] }, resolveRequestInfo(params, transport));
+    },
+
+    "resources/list"(params, _ctx, _message, transport) {
+      return finish({ resources: [] }, resolveRequestInfo(params, transport));
+    },
+
+    "resources/templates/list"(params, _ctx, _message, transport) {
+      return finish({ resourceTemplates: [] }, resolveRequestInfo(params, transport));
+    },
+
+    "notifications/initialized"() {},
+    "notifications/cancelled"() {},
+  };
+}

@@ -1,0 +1,265 @@
+/**
+ * stdio framing as pure codecs over bytes/strings: newline-delimited JSON (what MCP hosts send) and
+ * `Content-Length:` framing (the original `amber mcp`). The framing is detected per connection from
+ * the first non-whitespace byte and replies use the same framing. Also a runtime-neutral loop that
+ * wires a byte source and a write function to the dispatcher; binding it to process.stdin/stdout
+ * is the CLI's job.
+ */
+import { type DispatchOptions, dispatchPayload, type Handlers, type McpSession } from "./dispatch.ts";
+import { failure, INVALID_REQUEST, type JsonRpcErrorObject, PARSE_ERROR } from "./jsonrpc.ts";
+
+/** The two stdio framings. */
+export type Framing = "ndjson" | "content-length";
+
+/** One decoded item: a parsed JSON value, or an error to answer with (id null). */
+export type DecodedItem = { message: unknown } | { error: JsonRpcErrorObject };
+
+/** Options of {@link StdioDecoder}. */
+export interface StdioDecoderOptions {
+  /** Largest accepted message body in bytes (default 4 MiB); bigger frames become error items. */
+  maxFrameBytes?: number;
+  /** Force a framing instead of detecting it. */
+  framing?: Framing;
+}
+
+/** Default largest message: 4 MiB. */
+export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
+const MAX_HEADER_LINE_BYTES = 8 * 1024;
+const LF = 0x0a;
+const CR = 0x0d;
+
+const encoder = new TextEncoder();
+
+function isWhitespace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x09 || byte === LF || byte === CR;
+}
+
+function parseItem(bytes: Uint8Array, decoder: TextDecoder): DecodedItem {
+  try {
+    return { message: JSON.parse(decoder.decode(bytes)) };
+  } catch {
+    return { error: { code: PARSE_ERROR, message: "Parse error" } };
+  }
+}
+
+const tooLarge = (limit: number): DecodedItem => ({
+  error: { code: INVALID_REQUEST, message: `Invalid Request: message larger than ${limit} bytes` },
+});
+
+/**
+ * Incremental decoder for one stdio connection. `push` accepts arbitrary chunks (partial messages,
+ * several messages, UTF-8 sequences split across chunks) and returns the complete items so far.
+ * Never throws; garbage and oversized frames become error items and decoding resynchronises.
+ */
+export class StdioDecoder {
+  /** The detected (or forced) framing; undefined until the first non-whitespace byte. */
+  framing: Framing | undefined;
+  private readonly maxFrameBytes: number;
+  private buffer: Uint8Array = new Uint8Array(0);
+  private readonly text = new TextDecoder();
+  /** Bytes still to drop: a frame too large to keep (content-length), or -1 = until the next newline. */
+  private discard = 0;
+  /** Content-Length of the frame whose body is awaited, or -1 while reading headers. */
+  private bodyLength = -1;
+  /** Content-Length seen in the current header block (-1 none, -2 invalid). */
+  private headerLength = -1;
+  private headerLines = 0;
+
+  constructor(options: StdioDecoderOptions = {}) {
+    this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+    this.framing = options.framing;
+  }
+
+  /** Feeds a chunk; returns every item completed by it. */
+  push(chunk: Uint8Array | string): DecodedItem[] {
+    const bytes = typeof chunk === "string" ? encoder.encode(chunk) : chunk;
+    if (bytes.byteLength === 0) return [];
+    if (this.buffer.byteLength === 0) this.buffer = bytes;
+    else {
+      const joined = new Uint8Array(this.buffer.byteLength + bytes.byteLength);
+      joined.set(this.buffer);
+      joined.set(bytes, this.buffer.byteLength);
+      this.buffer = joined;
+    }
+    const items: DecodedItem[] = [];
+    if (this.framing === undefined && !this.detect()) return items;
+    if (this.framing === "ndjson") this.drainLines(items);
+    else this.drainFrames(items);
+    return items;
+  }
+
+  /** Signals end of input: a final unterminated newline-delimited message is still decoded. */
+  end(): DecodedItem[] {
+    const items: DecodedItem[] = [];
+    if (this.framing === "ndjson" && this.discard === 0) {
+      const rest = this.buffer;
+      this.buffer = new Uint8Array(0);
+      if (rest.some((b) => !isWhitespace(b))) items.push(parseItem(rest, this.text));
+    }
+    this.buffer = new Uint8Array(0);
+    return items;
+  }
+
+  private detect(): boolean {
+    let i = 0;
+    while (i < this.buffer.byteLength && isWhitespace(this.buffer[i]!)) i++;
+    if (i === this.buffer.byteLength) {
+      this.buffer = new Uint8Array(0);
+      return false;
+    }
+    const first = this.buffer[i];
+    this.framing = first === 0x7b || first === 0x5b ? "ndjson" : "content-length";
+    this.buffer = this.buffer.subarray(i);
+    return true;
+  }
+
+  private drainLines(items: DecodedItem[]): void {
+    let start = 0;
+    const buf = this.buffer;
+    for (;;) {
+      const nl = buf.indexOf(LF, start);
+      if (nl === -1) break;
+      if (this.discard === -1) this.discard = 0;
+      else {
+        const end = nl > start && buf[nl - 1] === CR ? nl - 1 : nl;
+        const line = buf.subarray(start, end);
+        if (line.byteLength > this.maxFrameBytes) items.push(tooLarge(this.maxFrameBytes));
+        else if (line.some((b) => !isWhitespace(b))) items.push(parseItem(line, this.text));
+      }
+      start = nl + 1;
+    }
+    this.buffer = buf.subarray(start);
+    if (this.discard === 0 && this.buffer.byteLength > this.maxFrameBytes) {
+      items.push(tooLarge(this.maxFrameBytes));
+      this.discard = -1;
+    }
+    if (this.discard === -1) this.buffer = new Uint8Array(0);
+  }
+
+  private drainFrames(items: DecodedItem[]): void {
+    for (;;) {
+      if (this.discard > 0) {
+        const dropped = Math.min(this.discard, this.buffer.byteLength);
+        this.discard -= dropped;
+        this.buffer = this.buffer.subarray(dropped);
+        if (this.discard > 0) return;
+      }
+      if (this.discard === -1) {
+        const nl = this.buffer.indexOf(LF);
+        if (nl === -1) {
+          this.buffer = new Uint8Array(0);
+          return;
+        }
+        this.discard = 0;
+        this.buffer = this.buffer.subarray(nl + 1);
+      }
+      if (this.bodyLength >= 0) {
+        if (this.buffer.byteLength < this.bodyLength) return;
+        items.push(parseItem(this.buffer.subarray(0, this.bodyLength), this.text));
+        this.buffer = this.buffer.subarray(this.bodyLength);
+        this.bodyLength = -1;
+        continue;
+      }
+      const nl = this.buffer.indexOf(LF);
+      if (nl === -1) {
+        if (this.buffer.byteLength > MAX_HEADER_LINE_BYTES) {
+          items.push({ error: { code: PARSE_ERROR, message: "Parse error: header line too long" } });
+          this.resetHeaders();
+          this.discard = -1;
+          continue;
+        }
+        return;
+      }
+      const end = nl > 0 && this.buffer[nl - 1] === CR ? nl - 1 : nl;
+      const line = this.buffer.subarray(0, end);
+      this.buffer = this.buffer.subarray(nl + 1);
+      this.headerLine(line, items);
+    }
+  }
+
+  private resetHeaders(): void {
+    this.headerLength = -1;
+    this.headerLines = 0;
+  }
+
+  private headerLine(line: Uint8Array, items: DecodedItem[]): void {
+    if (line.byteLength === 0) {
+      if (this.headerLines === 0) return;
+      const length = this.headerLength;
+      this.resetHeaders();
+      if (length < 0) {
+        items.push({
+          error: { code: PARSE_ERROR, message: "Parse error: missing or invalid Content-Length" },
+        });
+      } else if (length > this.maxFrameBytes) {
+        items.push(tooLarge(this.maxFrameBytes));
+        this.discard = length;
+      } else this.bodyLength = length;
+      return;
+    }
+    const text = this.text.decode(line);
+    const first = text.trimStart()[0];
+    if (this.headerLines === 0 && (first === "{" || first === "[")) {
+      // A newline-delimited message on a Content-Length connection: accept it as is.
+      items.push(parseItem(line, this.text));
+      return;
+    }
+    const match = /^([A-Za-z0-9-]+)[ \t]*:[ \t]*(.*?)[ \t]*$/.exec(text);
+    if (match === null) {
+      items.push({ error: { code: PARSE_ERROR, message: "Parse error: expected a Content-Length header" } });
+      this.resetHeaders();
+      return;
+    }
+    this.headerLines++;
+    if (match[1]!.toLowerCase() === "content-length") {
+      this.headerLength = /^\d{1,15}$/.test(match[2]!) ? Number(match[2]) : -2;
+    }
+  }
+}
+
+/** Serializes one message (or batch) in `framing`. */
+export function encodeMessage(message: unknown, framing: Framing): string {
+  const json = JSON.stringify(message);
+  if (framing === "ndjson") return `${json}\n`;
+  return `Content-Length: ${encoder.encode(json).byteLength}\r\n\r\n${json}`;
+}
+
+/** Options of {@link serveStdio}. */
+export interface ServeStdioOptions<Ctx> {
+  /** The incoming byte stream (e.g. process.stdin). */
+  read: AsyncIterable<Uint8Array | string>;
+  /** Writes one encoded reply; may return a promise to apply backpressure. */
+  write: (data: string) => void | Promise<void>;
+  handlers: Handlers<Ctx>;
+  ctx: Ctx;
+  maxFrameBytes?: number;
+  /** Force a framing instead of detecting it from the first bytes. */
+  framing?: Framing;
+  /** Per-connection MCP state (a fresh one by default). */
+  session?: McpSession;
+  onInternalError?: DispatchOptions["onInternalError"];
+}
+
+/**
+ * Serves one stdio connection until `read` ends: decodes, dispatches in arrival order, and writes
+ * each reply in the connection's framing. Resolves with the framing that was used.
+ */
+export async function serveStdio<Ctx>(options: ServeStdioOptions<Ctx>): Promise<Framing | undefined> {
+  const decoder = new StdioDecoder({ maxFrameBytes: options.maxFrameBytes, framing: options.framing });
+  const dispatchOptions: DispatchOptions = {
+    transport: { session: options.session ?? {} },
+    onInternalError: options.onInternalError,
+  };
+  const handle = async (items: DecodedItem[]) => {
+    for (const item of items) {
+      const reply =
+        "error" in item
+          ? failure(null, item.error.code, item.error.message)
+          : await dispatchPayload(item.message, options.handlers, options.ctx, dispatchOptions);
+      if (reply !== null) await options.write(encodeMessage(reply, decoder.framing ?? "ndjson"));
+    }
+  };
+  for await (const chunk of options.read) await handle(decoder.push(chunk));
+  await handle(decoder.end());
+  return decoder.framing;
+}
