@@ -1,0 +1,325 @@
+/**
+ * Credential resolution for every route and the app MCP endpoint.
+ *
+ * Credentials (random secrets; only SHA-256 of the secret is stored, compared in constant time):
+ * - developer token `amba_dev_<id>_<secret>` — `Authorization: Bearer …` (developer scope);
+ * - client key `amba_ck_<id>_<secret>` — `X-Api-Key: …`, names one project;
+ * - session token `amba_sess_<id>_<secret>` — `Authorization: Bearer …` next to `X-Api-Key`
+ *   (end-user scope); expires after `SESSION_TTL_MS`, revoked by sign-out.
+ *
+ * Every resolution is ONE SQL statement: the credential rows, the project and its app-MCP config are
+ * left-joined onto a single row, then checked here. Outcomes: 401 for missing, malformed, unknown,
+ * revoked or expired credentials (checked first, so an unauthenticated caller learns nothing about
+ * projects); 404 for an unknown project AND for a project the developer does not own (existence is
+ * not leaked — the same answer the admin API gives); 401 when a client key or session belongs to a
+ * different project than the one addressed.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import type { Context } from "hono";
+import { notFound, unauthorized } from "../errors.ts";
+import {
+  CREDENTIAL_PREFIX,
+  constantTimeEqual,
+  type ParsedCredential,
+  parseCredential,
+  sha256Hex,
+} from "./crypto.ts";
+import type { Db } from "./db.ts";
+import type { AppEnv } from "./hono.ts";
+
+/** Which credential mode a caller is in. */
+export type Scope = "developer" | "end_user";
+
+/** The project a request addresses, as resolved with its credentials. */
+export interface ProjectRef {
+  id: string;
+  name: string;
+  developerId: string;
+  metaRev: number;
+}
+
+/** Who is calling, for which project. */
+export type Principal =
+  | { scope: "developer"; developerId: string; project: ProjectRef }
+  | { scope: "end_user"; project: ProjectRef; user: { id: string; email: string }; clientKeyId: string };
+
+/** Which credentials may connect to the app MCP surface. */
+export type AuthMode = "all" | "client_only" | "developer_only";
+
+/** The project's app-MCP config (defaults when the row is absent). */
+export interface AppMcpSettings {
+  enabled: boolean;
+  authMode: AuthMode;
+  slug: string | null;
+  exposedCollections: string[];
+  exposedFunctions: string[];
+}
+
+/** How a request names its project: by id (`/…/:id/…`) or by app-MCP hostname slug. */
+export type ProjectSelector = { projectId: string } | { slug: string };
+
+/** Result of `authenticateProject`: the principal plus the app-MCP config, from one round trip. */
+export interface ProjectAccess {
+  principal: Principal;
+  config: AppMcpSettings;
+}
+
+/** End-user session lifetime: 30 days from sign-up / sign-in (no sliding renewal). */
+export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** True for a canonical uuid string (ids from URLs are checked before they reach SQL). */
+export const isUuid = (value: string): boolean => UUID.test(value);
+
+const DEFAULT_SETTINGS: AppMcpSettings = {
+  enabled: true,
+  authMode: "all",
+  slug: null,
+  exposedCollections: [],
+  exposedFunctions: [],
+};
+
+/** The bearer token of `Authorization: Bearer <token>`, if any. */
+export function bearerToken(c: Context): string | undefined {
+  const header = c.req.header("authorization");
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? "";
+}
+
+/** The `X-Api-Key` header, if any. */
+export const apiKeyHeader = (c: Context): string | undefined => c.req.header("x-api-key");
+
+interface Credentials {
+  developer?: ParsedCredential;
+  clientKey?: ParsedCredential;
+  session?: ParsedCredential;
+}
+
+/** The one row every resolution reads; absent joins give nulls. */
+interface ResolvedRow {
+  token_developer_id: string | null;
+  token_hash: string | null;
+  token_live: boolean | null;
+  key_project_id: string | null;
+  key_hash: string | null;
+  key_live: boolean | null;
+  session_project_id: string | null;
+  session_hash: string | null;
+  session_live: boolean | null;
+  user_id: string | null;
+  user_email: string | null;
+  project_id: string | null;
+  project_name: string | null;
+  project_developer_id: string | null;
+  meta_rev: string | number | null;
+  mcp_enabled: boolean | null;
+  mcp_auth_mode: string | null;
+  mcp_slug: string | null;
+  mcp_collections: string[] | null;
+  mcp_functions: string[] | null;
+}
+
+type ProjectJoin = ProjectSelector | { fromClientKey: true } | { none: true };
+
+function projectCondition(join: ProjectJoin): SQL {
+  if ("projectId" in join) return sql`p.id = ${join.projectId}::uuid`;
+  if ("slug" in join) return sql`p.id = (select project_id from app_mcp_configs where slug = ${join.slug})`;
+  if ("fromClientKey" in join) return sql`p.id = k.project_id`;
+  return sql`false`;
+}
+
+/** The single statement: credential rows + user + project + app-MCP config, left-joined. */
+async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<ResolvedRow> {
+  const result = await db.execute(sql`
+    select
+      t.developer_id::text as token_developer_id, t.secret_hash as token_hash,
+      (t.revoked_at is null) as token_live,
+      k.project_id::text as key_project_id, k.secret_hash as key_hash,
+      (k.revoked_at is null) as key_live,
+      s.project_id::text as session_project_id, s.secret_hash as session_hash,
+      (s.revoked_at is null and s.expires_at > now()) as session_live,
+      u.id::text as user_id, u.email as user_email,
+      p.id::text as project_id, p.name as project_name, p.developer_id::text as project_developer_id,
+      p.meta_rev,
+      m.enabled as mcp_enabled, m.auth_mode as mcp_auth_mode, m.slug as mcp_slug,
+      to_jsonb(m.exposed_collections) as mcp_collections, to_jsonb(m.exposed_functions) as mcp_functions
+    from (select 1) as one
+    left join developer_tokens t on t.id = ${creds.developer?.id ?? null}::uuid
+    left join client_keys k on k.id = ${creds.clientKey?.id ?? null}::uuid
+    left join sessions s on s.id = ${creds.session?.id ?? null}::uuid
+    left join app_users u on u.id = s.user_id
+    left join projects p on ${projectCondition(join)}
+    left join app_mcp_configs m on m.project_id = p.id
+  `);
+  return result.rows[0] as unknown as ResolvedRow;
+}
+
+async function secretMatches(secret: string, stored: string | null): Promise<boolean> {
+  const digest = await sha256Hex(secret);
+  // Compare against a same-length dummy when the row is absent so both paths do the same work.
+  return constantTimeEqual(digest, stored ?? "0".repeat(64)) && stored !== null;
+}
+
+function projectFrom(row: ResolvedRow): ProjectRef | null {
+  if (!row.project_id || !row.project_developer_id) return null;
+  return {
+    id: row.project_id,
+    name: row.project_name ?? "",
+    developerId: row.project_developer_id,
+    metaRev: Number(row.meta_rev ?? 1),
+  };
+}
+
+function settingsFrom(row: ResolvedRow): AppMcpSettings {
+  if (row.mcp_enabled === null) return { ...DEFAULT_SETTINGS };
+  return {
+    enabled: row.mcp_enabled,
+    authMode: (row.mcp_auth_mode ?? "all") as AuthMode,
+    slug: row.mcp_slug,
+    exposedCollections: row.mcp_collections ?? [],
+    exposedFunctions: row.mcp_functions ?? [],
+  };
+}
+
+async function checkDeveloper(cred: ParsedCredential, row: ResolvedRow): Promise<string> {
+  const ok = await secretMatches(cred.secret, row.token_hash);
+  if (!ok || row.token_live !== true || !row.token_developer_id)
+    throw unauthorized("invalid developer token");
+  return row.token_developer_id;
+}
+
+async function checkClientKey(cred: ParsedCredential, row: ResolvedRow): Promise<string> {
+  const ok = await secretMatches(cred.secret, row.key_hash);
+  if (!ok || row.key_live !== true || !row.key_project_id)
+    throw unauthorized("invalid or revoked client key");
+  return row.key_project_id;
+}
+
+async function checkSession(
+  cred: ParsedCredential,
+  row: ResolvedRow,
+  keyProjectId: string,
+): Promise<{ id: string; email: string }> {
+  const ok = await secretMatches(cred.secret, row.session_hash);
+  if (!ok || row.session_live !== true || !row.user_id || row.user_email === null) {
+    throw unauthorized("invalid or expired session");
+  }
+  if (row.session_project_id !== keyProjectId)
+    throw unauthorized("session does not belong to this client key's project");
+  return { id: row.user_id, email: row.user_email };
+}
+
+function developerCredential(c: Context): ParsedCredential {
+  const token = bearerToken(c);
+  if (token === undefined) throw unauthorized("missing Authorization: Bearer <developer token>");
+  const cred = parseCredential("developer", token);
+  if (!cred) throw unauthorized("invalid developer token");
+  return cred;
+}
+
+function clientKeyCredential(c: Context): ParsedCredential {
+  const key = apiKeyHeader(c);
+  if (key === undefined) throw unauthorized("missing X-Api-Key");
+  const cred = parseCredential("clientKey", key);
+  if (!cred) throw unauthorized("invalid or revoked client key");
+  return cred;
+}
+
+function sessionCredential(c: Context): ParsedCredential {
+  const token = bearerToken(c);
+  if (token === undefined) throw unauthorized("missing Authorization: Bearer <session token>");
+  const cred = parseCredential("session", token);
+  if (!cred) throw unauthorized("invalid or expired session");
+  return cred;
+}
+
+/** Developer scope: `Authorization: Bearer <developer token>` → the developer (401 otherwise). */
+export async function authenticateDeveloper(c: Context<AppEnv>): Promise<{ developerId: string }> {
+  const cred = developerCredential(c);
+  const row = await resolve(c.var.db, { developer: cred }, { none: true });
+  return { developerId: await checkDeveloper(cred, row) };
+}
+
+/**
+ * Resolve the caller against a project in one round trip. A Bearer that is a developer token selects
+ * developer scope (the developer must own the project, else 404); otherwise `X-Api-Key` + a session
+ * Bearer select end-user scope (key and session must belong to the project, else 401).
+ */
+export async function authenticateProject(c: Context<AppEnv>, ref: ProjectSelector): Promise<ProjectAccess> {
+  const bearer = bearerToken(c);
+  const developerMode = bearer?.startsWith(CREDENTIAL_PREFIX.developer) || apiKeyHeader(c) === undefined;
+  const creds: Credentials = developerMode
+    ? { developer: developerCredential(c) }
+    : { clientKey: clientKeyCredential(c), session: sessionCredential(c) };
+  // A malformed id can name no project; answer like an unknown one (after the credential check).
+  const join: ProjectJoin = "projectId" in ref && !isUuid(ref.projectId) ? { none: true } : ref;
+  const row = await resolve(c.var.db, creds, join);
+
+  if (creds.developer) {
+    const developerId = await checkDeveloper(creds.developer, row);
+    const project = projectFrom(row);
+    if (!project || project.developerId !== developerId) throw notFound("project not found");
+    return { principal: { scope: "developer", developerId, project }, config: settingsFrom(row) };
+  }
+  const keyCred = creds.clientKey as ParsedCredential;
+  const keyProjectId = await checkClientKey(keyCred, row);
+  const user = await checkSession(creds.session as ParsedCredential, row, keyProjectId);
+  const project = projectFrom(row);
+  if (!project) throw notFound("project not found");
+  if (project.id !== keyProjectId) throw unauthorized("client key does not belong to this project");
+  return {
+    principal: { scope: "end_user", project, user, clientKeyId: keyCred.id },
+    config: settingsFrom(row),
+  };
+}
+
+/**
+ * Admin routes: developer Bearer only, and the developer must own the project (else 404). One round
+ * trip; returns the project and its app-MCP config.
+ */
+export async function authenticateProjectAdmin(
+  c: Context<AppEnv>,
+  projectId: string,
+): Promise<{ developerId: string; project: ProjectRef; config: AppMcpSettings }> {
+  const cred = developerCredential(c);
+  const row = await resolve(
+    c.var.db,
+    { developer: cred },
+    isUuid(projectId) ? { projectId } : { none: true },
+  );
+  const developerId = await checkDeveloper(cred, row);
+  const project = projectFrom(row);
+  if (!project || project.developerId !== developerId) throw notFound("project not found");
+  return { developerId, project, config: settingsFrom(row) };
+}
+
+/** `X-Api-Key` alone (end-user sign-up / sign-in): the key's project. */
+export async function authenticateClientKey(
+  c: Context<AppEnv>,
+): Promise<{ clientKeyId: string; project: ProjectRef }> {
+  const cred = clientKeyCredential(c);
+  const row = await resolve(c.var.db, { clientKey: cred }, { fromClientKey: true });
+  await checkClientKey(cred, row);
+  const project = projectFrom(row);
+  if (!project) throw unauthorized("invalid or revoked client key");
+  return { clientKeyId: cred.id, project };
+}
+
+/** `X-Api-Key` + session Bearer without a project in the path (`/v1/auth/me`, sign-out). */
+export async function authenticateEndUser(c: Context<AppEnv>): Promise<{
+  clientKeyId: string;
+  sessionId: string;
+  project: ProjectRef;
+  user: { id: string; email: string };
+}> {
+  const keyCred = clientKeyCredential(c);
+  const sessionCred = sessionCredential(c);
+  const row = await resolve(c.var.db, { clientKey: keyCred, session: sessionCred }, { fromClientKey: true });
+  const keyProjectId = await checkClientKey(keyCred, row);
+  const user = await checkSession(sessionCred, row, keyProjectId);
+  const project = projectFrom(row);
+  if (!project) throw unauthorized("invalid or revoked client key");
+  return { clientKeyId: keyCred.id, sessionId: sessionCred.id, project, user };
+}
