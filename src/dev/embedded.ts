@@ -1,0 +1,44 @@
+/**
+ * The embedded database, ready to use: PGlite with pgvector, migrations applied. Either persisted in
+ * a directory (`npm run dev`, data survives restarts) or started from a migrated snapshot tarball
+ * cached under `.amba/` (tests: ≈1 s instead of creating a cluster and migrating every run).
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openPglite, openPostgres, type SqlBackend } from "./backends.ts";
+import { migrate, migrationsHash } from "./migrate.ts";
+
+export const AMBA_DIR = join(import.meta.dirname, "../../.amba");
+
+/** A persisted embedded database under `dir`, migrated. */
+export async function openPersisted(dir = join(AMBA_DIR, "pgdata")): Promise<SqlBackend> {
+  mkdirSync(dir, { recursive: true });
+  const backend = await openPglite({ dataDir: dir });
+  await migrate(backend);
+  return backend;
+}
+
+/** An in-memory embedded database from the cached migrated snapshot (built on first use). */
+export async function openFromSnapshot(cacheDir = AMBA_DIR): Promise<SqlBackend> {
+  const file = join(cacheDir, `snapshot-${migrationsHash()}.tar.gz`);
+  if (existsSync(file)) {
+    return openPglite({ snapshot: new Blob([readFileSync(file)]) });
+  }
+  const backend = await openPglite();
+  await migrate(backend);
+  const tarball = await backend.db.dumpDataDir("gzip");
+  mkdirSync(cacheDir, { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, Buffer.from(await tarball.arrayBuffer()));
+  renameSync(tmp, file);
+  return backend;
+}
+
+/** `DATABASE_URL` set: a real Postgres, migrated; otherwise `fallback()`. */
+export async function openConfigured(fallback: () => Promise<SqlBackend>): Promise<SqlBackend> {
+  const url = process.env.DATABASE_URL;
+  if (!url) return fallback();
+  const backend = await openPostgres(url);
+  await migrate(backend);
+  return backend;
+}

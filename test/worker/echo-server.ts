@@ -1,0 +1,42 @@
+/**
+ * A loopback HTTP server that answers every request with what it received, as JSON — the stand-in
+ * for a developer's deployed function in Worker tests.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export async function startEchoServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    const url = new URL(req.url ?? "/", "http://echo");
+    if (url.pathname.endsWith("/status/500")) {
+      res.writeHead(500, { "content-type": "text/plain" });
+      return res.end("upstream failure");
+    }
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {}
+    const payload = JSON.stringify({
+      method: req.method,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: req.headers,
+      body,
+    });
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(payload);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
