@@ -1,7 +1,119 @@
 /**
- * End-user auth: /v1/auth/signup, /v1/auth/signin, /v1/auth/signout (with X-Api-Key).
+ * End-user auth (with `X-Api-Key`): /v1/auth/signup, /v1/auth/signin → `{session_token, user}`;
+ * /v1/auth/signout revokes the session; /v1/auth/me returns the signed-in user. Passwords are stored
+ * as PBKDF2-SHA256 with a per-user salt; sessions as SHA-256 digests, expiring after 30 days.
  */
+import { and, eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
+import * as v from "valibot";
+import { appUsers, sessions } from "../../../schema/index.ts";
+import { conflict, unauthorized } from "../../errors.ts";
+import { authenticateClientKey, authenticateEndUser, SESSION_TTL_MS } from "../auth.ts";
+import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from "../crypto.ts";
+import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
+import { jsonBody } from "../request.ts";
+import { EmailSchema, isUniqueViolation } from "./developers.ts";
+
+/** Password rules: 8–1024 characters (the upper bound caps PBKDF2 input work). */
+export const PasswordSchema = v.pipe(
+  v.string(),
+  v.minLength(8, "must be at least 8 characters"),
+  v.maxLength(1024, "must be at most 1024 characters"),
+);
+
+export const EndUserCredentialsSchema = v.object({ email: EmailSchema, password: PasswordSchema });
+export type EndUserCredentials = v.InferOutput<typeof EndUserCredentialsSchema>;
+
+/** Sign-in takes any non-empty password: rules apply at sign-up, a mismatch is just a 401. */
+export const SigninSchema = v.object({
+  email: EmailSchema,
+  password: v.pipe(
+    v.string(),
+    v.minLength(1, "must not be empty"),
+    v.maxLength(1024, "must be at most 1024 characters"),
+  ),
+});
+export type Signin = v.InferOutput<typeof SigninSchema>;
+
+const BAD_CREDENTIALS = "invalid email or password";
+
+/** The insert of a new session row and the token to hand out (once). */
+async function newSession(db: Db, projectId: string, userId: string) {
+  const session = await issueCredential("session");
+  const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
+  const insert = db
+    .insert(sessions)
+    .values({ id: session.id, projectId, userId, secretHash: session.secretHash, expiresAt });
+  return { insert, token: session.token, expiresAt };
+}
 
 export const authRoutes = new Hono<AppEnv>();
+
+authRoutes.post("/v1/auth/signup", async (c) => {
+  const { project } = await authenticateClientKey(c);
+  const input = await jsonBody(c, EndUserCredentialsSchema);
+  const db = c.var.db;
+  const userId = crypto.randomUUID();
+  const password = await hashPassword(input.password);
+  const session = await newSession(db, project.id, userId);
+  try {
+    await db.batch([
+      db.insert(appUsers).values({
+        id: userId,
+        projectId: project.id,
+        email: input.email,
+        passwordHash: password.hash,
+        passwordSalt: password.salt,
+        passwordIterations: password.iterations,
+      }),
+      session.insert,
+    ]);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict("a user with this email already exists");
+    throw err;
+  }
+  return c.json(
+    { session_token: session.token, expires_at: session.expiresAt, user: { id: userId, email: input.email } },
+    201,
+  );
+});
+
+authRoutes.post("/v1/auth/signin", async (c) => {
+  const { project } = await authenticateClientKey(c);
+  const input = await jsonBody(c, SigninSchema);
+  const db = c.var.db;
+  const [user] = await db
+    .select()
+    .from(appUsers)
+    .where(and(eq(appUsers.projectId, project.id), eq(appUsers.email, input.email)));
+  const ok = user
+    ? await verifyPassword(input.password, {
+        hash: user.passwordHash,
+        salt: user.passwordSalt,
+        iterations: user.passwordIterations,
+      })
+    : await burnPasswordCheck(input.password);
+  if (!user || !ok) throw unauthorized(BAD_CREDENTIALS);
+  const session = await newSession(db, project.id, user.id);
+  await session.insert;
+  return c.json({
+    session_token: session.token,
+    expires_at: session.expiresAt,
+    user: { id: user.id, email: user.email },
+  });
+});
+
+authRoutes.post("/v1/auth/signout", async (c) => {
+  const { sessionId } = await authenticateEndUser(c);
+  await c.var.db
+    .update(sessions)
+    .set({ revokedAt: sql`coalesce(${sessions.revokedAt}, now())` })
+    .where(eq(sessions.id, sessionId));
+  return c.json({ signed_out: true });
+});
+
+authRoutes.get("/v1/auth/me", async (c) => {
+  const { user, project } = await authenticateEndUser(c);
+  return c.json({ user, project: { id: project.id } });
+});
