@@ -3,7 +3,7 @@
  * under `.amba/` or loaded from a snapshot) or a real Postgres (`DATABASE_URL`). Both answer in the
  * shape the Neon HTTP protocol needs: every value as Postgres text, rows as arrays, type OIDs.
  */
-import { PGlite, type Results } from "@electric-sql/pglite";
+import { PGlite, type Results, types } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import pg from "pg";
 
@@ -40,11 +40,21 @@ export interface SqlBackend {
   close(): Promise<void>;
 }
 
-/** Every parser/serializer is the identity: values stay Postgres text in both directions. */
-const identity = new Proxy({}, { get: () => (value: string) => value }) as Record<
-  number,
-  (v: string) => string
->;
+const keepText = (value: string) => value;
+
+/** Serializers are looked up per OID, so one proxy makes every parameter pass through as text. */
+const textSerializers = new Proxy({}, { get: () => keepText }) as Record<number, (v: string) => string>;
+
+/**
+ * Parsers are merged by spreading, so they need real keys: every OID PGlite would parse (its
+ * defaults plus the array types it registers at start-up) maps to the identity. Other OIDs
+ * (pgvector, …) already come back as text.
+ */
+function textParsers(db: PGlite): Record<number, (v: string) => string> {
+  const known = (db as unknown as { parsers: Record<string, unknown> }).parsers;
+  const oids = new Set([...Object.keys(types.parsers), ...Object.keys(known)]);
+  return Object.fromEntries([...oids].map((oid) => [oid, keepText]));
+}
 
 const commandOf = (query: string) => /^\s*(\w+)/.exec(query)?.[1]?.toUpperCase() ?? "";
 
@@ -87,7 +97,7 @@ export async function openPglite(options: PgliteOptions = {}): Promise<SqlBacken
     loadDataDir: options.snapshot,
     extensions: { vector },
   });
-  const opts = { rowMode: "array" as const, parsers: identity, serializers: identity };
+  const opts = { rowMode: "array" as const, parsers: textParsers(db), serializers: textSerializers };
   return {
     kind: "pglite",
     db,
