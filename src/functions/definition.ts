@@ -1,0 +1,90 @@
+/**
+ * What a deployed function is: its name rules, its URL rules, the MCP annotation it ships with, and
+ * the deploy request body. Pure (valibot + the input-schema subset checker).
+ *
+ * Name rule: a lowercase identifier, `^[a-z][a-z0-9_]*$`, at most `FUNCTION_NAME_MAX_LENGTH` (40)
+ * characters. The app MCP tool is `<app>_fn_<name>` and MCP tool names must stay within 64 characters
+ * of `[a-zA-Z0-9_-]`, so 40 leaves 20 characters for the app prefix plus `_fn_`.
+ */
+import * as v from "valibot";
+import { checkInputSchema, type FunctionInputSchema, MAX_DESCRIPTION_LENGTH } from "./input-schema.ts";
+
+/** Longest function name (see the module comment for the tool-name budget). */
+export const FUNCTION_NAME_MAX_LENGTH = 40;
+/** Longest function URL. */
+export const FUNCTION_URL_MAX_LENGTH = 2048;
+
+const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+
+/** A function name: lowercase identifier, 1-40 characters. */
+export const FunctionNameSchema = v.pipe(
+  v.string(),
+  v.regex(NAME_PATTERN, "must be a lowercase identifier (a-z, 0-9, _; starting with a letter)"),
+  v.maxLength(FUNCTION_NAME_MAX_LENGTH, `must be at most ${FUNCTION_NAME_MAX_LENGTH} characters`),
+);
+
+const isHttpUrl = (value: string) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+};
+
+/** The endpoint a version forwards to: an absolute http(s) URL. */
+export const FunctionUrlSchema = v.pipe(
+  v.string(),
+  v.maxLength(FUNCTION_URL_MAX_LENGTH, `must be at most ${FUNCTION_URL_MAX_LENGTH} characters`),
+  v.check(isHttpUrl, "must be an absolute http:// or https:// URL"),
+);
+
+/**
+ * The MCP annotation as sent: `description` and `input_schema` (the schema is checked separately by
+ * `checkInputSchema` so its errors name the exact path). Unknown keys are rejected, not ignored.
+ */
+export const McpAnnotationInputSchema = v.strictObject({
+  description: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(MAX_DESCRIPTION_LENGTH, `must be at most ${MAX_DESCRIPTION_LENGTH} characters`),
+    ),
+  ),
+  input_schema: v.optional(v.unknown()),
+});
+
+/** `POST /v1/admin/projects/:id/functions/deploy` body. */
+export const DeployFunctionSchema = v.object({
+  name: FunctionNameSchema,
+  url: FunctionUrlSchema,
+  mcp: v.optional(v.nullable(McpAnnotationInputSchema)),
+});
+export type DeployFunction = v.InferOutput<typeof DeployFunctionSchema>;
+
+/** The MCP annotation a version ships with (stored with the version, restored by promote). */
+export interface McpAnnotation {
+  description?: string;
+  input_schema?: FunctionInputSchema;
+}
+
+/** An active function version, as the execution path and the tool generator need it. */
+export interface FunctionMeta {
+  name: string;
+  version: number;
+  url: string;
+  mcp: McpAnnotation | null;
+}
+
+/**
+ * Check a parsed annotation: the input schema against the subset (400 naming the path under
+ * `mcp.input_schema`). Returns the annotation to store, or null when none was declared.
+ */
+export function checkAnnotation(mcp: DeployFunction["mcp"]): McpAnnotation | null {
+  if (!mcp) return null;
+  const annotation: McpAnnotation = {};
+  if (mcp.description !== undefined) annotation.description = mcp.description;
+  if (mcp.input_schema !== undefined) {
+    annotation.input_schema = checkInputSchema(mcp.input_schema, "mcp.input_schema");
+  }
+  return annotation;
+}

@@ -1,0 +1,179 @@
+/**
+ * The runtime-neutral half of the function execution path: which arguments a function accepts,
+ * the upstream request built from them (identity headers, never the caller's credentials) and the
+ * upstream call itself (timeout → 504, unreachable → 502, body → JSON or `{body: text}`).
+ * The Worker half (auth, rate limit, metering) is `invokeFunction` in `./service.ts`.
+ */
+import * as v from "valibot";
+import { AppError } from "../errors.ts";
+import { parseInput } from "../validate.ts";
+import type { FunctionMeta } from "./definition.ts";
+import { inputSchemaToValibot } from "./input-schema.ts";
+
+/** How long an upstream function may take before the call fails with 504. */
+export const FUNCTION_TIMEOUT_MS = 15_000;
+/** Largest upstream response body read back (bytes); larger answers fail with 502. */
+export const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+/**
+ * Input of a function that declared no input schema: `body` is forwarded as the JSON body,
+ * `query` as the query string.
+ */
+export const GenericInvokeInputSchema = v.strictObject({
+  body: v.optional(v.pipe(v.unknown(), v.description("JSON body forwarded to the function."))),
+  query: v.optional(
+    v.pipe(
+      v.record(v.string(), v.union([v.string(), v.number(), v.boolean()])),
+      v.description("Query-string parameters forwarded to the function."),
+    ),
+  ),
+});
+export type GenericInvokeInput = v.InferOutput<typeof GenericInvokeInputSchema>;
+
+const compiled = new Map<string, v.GenericSchema>();
+const COMPILED_CACHE_LIMIT = 512;
+
+/**
+ * The valibot schema a function's arguments are validated with: the declared input schema converted
+ * (cached by its JSON text), or `GenericInvokeInputSchema` when none was declared. The tool generator
+ * converts the same schema to the tool's JSON Schema.
+ */
+export function functionArgumentsSchema(fn: Pick<FunctionMeta, "mcp">): v.GenericSchema {
+  const declared = fn.mcp?.input_schema;
+  if (!declared) return GenericInvokeInputSchema;
+  const key = JSON.stringify(declared);
+  let schema = compiled.get(key);
+  if (!schema) {
+    schema = inputSchemaToValibot(declared);
+    if (compiled.size >= COMPILED_CACHE_LIMIT) compiled.clear();
+    compiled.set(key, schema);
+  }
+  return schema;
+}
+
+/** What the upstream is told about the caller. */
+export interface InvocationIdentity {
+  projectId: string;
+  userId: string;
+  userEmail: string;
+  requestId: string;
+}
+
+/** A request ready for `fetch`. */
+export interface UpstreamRequest {
+  url: string;
+  init: RequestInit & { headers: Record<string, string> };
+}
+
+/** Header values must be printable ASCII; anything else is percent-encoded. */
+const headerValue = (value: string) => (/^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value));
+
+/**
+ * Validate `input` for `fn` (400 naming the field) and build the upstream POST. Declared-schema
+ * functions get the validated arguments as the JSON body; the others get `input.body` as the JSON
+ * body (no body when absent) and `input.query` appended to the URL's query string.
+ */
+export function buildUpstreamRequest(
+  fn: FunctionMeta,
+  identity: InvocationIdentity,
+  input: unknown,
+): UpstreamRequest {
+  const headers: Record<string, string> = {
+    accept: "application/json",
+    "x-amba-project-id": identity.projectId,
+    "x-amba-user-id": identity.userId,
+    "x-amba-user-email": headerValue(identity.userEmail),
+    "x-amba-function": fn.name,
+    "x-amba-function-version": String(fn.version),
+    "x-amba-request-id": identity.requestId,
+  };
+  const url = new URL(fn.url);
+  let body: string | undefined;
+  if (fn.mcp?.input_schema) {
+    body = JSON.stringify(parseInput(functionArgumentsSchema(fn), input));
+  } else {
+    const generic = parseInput(GenericInvokeInputSchema, input ?? {});
+    for (const [key, value] of Object.entries(generic.query ?? {}))
+      url.searchParams.append(key, String(value));
+    if (generic.body !== undefined) body = JSON.stringify(generic.body);
+  }
+  if (body !== undefined) headers["content-type"] = "application/json";
+  return { url: url.toString(), init: { method: "POST", headers, body } };
+}
+
+/** The upstream's answer: its status and JSON body (`{body: text}` when it was not JSON). */
+export interface UpstreamResult {
+  status: number;
+  body: unknown;
+}
+
+async function readLimited(response: Response): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_RESPONSE_BYTES) {
+      await reader.cancel();
+      throw new AppError(502, "bad_gateway", `function response exceeds ${MAX_RESPONSE_BYTES} bytes`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+/** Parse an upstream body: JSON when it parses, `{body: text}` otherwise, null when empty. */
+export function parseUpstreamBody(text: string): unknown {
+  if (text === "") return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { body: text };
+  }
+}
+
+export interface CallOptions {
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/**
+ * Send the upstream request. 504 `function_timeout` after `timeoutMs`; 502 `function_unreachable`
+ * when the function cannot be reached; otherwise the upstream status and parsed body.
+ */
+export async function callUpstream(
+  request: UpstreamRequest,
+  options: CallOptions = {},
+): Promise<UpstreamResult> {
+  const timeoutMs = options.timeoutMs ?? FUNCTION_TIMEOUT_MS;
+  const doFetch = options.fetch ?? fetch;
+  const signal = AbortSignal.timeout(timeoutMs);
+  let response: Response;
+  try {
+    response = await doFetch(request.url, { ...request.init, signal });
+  } catch (err) {
+    if (signal.aborted)
+      throw new AppError(504, "function_timeout", `function did not answer within ${timeoutMs} ms`);
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new AppError(502, "function_unreachable", `function could not be reached: ${reason}`);
+  }
+  let text: string;
+  try {
+    text = await readLimited(response);
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    if (signal.aborted)
+      throw new AppError(504, "function_timeout", `function did not answer within ${timeoutMs} ms`);
+    throw new AppError(502, "function_unreachable", "function response could not be read");
+  }
+  return { status: response.status, body: parseUpstreamBody(text) };
+}

@@ -1,0 +1,184 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { toJsonSchema } from "@valibot/to-json-schema";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AppError } from "../../../src/errors.ts";
+import type { FunctionMeta } from "../../../src/functions/definition.ts";
+import {
+  buildUpstreamRequest,
+  callUpstream,
+  functionArgumentsSchema,
+  MAX_RESPONSE_BYTES,
+  parseUpstreamBody,
+} from "../../../src/functions/invoke.ts";
+
+const identity = {
+  projectId: "p-1",
+  userId: "u-1",
+  userEmail: "ü@example.com",
+  requestId: "req-1",
+};
+
+const typed: FunctionMeta = {
+  name: "send_welcome_email",
+  version: 3,
+  url: "https://fn.example.com/welcome?src=amba",
+  mcp: {
+    description: "Send the welcome email.",
+    input_schema: {
+      type: "object",
+      properties: { user_id: { type: "string" }, template: { type: "string", enum: ["short", "full"] } },
+      required: ["user_id"],
+    },
+  },
+};
+const untyped: FunctionMeta = { name: "ping", version: 1, url: "http://fn.example.com/ping", mcp: null };
+
+async function rejection(fn: () => unknown): Promise<AppError> {
+  try {
+    await fn();
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+  throw new Error("expected an AppError");
+}
+
+describe("buildUpstreamRequest", () => {
+  it("posts validated arguments as JSON with the identity headers and nothing else", () => {
+    const request = buildUpstreamRequest(typed, identity, { user_id: "u-9", template: "full" });
+    expect(request.url).toBe("https://fn.example.com/welcome?src=amba");
+    expect(request.init.method).toBe("POST");
+    expect(JSON.parse(request.init.body as string)).toEqual({ user_id: "u-9", template: "full" });
+    expect(request.init.headers).toEqual({
+      accept: "application/json",
+      "content-type": "application/json",
+      "x-amba-project-id": "p-1",
+      "x-amba-user-id": "u-1",
+      "x-amba-user-email": encodeURIComponent("ü@example.com"),
+      "x-amba-function": "send_welcome_email",
+      "x-amba-function-version": "3",
+      "x-amba-request-id": "req-1",
+    });
+  });
+
+  it("rejects arguments that break the declared schema, naming the field", async () => {
+    const error = await rejection(() => buildUpstreamRequest(typed, identity, { template: "long" }));
+    expect(error.status).toBe(400);
+    expect(error.message).toMatch(/user_id/);
+    const bad = await rejection(() =>
+      buildUpstreamRequest(typed, identity, { user_id: "x", template: "long" }),
+    );
+    expect(bad.message).toMatch(/^template: /);
+  });
+
+  it("forwards body and query of an untyped function", () => {
+    const request = buildUpstreamRequest(untyped, identity, {
+      body: [1, 2],
+      query: { q: "a b", n: 2, ok: true },
+    });
+    expect(request.url).toBe("http://fn.example.com/ping?q=a+b&n=2&ok=true");
+    expect(JSON.parse(request.init.body as string)).toEqual([1, 2]);
+    expect(request.init.headers["content-type"]).toBe("application/json");
+  });
+
+  it("sends no body when an untyped call has none", () => {
+    const request = buildUpstreamRequest(untyped, identity, {});
+    expect(request.init.body).toBeUndefined();
+    expect(request.init.headers["content-type"]).toBeUndefined();
+    expect(buildUpstreamRequest(untyped, identity, undefined).url).toBe("http://fn.example.com/ping");
+  });
+
+  it("rejects unknown keys and non-scalar query values on an untyped function", async () => {
+    expect((await rejection(() => buildUpstreamRequest(untyped, identity, { user_id: "x" }))).status).toBe(
+      400,
+    );
+    const error = await rejection(() => buildUpstreamRequest(untyped, identity, { query: { a: { b: 1 } } }));
+    expect(error.message).toMatch(/^query\.a: /);
+  });
+});
+
+describe("functionArgumentsSchema", () => {
+  it("describes the generic {body?, query?} input honestly", () => {
+    const json = toJsonSchema(functionArgumentsSchema(untyped), { errorMode: "throw" });
+    expect(json).toMatchObject({
+      type: "object",
+      properties: { body: { description: expect.any(String) }, query: { type: "object" } },
+      required: [],
+      additionalProperties: false,
+    });
+  });
+
+  it("reuses the compiled schema for the same declaration", () => {
+    expect(functionArgumentsSchema(typed)).toBe(functionArgumentsSchema({ mcp: structuredClone(typed.mcp) }));
+  });
+});
+
+describe("parseUpstreamBody", () => {
+  it.each([
+    ['{"ok":true}', { ok: true }],
+    ["[1]", [1]],
+    ["plain text", { body: "plain text" }],
+    ["", null],
+  ])("%j", (text, expected) => {
+    expect(parseUpstreamBody(text)).toEqual(expected);
+  });
+});
+
+describe("callUpstream against loopback servers", () => {
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url === "/slow") return; // never answers
+      if (req.url === "/text") {
+        res.writeHead(418, { "content-type": "text/plain" });
+        return res.end("short and stout");
+      }
+      if (req.url === "/huge") {
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end(`"${"x".repeat(MAX_RESPONSE_BYTES + 10)}"`);
+      }
+      res.writeHead(201, { "content-type": "application/json" });
+      res.end(JSON.stringify({ got: req.headers["x-amba-function"] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const request = (path: string) => buildUpstreamRequest({ ...untyped, url: `${base}${path}` }, identity, {});
+
+  it("returns the upstream status and JSON body", async () => {
+    expect(await callUpstream(request("/ok"))).toEqual({ status: 201, body: { got: "ping" } });
+  });
+
+  it("wraps a non-JSON body and keeps the status", async () => {
+    expect(await callUpstream(request("/text"))).toEqual({ status: 418, body: { body: "short and stout" } });
+  });
+
+  it("fails with 504 when the function does not answer in time", async () => {
+    const error = await rejection(() => callUpstream(request("/slow"), { timeoutMs: 200 }));
+    expect([error.status, error.code]).toEqual([504, "function_timeout"]);
+  });
+
+  it("fails with 502 when the function cannot be reached", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const error = await rejection(() =>
+      callUpstream(buildUpstreamRequest({ ...untyped, url: `http://127.0.0.1:${port}/` }, identity, {})),
+    );
+    expect([error.status, error.code]).toEqual([502, "function_unreachable"]);
+  });
+
+  it("fails with 502 when the response is too large", async () => {
+    const error = await rejection(() => callUpstream(request("/huge")));
+    expect(error.status).toBe(502);
+    expect(error.message).toMatch(/exceeds/);
+  });
+});
