@@ -1,0 +1,126 @@
+/**
+ * Shared helpers for the Worker tests: call the Worker in-process, sign up a fresh developer (with
+ * project, token and client key) or end user, read JSON, and reach the database directly for
+ * assertions that must look at stored rows. The database is shared by every test file, so every
+ * test makes its own developer via `signupDeveloper()`.
+ */
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import { createDb, type Db } from "../../src/worker/db.ts";
+import type { Env } from "../../src/worker/env.ts";
+
+/** Request options: `json` becomes the body; `token` an `Authorization: Bearer`; `apiKey` `X-Api-Key`. */
+export interface ApiInit extends RequestInit {
+  json?: unknown;
+  token?: string;
+  apiKey?: string;
+}
+
+const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
+
+/** Call the Worker (`exports.default.fetch`) with a path like `/v1/admin/projects`. */
+export function api(path: string, init: ApiInit = {}): Promise<Response> {
+  const { json, token, apiKey, ...rest } = init;
+  const headers = new Headers(rest.headers);
+  if (json !== undefined) {
+    headers.set("content-type", "application/json");
+    rest.body = JSON.stringify(json);
+    rest.method ??= "POST";
+  }
+  if (token !== undefined) headers.set("authorization", `Bearer ${token}`);
+  if (apiKey !== undefined) headers.set("x-api-key", apiKey);
+  return worker.fetch(new Request(new URL(path, "http://local"), { ...rest, headers }));
+}
+
+/** A response's status and parsed JSON body (`any` by default: tests assert bodies, not types). */
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted by the tests
+export interface JsonResponse<T = any> {
+  status: number;
+  body: T;
+}
+
+/** `api()` + parse the JSON body. */
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted by the tests
+export async function apiJson<T = any>(path: string, init: ApiInit = {}): Promise<JsonResponse<T>> {
+  const res = await api(path, init);
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text === "" ? null : JSON.parse(text);
+  } catch {
+    throw new Error(`non-JSON response ${res.status} from ${path}: ${text.slice(0, 200)}`);
+  }
+  return { status: res.status, body: body as T };
+}
+
+/** Assert an error response `{error:{code,message}}` with this status (and message substring). */
+export function expectError(res: JsonResponse, status: number, messageIncludes?: string): void {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.body).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+  if (messageIncludes) expect(res.body.error.message).toContain(messageIncludes);
+}
+
+let counter = 0;
+/** A fresh email address (unique across test files sharing the database). */
+export const uniqueEmail = (tag = "user"): string =>
+  `${tag}-${Date.now().toString(36)}-${(counter++).toString(36)}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+
+/** A signed-up developer with its first project. */
+export interface TestDeveloper {
+  developerId: string;
+  email: string;
+  /** Developer token (`Authorization: Bearer`). */
+  token: string;
+  projectId: string;
+  /** The first project's client key (`X-Api-Key`). */
+  clientKey: string;
+}
+
+/** `POST /v1/developers/signup` with a fresh email. */
+export async function signupDeveloper(email = uniqueEmail("dev")): Promise<TestDeveloper> {
+  const res = await apiJson("/v1/developers/signup", { json: { email } });
+  if (res.status !== 201)
+    throw new Error(`developer signup failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return {
+    developerId: res.body.developer.id,
+    email: res.body.developer.email,
+    token: res.body.token,
+    projectId: res.body.project.id,
+    clientKey: res.body.client_key,
+  };
+}
+
+/** A signed-up end user of a project. */
+export interface TestUser {
+  userId: string;
+  email: string;
+  password: string;
+  /** Session token (`Authorization: Bearer`, together with the client key). */
+  sessionToken: string;
+}
+
+/** `POST /v1/auth/signup` with the project's client key and a fresh email. */
+export async function signupUser(
+  _projectId: string,
+  clientKey: string,
+  email = uniqueEmail("enduser"),
+  password = "correct horse battery",
+): Promise<TestUser> {
+  const res = await apiJson("/v1/auth/signup", { apiKey: clientKey, json: { email, password } });
+  if (res.status !== 201) throw new Error(`user signup failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return {
+    userId: res.body.user.id,
+    email: res.body.user.email,
+    password,
+    sessionToken: res.body.session_token,
+  };
+}
+
+/** Headers for the end-user scope: `X-Api-Key` + session Bearer. */
+export const endUserHeaders = (clientKey: string, sessionToken: string): Record<string, string> => ({
+  "x-api-key": clientKey,
+  authorization: `Bearer ${sessionToken}`,
+});
+
+/** drizzle on the test database (same local endpoint the Worker uses), for raw checks. */
+export const testDb = (): Db => createDb(env as unknown as Env);
