@@ -10,10 +10,22 @@ import {
   type Handlers,
   type TransportInfo,
 } from "./dispatch.ts";
-import { failure, INVALID_REQUEST, type JsonRpcResponse, PARSE_ERROR } from "./jsonrpc.ts";
+import {
+  failure,
+  HEADER_MISMATCH,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  METHOD_NOT_FOUND,
+  MISSING_CLIENT_CAPABILITY,
+  PARSE_ERROR,
+  UNSUPPORTED_PROTOCOL_VERSION,
+} from "./jsonrpc.ts";
 import {
   DEFAULT_PROTOCOL_VERSION,
   isSupportedProtocolVersion,
+  META_CLIENT_CAPABILITIES,
   META_PROTOCOL_VERSION,
   STATELESS_PROTOCOL_VERSION,
   unsupportedVersionError,
@@ -99,21 +111,36 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+function requestId(message: unknown): JsonRpcId | null {
+  if (!isObject(message)) return null;
+  const { id } = message;
+  return typeof id === "string" || typeof id === "number" ? id : null;
+}
+
 /**
- * 2026-07-28 mirrors routing fields into headers: `Mcp-Method` must equal the body's method, and
- * `Mcp-Name` the `params.name` (tools/call, prompts/get) or `params.uri` (resources/read).
- * Returns a message describing the mismatch, or null.
+ * 2026-07-28 rules for one message whose header says 2026-07-28: `_meta` carries the version (equal
+ * to the header) and the client capabilities; `Mcp-Method` equals the body's method and `Mcp-Name`
+ * its `params.name` (tools/call, prompts/get) or `params.uri` (resources/read).
  */
-function checkMirroredHeaders(request: Request, message: unknown): string | null {
+function checkStatelessRequest(request: Request, message: unknown): Response | null {
   if (!isObject(message) || typeof message.method !== "string") return null;
-  const method = request.headers.get("mcp-method");
-  if (method === null) return "Mcp-Method header is required";
-  if (method !== message.method) return "Mcp-Method header does not match the request body";
+  const id = requestId(message);
+  const reject = (code: number, text: string) => jsonResponse(400, failure(id, code, text));
   const params = isObject(message.params) ? message.params : {};
-  const bodyVersion = isObject(params._meta) ? params._meta[META_PROTOCOL_VERSION] : undefined;
-  if (bodyVersion !== undefined && bodyVersion !== STATELESS_PROTOCOL_VERSION) {
-    return "MCP-Protocol-Version header does not match _meta";
+  const meta = isObject(params._meta) ? params._meta : undefined;
+  const bodyVersion = meta?.[META_PROTOCOL_VERSION];
+  if (bodyVersion === undefined)
+    return reject(INVALID_PARAMS, `Invalid params: _meta must carry ${META_PROTOCOL_VERSION}`);
+  if (bodyVersion !== STATELESS_PROTOCOL_VERSION) {
+    return reject(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version differs from _meta");
   }
+  if (!isObject(meta?.[META_CLIENT_CAPABILITIES])) {
+    return reject(INVALID_PARAMS, `Invalid params: _meta must carry ${META_CLIENT_CAPABILITIES}`);
+  }
+  const method = request.headers.get("mcp-method")?.trim();
+  if (method === undefined) return reject(HEADER_MISMATCH, "Header mismatch: Mcp-Method header is required");
+  if (method !== message.method)
+    return reject(HEADER_MISMATCH, "Header mismatch: Mcp-Method differs from the body");
   const named =
     message.method === "tools/call" || message.method === "prompts/get"
       ? params.name
@@ -121,15 +148,16 @@ function checkMirroredHeaders(request: Request, message: unknown): string | null
         ? params.uri
         : undefined;
   if (named === undefined) return null;
-  const name = request.headers.get("mcp-name");
-  if (name === null) return "Mcp-Name header is required";
-  if (name !== named) return "Mcp-Name header does not match the request body";
+  const name = request.headers.get("mcp-name")?.trim();
+  if (name === undefined) return reject(HEADER_MISMATCH, "Header mismatch: Mcp-Name header is required");
+  if (name !== named) return reject(HEADER_MISMATCH, "Header mismatch: Mcp-Name differs from the body");
   return null;
 }
 
 /**
  * Handles one Streamable HTTP request: POST → JSON-RPC over `application/json`, notification-only
- * → 202, GET/DELETE (and anything else) → 405. Never throws.
+ * → 202, GET/DELETE (and anything else) → 405. Protocol errors detected before dispatch carry the
+ * request's id when the body could be parsed. Never throws.
  */
 export async function handleMcpHttpRequest<Ctx>(
   request: Request,
@@ -148,15 +176,8 @@ export async function handleMcpHttpRequest<Ctx>(
   if (!isJsonContentType(request.headers.get("content-type"))) {
     return errorResponse(415, INVALID_REQUEST, "Unsupported Media Type: use application/json");
   }
-  const headerVersion = request.headers.get("mcp-protocol-version");
-  if (headerVersion !== null && !isSupportedProtocolVersion(headerVersion)) {
-    const error = unsupportedVersionError(headerVersion);
-    return errorResponse(400, error.code, `Bad Request: ${error.message}`, error.data);
-  }
-  const version = headerVersion ?? DEFAULT_PROTOCOL_VERSION;
-
   const text = await readBody(request, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-  if (text === null) return errorResponse(413, INVALID_REQUEST, "Payload too large");
+  if (text === null) return errorResponse(413, INVALID_REQUEST, "Payload Too Large");
   let payload: unknown;
   try {
     payload = JSON.parse(text);
@@ -164,27 +185,60 @@ export async function handleMcpHttpRequest<Ctx>(
     return errorResponse(400, PARSE_ERROR, "Parse error");
   }
 
+  const headerVersion = request.headers.get("mcp-protocol-version")?.trim() ?? null;
+  if (headerVersion !== null && !isSupportedProtocolVersion(headerVersion)) {
+    const error = unsupportedVersionError(headerVersion);
+    return jsonResponse(400, failure(requestId(payload), error.code, error.message, error.data));
+  }
+  const version = headerVersion ?? DEFAULT_PROTOCOL_VERSION;
   const transport: TransportInfo = headerVersion === null ? {} : { protocolVersion: headerVersion };
   const dispatchOptions: DispatchOptions = { transport, onInternalError: options.onInternalError };
-  let response: JsonRpcResponse | JsonRpcResponse[] | null;
+
   if (Array.isArray(payload)) {
     if (version !== "2025-03-26") {
       return errorResponse(400, INVALID_REQUEST, `Invalid Request: batches are not supported in ${version}`);
     }
-    response = await dispatchPayload(payload, options.handlers, options.ctx, dispatchOptions);
-  } else {
-    if (version === STATELESS_PROTOCOL_VERSION) {
-      const mismatch = checkMirroredHeaders(request, payload);
-      if (mismatch !== null) {
-        const id =
-          isObject(payload) && (typeof payload.id === "string" || typeof payload.id === "number")
-            ? payload.id
-            : null;
-        return jsonResponse(400, failure(id, INVALID_REQUEST, `Bad Request: ${mismatch}`));
-      }
-    }
-    response = await dispatch(payload, options.handlers, options.ctx, dispatchOptions);
+    const responses = await dispatchPayload(payload, options.handlers, options.ctx, dispatchOptions);
+    return responses === null ? new Response(null, { status: 202 }) : jsonResponse(200, responses);
   }
+  if (version === STATELESS_PROTOCOL_VERSION) {
+    const rejected = checkStatelessRequest(request, payload);
+    if (rejected !== null) return rejected;
+  } else if (headerVersion !== null && isObject(payload) && isObject(payload.params)) {
+    const meta = payload.params._meta;
+    const bodyVersion = isObject(meta) ? meta[META_PROTOCOL_VERSION] : undefined;
+    if (bodyVersion !== undefined && bodyVersion !== headerVersion) {
+      return jsonResponse(
+        400,
+        failure(
+          requestId(payload),
+          HEADER_MISMATCH,
+          "Header mismatch: MCP-Protocol-Version differs from _meta",
+        ),
+      );
+    }
+  }
+  const response = await dispatch(payload, options.handlers, options.ctx, dispatchOptions);
   if (response === null) return new Response(null, { status: 202 });
-  return jsonResponse(200, response);
+  return jsonResponse(httpStatusFor(response, payload, headerVersion), response);
+}
+
+/**
+ * The HTTP status of a single response. 2026-07-28 requests get transport-visible statuses:
+ * unknown method → 404, protocol faults (-32600, -32602 on `_meta`, -3202x) → 400; tool
+ * errors and everything else stay 200, as in earlier revisions.
+ */
+function httpStatusFor(response: JsonRpcResponse, payload: unknown, headerVersion: string | null): number {
+  if (!("error" in response)) return 200;
+  const params = isObject(payload) && isObject(payload.params) ? payload.params : undefined;
+  const meta = params && isObject(params._meta) ? params._meta : undefined;
+  const stateless =
+    headerVersion === STATELESS_PROTOCOL_VERSION || meta?.[META_PROTOCOL_VERSION] !== undefined;
+  if (!stateless) return 200;
+  const { code } = response.error;
+  if (code === METHOD_NOT_FOUND) return 404;
+  if (code === INVALID_REQUEST || code === UNSUPPORTED_PROTOCOL_VERSION || code === HEADER_MISMATCH)
+    return 400;
+  if (code === MISSING_CLIENT_CAPABILITY) return 400;
+  return 200;
 }

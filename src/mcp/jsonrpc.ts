@@ -14,6 +14,10 @@ export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 /** Internal JSON-RPC error. */
 export const INTERNAL_ERROR = -32603;
+/** MCP 2026-07-28: HTTP headers (`Mcp-Method`, `Mcp-Name`, version) disagree with the body (HTTP 400). */
+export const HEADER_MISMATCH = -32020;
+/** MCP 2026-07-28: the request needs a client capability its `_meta` did not declare. */
+export const MISSING_CLIENT_CAPABILITY = -32021;
 /** MCP 2026-07-28: the request's protocol version is not supported (data lists the supported ones). */
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 

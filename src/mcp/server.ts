@@ -5,7 +5,13 @@
  * so the Worker can generate them per request and the CLI from a tool file.
  */
 import type { Handlers, McpSession, TransportInfo } from "./dispatch.ts";
-import { INVALID_PARAMS, RpcError, UNSUPPORTED_PROTOCOL_VERSION } from "./jsonrpc.ts";
+import {
+  INVALID_PARAMS,
+  METHOD_NOT_FOUND,
+  MISSING_CLIENT_CAPABILITY,
+  RpcError,
+  UNSUPPORTED_PROTOCOL_VERSION,
+} from "./jsonrpc.ts";
 
 /** Versions negotiated through `initialize`, oldest first. */
 export const INITIALIZE_PROTOCOL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] as const;
@@ -25,6 +31,7 @@ export const DEFAULT_PROTOCOL_VERSION = "2025-03-26";
 export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion";
 export const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
 export const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo";
+export const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 
 /** True when `version` is one this core speaks. */
 export function isSupportedProtocolVersion(version: string): boolean {
@@ -41,6 +48,17 @@ export function unsupportedVersionError(requested: unknown): RpcError {
   return new RpcError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", {
     supported: [...SUPPORTED_PROTOCOL_VERSIONS],
     requested: String(requested),
+  });
+}
+
+/**
+ * Throws the 2026-07-28 -32021 error when the client did not declare `capability` (e.g. "sampling").
+ * A provider calls this before relying on a client feature.
+ */
+export function requireClientCapability(info: McpRequestInfo, capability: string): void {
+  if (info.clientCapabilities?.[capability] !== undefined) return;
+  throw new RpcError(MISSING_CLIENT_CAPABILITY, `Missing required client capability: ${capability}`, {
+    requiredCapabilities: { [capability]: {} },
   });
 }
 
@@ -98,11 +116,21 @@ export interface ToolProvider<Ctx> {
   call(name: string, args: Record<string, unknown>, ctx: Ctx, info: McpRequestInfo): Promise<ToolOutcome>;
 }
 
+/** 2026-07-28 caching hints on list and discover results. */
+export interface CacheHint {
+  /** `public`: same for every caller; `private`: may differ per authorization context. */
+  scope: "public" | "private";
+  /** How long a client may reuse the result; 0 = re-fetch every time. */
+  ttlMs: number;
+}
+
 /** Options of {@link createMcpHandlers}. */
 export interface McpServerOptions<Ctx> {
   serverInfo: { name: string; version: string; title?: string };
   instructions?: string;
   tools: ToolProvider<Ctx>;
+  /** Caching hints for 2026-07-28 list results (default: private, 0 ms — tool lists are live). */
+  cache?: CacheHint;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -138,38 +166,38 @@ export function renderToolDefinition(tool: ToolDefinition, protocolVersion: stri
 /**
  * Works out which version a request is served under: its `_meta` version (2026-07-28 style; an
  * unsupported one is -32022), else the transport's (HTTP header), else the session's (initialize),
- * else {@link DEFAULT_PROTOCOL_VERSION}.
+ * else {@link DEFAULT_PROTOCOL_VERSION}. A 2026-07-28 request must carry the protocol version and
+ * client capabilities in `_meta` (-32602 otherwise).
  */
 export function resolveRequestInfo(params: unknown, transport?: TransportInfo): McpRequestInfo {
   const meta = isPlainObject(params) && isPlainObject(params._meta) ? params._meta : undefined;
   const requested = meta?.[META_PROTOCOL_VERSION];
-  if (requested !== undefined) {
-    if (typeof requested !== "string" || !isSupportedProtocolVersion(requested)) {
-      throw unsupportedVersionError(requested);
+  if (requested === undefined) {
+    const session = transport?.session;
+    const protocolVersion =
+      transport?.protocolVersion ?? session?.protocolVersion ?? DEFAULT_PROTOCOL_VERSION;
+    if (protocolVersion === STATELESS_PROTOCOL_VERSION) {
+      throw new RpcError(INVALID_PARAMS, `Invalid params: _meta must carry ${META_PROTOCOL_VERSION}`);
     }
-    const info: McpRequestInfo = {
-      protocolVersion: requested,
-      stateless: requested === STATELESS_PROTOCOL_VERSION,
-    };
-    const caps = meta?.[META_CLIENT_CAPABILITIES];
-    const client = meta?.[META_CLIENT_INFO];
-    if (isPlainObject(caps)) info.clientCapabilities = caps;
-    if (isPlainObject(client)) info.clientInfo = client;
+    const info: McpRequestInfo = { protocolVersion, stateless: false };
+    if (session?.clientCapabilities) info.clientCapabilities = session.clientCapabilities;
+    if (session?.clientInfo) info.clientInfo = session.clientInfo;
     if (meta) info.meta = meta;
     return info;
   }
-  const session = transport?.session;
-  const protocolVersion = transport?.protocolVersion ?? session?.protocolVersion ?? DEFAULT_PROTOCOL_VERSION;
-  const info: McpRequestInfo = { protocolVersion, stateless: protocolVersion === STATELESS_PROTOCOL_VERSION };
-  if (session?.clientCapabilities) info.clientCapabilities = session.clientCapabilities;
-  if (session?.clientInfo) info.clientInfo = session.clientInfo;
-  if (meta) info.meta = meta;
+  if (typeof requested !== "string" || !isSupportedProtocolVersion(requested)) {
+    throw unsupportedVersionError(requested);
+  }
+  const stateless = requested === STATELESS_PROTOCOL_VERSION;
+  const caps = meta?.[META_CLIENT_CAPABILITIES];
+  if (stateless && !isPlainObject(caps)) {
+    throw new RpcError(INVALID_PARAMS, `Invalid params: _meta must carry ${META_CLIENT_CAPABILITIES}`);
+  }
+  const info: McpRequestInfo = { protocolVersion: requested, stateless, meta: meta! };
+  const client = meta?.[META_CLIENT_INFO];
+  if (isPlainObject(caps)) info.clientCapabilities = caps;
+  if (isPlainObject(client)) info.clientInfo = client;
   return info;
-}
-
-/** Adds `resultType: "complete"` to results of 2026-07-28 requests. */
-function finish<T extends object>(result: T, info: McpRequestInfo): T {
-  return info.stateless ? { ...result, resultType: "complete" } : result;
 }
 
 const CAPABILITIES = { tools: {}, prompts: {}, resources: {} };
@@ -177,15 +205,42 @@ const CAPABILITIES = { tools: {}, prompts: {}, resources: {} };
 /**
  * Builds the MCP handler table. The provider sees the per-request {@link McpRequestInfo}
  * (negotiated version, client capabilities) as the argument after `ctx`.
+ * 2026-07-28 requests get `resultType`, the server's identity in `_meta`, and caching hints on
+ * lists; `initialize` and `ping` do not exist in that revision (-32601).
  */
 export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers<Ctx> {
   const { serverInfo, instructions, tools } = options;
+  const cache = options.cache ?? { scope: "private", ttlMs: 0 };
+  const resultMeta = { [META_SERVER_INFO]: serverInfo };
+
+  /** Adds the 2026-07-28 result fields (and caching hints for cacheable results). */
+  const finish = <T extends object>(result: T, info: McpRequestInfo, cacheable = false): T => {
+    if (!info.stateless) return result;
+    const extra = cacheable
+      ? { resultType: "complete", cacheScope: cache.scope, ttlMs: cache.ttlMs, _meta: resultMeta }
+      : { resultType: "complete", _meta: resultMeta };
+    return { ...result, ...extra };
+  };
+
+  const legacyOnly = (method: string, params: unknown, transport?: TransportInfo): McpRequestInfo => {
+    const info = resolveRequestInfo(params, transport);
+    if (info.stateless)
+      throw new RpcError(
+        METHOD_NOT_FOUND,
+        `Method not found: ${method} (removed in ${STATELESS_PROTOCOL_VERSION})`,
+      );
+    return info;
+  };
 
   return {
     initialize(params, _ctx, _message, transport) {
       const p = isPlainObject(params) ? params : {};
+      if (isPlainObject(p._meta) && p._meta[META_PROTOCOL_VERSION] !== undefined) {
+        legacyOnly("initialize", params, transport);
+      }
       const requested = p.protocolVersion;
-      if (typeof requested !== "string") throw new RpcError(INVALID_PARAMS, "protocolVersion is required");
+      if (typeof requested !== "string")
+        throw new RpcError(INVALID_PARAMS, "Invalid params: protocolVersion is required");
       const protocolVersion = (INITIALIZE_PROTOCOL_VERSIONS as readonly string[]).includes(requested)
         ? requested
         : LATEST_INITIALIZE_VERSION;
@@ -201,50 +256,64 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
     },
 
     "server/discover"(params, _ctx, _message, transport) {
-      // Validates a `_meta` version if one is sent (-32022 otherwise).
-      resolveRequestInfo(params, transport);
+      // A legacy client may probe without _meta; a 2026-07-28 one must send it (validated here).
+      const hasMeta = isPlainObject(params) && params._meta !== undefined;
+      if (hasMeta || transport?.protocolVersion === STATELESS_PROTOCOL_VERSION)
+        resolveRequestInfo(params, transport);
       const result: Record<string, unknown> = {
         supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
         capabilities: CAPABILITIES,
         serverInfo,
       };
       if (instructions !== undefined) result.instructions = instructions;
-      return { ...result, resultType: "complete" };
+      return {
+        ...result,
+        resultType: "complete",
+        cacheScope: cache.scope,
+        ttlMs: cache.ttlMs,
+        _meta: resultMeta,
+      };
     },
 
     ping(params, _ctx, _message, transport) {
-      return finish({}, resolveRequestInfo(params, transport));
+      legacyOnly("ping", params, transport);
+      return {};
     },
 
     async "tools/list"(params, ctx, _message, transport) {
       const info = resolveRequestInfo(params, transport);
       const cursor = isPlainObject(params) ? params.cursor : undefined;
-      if (cursor !== undefined) throw new RpcError(INVALID_PARAMS, "Invalid cursor");
+      if (cursor !== undefined) throw new RpcError(INVALID_PARAMS, "Invalid params: unknown cursor");
       const list = await tools.list(ctx, info);
-      return finish({ tools: list.map((tool) => renderToolDefinition(tool, info.protocolVersion)) }, info);
+      return finish(
+        { tools: list.map((tool) => renderToolDefinition(tool, info.protocolVersion)) },
+        info,
+        true,
+      );
     },
 
     async "tools/call"(params, ctx, _message, transport) {
       const info = resolveRequestInfo(params, transport);
       if (!isPlainObject(params) || typeof params.name !== "string") {
-        throw new RpcError(INVALID_PARAMS, "tools/call needs a string `name`");
+        throw new RpcError(INVALID_PARAMS, "Invalid params: tools/call needs a string `name`");
       }
       const args = params.arguments ?? {};
-      if (!isPlainObject(args)) throw new RpcError(INVALID_PARAMS, "`arguments` must be an object");
+      if (!isPlainObject(args))
+        throw new RpcError(INVALID_PARAMS, "Invalid params: `arguments` must be an object");
       const outcome = await tools.call(params.name, args, ctx, info);
       return finish(renderToolResult(outcome, info.protocolVersion), info);
     },
 
     "prompts/list"(params, _ctx, _message, transport) {
-      return finish({ prompts: [] }, resolveRequestInfo(params, transport));
+      return finish({ prompts: [] }, resolveRequestInfo(params, transport), true);
     },
 
     "resources/list"(params, _ctx, _message, transport) {
-      return finish({ resources: [] }, resolveRequestInfo(params, transport));
+      return finish({ resources: [] }, resolveRequestInfo(params, transport), true);
     },
 
     "resources/templates/list"(params, _ctx, _message, transport) {
-      return finish({ resourceTemplates: [] }, resolveRequestInfo(params, transport));
+      return finish({ resourceTemplates: [] }, resolveRequestInfo(params, transport), true);
     },
 
     "notifications/initialized"() {},
