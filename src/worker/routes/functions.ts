@@ -1,7 +1,70 @@
 /**
- * Functions: deploy, versions, promote (admin) and the invoke execution path.
+ * Functions: deploy, list, versions, promote, delete (developer admin API) and the invoke execution
+ * path `POST /v1/projects/:id/functions/:name/invoke` (end-user scope).
  */
 import { Hono } from "hono";
+import * as v from "valibot";
+import { checkAnnotation, DeployFunctionSchema } from "../../functions/definition.ts";
+import {
+  deleteFunction,
+  deployFunction,
+  invokeFunction,
+  listFunctions,
+  listVersions,
+  loadFunction,
+  promoteFunction,
+} from "../../functions/service.ts";
+import { authenticateProject, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
+import { jsonBody } from "../request.ts";
+
+/** `POST …/functions/:name/promote` body. */
+export const PromoteFunctionSchema = v.object({
+  version: v.pipe(v.number(), v.integer(), v.minValue(1)),
+});
 
 export const functionRoutes = new Hono<AppEnv>();
+
+functionRoutes.post("/v1/admin/projects/:id/functions/deploy", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const body = await jsonBody(c, DeployFunctionSchema);
+  const mcp = checkAnnotation(body.mcp);
+  const deployed = await deployFunction(c.var.db, project.id, body, mcp);
+  return c.json(deployed, 201);
+});
+
+functionRoutes.get("/v1/admin/projects/:id/functions", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  return c.json({ functions: await listFunctions(c.var.db, project.id) });
+});
+
+functionRoutes.get("/v1/admin/projects/:id/functions/:name/versions", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const name = c.req.param("name");
+  return c.json({ name, versions: await listVersions(c.var.db, project.id, name) });
+});
+
+functionRoutes.post("/v1/admin/projects/:id/functions/:name/promote", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const { version } = await jsonBody(c, PromoteFunctionSchema);
+  return c.json(await promoteFunction(c.var.db, project.id, c.req.param("name"), version));
+});
+
+functionRoutes.delete("/v1/admin/projects/:id/functions/:name", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const name = c.req.param("name");
+  await deleteFunction(c.var.db, project.id, name);
+  return c.json({ name, deleted: true });
+});
+
+functionRoutes.post("/v1/projects/:id/functions/:name/invoke", async (c) => {
+  const { principal } = await authenticateProject(c, { projectId: c.req.param("id") });
+  const fn = await loadFunction(c.var.db, principal.project.id, c.req.param("name"));
+  const input = await jsonBody(c, v.unknown());
+  const result = await invokeFunction(c.env, c.var.db, principal, fn, input);
+  c.header("x-amba-request-id", result.requestId);
+  if (result.status === 204 || result.status === 205 || result.status === 304) {
+    return c.body(null, result.status);
+  }
+  return c.json(result.body, result.status as 200);
+});

@@ -1,0 +1,312 @@
+/**
+ * The functions service: deploy / list / versions / promote / delete against Postgres (each change
+ * one `db.batch` with the `meta_rev` bump), `loadFunctions` for the app-MCP tool generator, and
+ * `invokeFunction` — the ONE execution path the REST invoke route and the `<app>_fn_<name>` tool
+ * both call (scope check, argument validation, rate limit, upstream call, metering).
+ */
+import { and, asc, eq, sql } from "drizzle-orm";
+import { functions, functionVersions } from "../../schema/index.ts";
+import { AppError, forbidden, notFound } from "../errors.ts";
+import type { Principal } from "../worker/auth.ts";
+import type { Db } from "../worker/db.ts";
+import type { Env } from "../worker/env.ts";
+import { bumpMetaRev } from "../worker/meta.ts";
+import { recordUsage } from "../worker/usage.ts";
+import type { DeployFunction, FunctionMeta, McpAnnotation } from "./definition.ts";
+import { buildUpstreamRequest, type CallOptions, callUpstream, type UpstreamResult } from "./invoke.ts";
+
+/** A function version as the admin API returns it. */
+export interface FunctionVersionView {
+  name: string;
+  version: number;
+  url: string;
+  active: boolean;
+  mcp: McpAnnotation | null;
+  created_at: string;
+}
+
+/** A function with its active version, as `GET …/functions` lists it. */
+export interface FunctionView extends FunctionVersionView {
+  active_version: number;
+  versions: number;
+}
+
+const iso = (value: unknown) =>
+  value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
+
+const UNIQUE_VIOLATION = "23505";
+const DEPLOY_ATTEMPTS = 3;
+
+function isUniqueViolation(err: unknown): boolean {
+  for (let e: unknown = err; e && typeof e === "object"; e = (e as { cause?: unknown }).cause) {
+    if ((e as { code?: unknown }).code === UNIQUE_VIOLATION) return true;
+  }
+  return false;
+}
+
+interface VersionRow {
+  version: number | string;
+  url: string;
+  mcp: McpAnnotation | null;
+  created_at: string | Date;
+}
+
+/**
+ * Deploy a new version (1, 2, …) of `input.name` and make it active, in one transaction with the
+ * `meta_rev` bump. `mcp` must already be checked (`checkAnnotation`). Concurrent deploys of the same
+ * name can collide on the version number; the loser retries.
+ */
+export async function deployFunction(
+  db: Db,
+  projectId: string,
+  input: Pick<DeployFunction, "name" | "url">,
+  mcp: McpAnnotation | null,
+): Promise<FunctionVersionView> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [, inserted] = await db.batch([
+        db
+          .insert(functions)
+          .values({ projectId, name: input.name, activeVersion: 1 })
+          .onConflictDoUpdate({
+            target: [functions.projectId, functions.name],
+            set: {
+              activeVersion: sql`(select coalesce(max(v.version), 0) + 1 from function_versions v where v.function_id = ${functions.id})`,
+            },
+          }),
+        db.execute<VersionRow & Record<string, unknown>>(sql`
+          insert into function_versions (function_id, version, url, mcp)
+          select f.id, f.active_version, ${input.url}, ${mcp === null ? null : JSON.stringify(mcp)}::jsonb
+          from functions f where f.project_id = ${projectId} and f.name = ${input.name}
+          returning version, url, mcp, created_at`),
+        bumpMetaRev(db, projectId),
+      ]);
+      const row = inserted.rows[0] as unknown as VersionRow;
+      return versionView(input.name, row, true);
+    } catch (err) {
+      if (attempt < DEPLOY_ATTEMPTS && isUniqueViolation(err)) continue;
+      if (isUniqueViolation(err))
+        throw new AppError(409, "conflict", "concurrent deploys of this function; retry");
+      throw err;
+    }
+  }
+}
+
+function versionView(name: string, row: VersionRow, active: boolean): FunctionVersionView {
+  return {
+    name,
+    version: Number(row.version),
+    url: row.url,
+    active,
+    mcp: row.mcp ?? null,
+    created_at: iso(row.created_at),
+  };
+}
+
+/** Every function of a project with its active version, by name. */
+export async function listFunctions(db: Db, projectId: string): Promise<FunctionView[]> {
+  const result = await db.execute(sql`
+    select f.name, f.active_version as version, v.url, v.mcp, v.created_at,
+      (select count(*) from function_versions c where c.function_id = f.id) as versions
+    from functions f
+    join function_versions v on v.function_id = f.id and v.version = f.active_version
+    where f.project_id = ${projectId}
+    order by f.name`);
+  return (result.rows as unknown as Array<VersionRow & { name: string; versions: string | number }>).map(
+    (row) => ({
+      ...versionView(row.name, row, true),
+      active_version: Number(row.version),
+      versions: Number(row.versions),
+    }),
+  );
+}
+
+/** All versions of one function, oldest first (404 when the function does not exist). */
+export async function listVersions(db: Db, projectId: string, name: string): Promise<FunctionVersionView[]> {
+  const rows = await db
+    .select({
+      version: functionVersions.version,
+      url: functionVersions.url,
+      mcp: functionVersions.mcp,
+      created_at: functionVersions.createdAt,
+      activeVersion: functions.activeVersion,
+    })
+    .from(functionVersions)
+    .innerJoin(functions, eq(functions.id, functionVersions.functionId))
+    .where(and(eq(functions.projectId, projectId), eq(functions.name, name)))
+    .orderBy(asc(functionVersions.version));
+  if (rows.length === 0) throw notFound(`function "${name}" not found`);
+  return rows.map((row) =>
+    versionView(name, { ...row, mcp: row.mcp as McpAnnotation | null }, row.version === row.activeVersion),
+  );
+}
+
+/**
+ * Make `version` the active one; its URL and MCP annotation come back with it. One transaction with
+ * the `meta_rev` bump. 404 when the function or the version does not exist.
+ */
+export async function promoteFunction(
+  db: Db,
+  projectId: string,
+  name: string,
+  version: number,
+): Promise<FunctionVersionView> {
+  const [updated, selected] = await db.batch([
+    db.execute(sql`
+      update functions f set active_version = ${version}
+      where f.project_id = ${projectId} and f.name = ${name}
+        and exists (select 1 from function_versions v where v.function_id = f.id and v.version = ${version})
+      returning f.id`),
+    db.execute(sql`
+      select v.version, v.url, v.mcp, v.created_at
+      from function_versions v join functions f on f.id = v.function_id
+      where f.project_id = ${projectId} and f.name = ${name} and v.version = ${version}`),
+    bumpMetaRev(db, projectId),
+  ]);
+  const row = selected.rows[0] as unknown as VersionRow | undefined;
+  if (updated.rows.length === 0 || !row) {
+    const exists = await db
+      .select({ id: functions.id })
+      .from(functions)
+      .where(and(eq(functions.projectId, projectId), eq(functions.name, name)));
+    throw notFound(
+      exists.length === 0 ? `function "${name}" not found` : `function "${name}" has no version ${version}`,
+    );
+  }
+  return versionView(name, row, true);
+}
+
+/**
+ * Delete a function with all its versions, and take it off the app-MCP exposure list — one
+ * transaction with the `meta_rev` bump. 404 when it does not exist.
+ */
+export async function deleteFunction(db: Db, projectId: string, name: string): Promise<void> {
+  const [deleted] = await db.batch([
+    db
+      .delete(functions)
+      .where(and(eq(functions.projectId, projectId), eq(functions.name, name)))
+      .returning({ id: functions.id }),
+    db.execute(sql`
+      update app_mcp_configs set exposed_functions = array_remove(exposed_functions, ${name}), updated_at = now()
+      where project_id = ${projectId} and ${name} = any(exposed_functions)`),
+    bumpMetaRev(db, projectId),
+  ]);
+  if (deleted.length === 0) throw notFound(`function "${name}" not found`);
+}
+
+const metaFrom = (row: {
+  name: string;
+  version: number | string;
+  url: string;
+  mcp: unknown;
+}): FunctionMeta => ({
+  name: row.name,
+  version: Number(row.version),
+  url: row.url,
+  mcp: (row.mcp as McpAnnotation | null) ?? null,
+});
+
+/** The active version of every function of a project, with its MCP annotation (for tool generation). */
+export async function loadFunctions(db: Db, projectId: string): Promise<FunctionMeta[]> {
+  const rows = await db
+    .select({
+      name: functions.name,
+      version: functions.activeVersion,
+      url: functionVersions.url,
+      mcp: functionVersions.mcp,
+    })
+    .from(functions)
+    .innerJoin(
+      functionVersions,
+      and(
+        eq(functionVersions.functionId, functions.id),
+        eq(functionVersions.version, functions.activeVersion),
+      ),
+    )
+    .where(eq(functions.projectId, projectId))
+    .orderBy(asc(functions.name));
+  return rows.map(metaFrom);
+}
+
+/** The active version of one function (404 when it does not exist). */
+export async function loadFunction(db: Db, projectId: string, name: string): Promise<FunctionMeta> {
+  const rows = await db
+    .select({
+      name: functions.name,
+      version: functions.activeVersion,
+      url: functionVersions.url,
+      mcp: functionVersions.mcp,
+    })
+    .from(functions)
+    .innerJoin(
+      functionVersions,
+      and(
+        eq(functionVersions.functionId, functions.id),
+        eq(functionVersions.version, functions.activeVersion),
+      ),
+    )
+    .where(and(eq(functions.projectId, projectId), eq(functions.name, name)));
+  const row = rows[0];
+  if (!row) throw notFound(`function "${name}" not found`);
+  return metaFrom(row);
+}
+
+/** Options of one invocation (tests and callers with an execution context). */
+export interface InvokeOptions extends CallOptions {
+  /** Correlates the call across logs and the upstream; a fresh uuid by default. */
+  requestId?: string;
+  /** When given, metering runs after the response (`ctx.waitUntil`) instead of before it. */
+  waitUntil?: (promise: Promise<unknown>) => void;
+}
+
+/** What an invocation returns: the upstream status and body, and the request id it carried. */
+export interface InvokeResult extends UpstreamResult {
+  requestId: string;
+}
+
+/**
+ * Invoke a function's active version for an end user — the one execution path. In order:
+ * end-user scope only (403 otherwise); arguments validated against the declared input schema, or
+ * the generic `{body?, query?}` (400 naming the field); the `RATE_LIMITER` binding keyed by client
+ * key + user (429; skipped when the binding is absent); the upstream POST with identity headers and
+ * never the caller's credentials (504 on timeout, 502 when unreachable). A 2xx answer is metered as
+ * one `function_invocations`. Non-2xx upstream answers are returned, not thrown.
+ */
+export async function invokeFunction(
+  env: Pick<Env, "RATE_LIMITER">,
+  db: Db,
+  principal: Principal,
+  fn: FunctionMeta,
+  input: unknown,
+  options: InvokeOptions = {},
+): Promise<InvokeResult> {
+  if (principal.scope !== "end_user") {
+    throw forbidden("functions run on the end-user scope: send X-Api-Key and an end-user session Bearer");
+  }
+  const requestId = options.requestId ?? crypto.randomUUID();
+  const request = buildUpstreamRequest(
+    fn,
+    {
+      projectId: principal.project.id,
+      userId: principal.user.id,
+      userEmail: principal.user.email,
+      requestId,
+    },
+    input,
+  );
+  if (env.RATE_LIMITER) {
+    const { success } = await env.RATE_LIMITER.limit({
+      key: `fn:${principal.clientKeyId}:${principal.user.id}`,
+    });
+    if (!success) throw new AppError(429, "rate_limited", "rate limit exceeded for this client key and user");
+  }
+  const result = await callUpstream(request, options);
+  if (result.status >= 200 && result.status < 300) {
+    const metering = recordUsage(db, principal.project.id, "function_invocations").catch((err: unknown) => {
+      console.error("metering failed", err);
+    });
+    if (options.waitUntil) options.waitUntil(metering);
+    else await metering;
+  }
+  return { ...result, requestId };
+}
