@@ -250,6 +250,9 @@ export async function authenticateDeveloper(c: Context<AppEnv>): Promise<{ devel
 export async function authenticateProject(c: Context<AppEnv>, ref: ProjectSelector): Promise<ProjectAccess> {
   const bearer = bearerToken(c);
   const developerMode = bearer?.startsWith(CREDENTIAL_PREFIX.developer) || apiKeyHeader(c) === undefined;
+  if (developerMode && bearer?.startsWith(CREDENTIAL_PREFIX.session)) {
+    throw unauthorized("an end-user session token must come with X-Api-Key: <client key>");
+  }
   const creds: Credentials = developerMode
     ? { developer: developerCredential(c) }
     : { clientKey: clientKeyCredential(c), session: sessionCredential(c) };

@@ -97,9 +97,10 @@ projectRoutes.patch("/v1/admin/projects/:id", async (c) => {
   const input = await jsonBody(c, UpdateProjectSchema);
   const projectId = c.req.param("id");
   if (!isUuid(projectId)) throw notFound("project not found");
+  // The project name is the app name in app-MCP tool names, so a rename bumps `meta_rev`.
   const [project] = await c.var.db
     .update(projects)
-    .set({ name: input.name })
+    .set({ name: input.name, metaRev: sql`${projects.metaRev} + 1` })
     .where(and(eq(projects.id, projectId), eq(projects.developerId, developerId)))
     .returning();
   if (!project) throw notFound("project not found");

@@ -51,6 +51,18 @@ describe("POST /v1/developers/signup", () => {
     expect(again.body.error.code).toBe("conflict");
   });
 
+  it("lets exactly one of two concurrent sign-ups with the same email win", async () => {
+    const email = uniqueEmail("race");
+    const results = await Promise.all(
+      [1, 2, 3].map(() => apiJson("/v1/developers/signup", { json: { email } })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+    const { rows } = await testDb().execute(sql`
+      select (select count(*)::int from developers where email = ${email}) as developers,
+             (select count(*)::int from projects p join developers d on d.id = p.developer_id where d.email = ${email}) as projects`);
+    expect(rows[0]).toEqual({ developers: 1, projects: 1 });
+  });
+
   it("accepts an optional project_name", async () => {
     const res = await apiJson("/v1/developers/signup", {
       json: { email: uniqueEmail(), project_name: "Recipes" },

@@ -28,7 +28,8 @@ describe("/v1/admin/projects", () => {
       json: { name: "Renamed" },
     });
     expect(renamed.status).toBe(200);
-    expect(renamed.body).toMatchObject({ id, name: "Renamed" });
+    // The name is the app name in app-MCP tool names: a rename bumps meta_rev.
+    expect(renamed.body).toMatchObject({ id, name: "Renamed", meta_rev: 2 });
 
     const deleted = await apiJson(`/v1/admin/projects/${id}`, { token: dev.token, method: "DELETE" });
     expect(deleted).toEqual({ status: 200, body: { id, deleted: true } });

@@ -116,6 +116,9 @@ describe("authenticateProject", () => {
       401,
     );
     expect((await call(`/p/${a.projectId}`, { "x-api-key": a.clientKey })).status).toBe(401);
+    const sessionOnly = await call(`/p/${a.projectId}`, bearer(userA.sessionToken));
+    expect(sessionOnly.status).toBe(401);
+    expect(sessionOnly.body.error.message).toContain("X-Api-Key");
     expect((await call(`/p/${a.projectId}`, endUserHeaders("amba_ck_bad", userA.sessionToken))).status).toBe(
       401,
     );
