@@ -1,7 +1,38 @@
 /**
- * Collections admin: /v1/admin/projects/:id/collections (create, list, alter, drop).
+ * Collections admin: /v1/admin/projects/:id/collections (create, list, alter, drop). Developer
+ * Bearer, and the developer must own the project; the work happens in src/data/collections.ts.
  */
+
+import type { Context } from "hono";
 import { Hono } from "hono";
+import * as v from "valibot";
+import { alterCollection, collectionView, createCollection, dropCollection } from "../../data/collections.ts";
+import { listCollections } from "../../data/service.ts";
+import { authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
+import { jsonBody } from "../request.ts";
 
 export const collectionRoutes = new Hono<AppEnv>();
+
+const body = (c: Context<AppEnv>): Promise<unknown> => jsonBody(c, v.unknown());
+
+collectionRoutes.post("/v1/admin/projects/:id/collections", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  return c.json(await createCollection(c.var.db, project.id, await body(c)), 201);
+});
+
+collectionRoutes.get("/v1/admin/projects/:id/collections", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const collections = await listCollections(c.var.db, project.id);
+  return c.json({ collections: collections.map(collectionView) });
+});
+
+collectionRoutes.patch("/v1/admin/projects/:id/collections/:name", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  return c.json(await alterCollection(c.var.db, project.id, c.req.param("name"), await body(c)));
+});
+
+collectionRoutes.delete("/v1/admin/projects/:id/collections/:name", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  return c.json(await dropCollection(c.var.db, project.id, c.req.param("name")));
+});

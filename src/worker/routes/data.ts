@@ -1,7 +1,85 @@
 /**
  * The SDK data routes: /v1/projects/:id/collections/:name/… (rows, find, aggregate, nearest).
+ * Developer Bearer, or X-Api-Key + end-user session Bearer. Thin: every route resolves the caller
+ * and the collection, then calls the data service, where validation and access policy live.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import * as v from "valibot";
+import type { Actor } from "../../data/service.ts";
+import * as data from "../../data/service.ts";
+import { requireCollection } from "../../data/service.ts";
+import { invalidInput } from "../../errors.ts";
+import { authenticateProject } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
+import { jsonBody } from "../request.ts";
 
 export const dataRoutes = new Hono<AppEnv>();
+
+const BASE = "/v1/projects/:id/collections/:name";
+
+/** The caller as a data-service actor, plus the collection's metadata. */
+async function resolve(c: Context<AppEnv>) {
+  const { principal } = await authenticateProject(c, { projectId: c.req.param("id") as string });
+  const actor: Actor =
+    principal.scope === "developer"
+      ? { scope: "developer" }
+      : { scope: "end_user", userId: principal.user.id };
+  const meta = await requireCollection(c.var.db, principal.project.id, c.req.param("name") as string);
+  return { actor, meta };
+}
+
+const body = (c: Context<AppEnv>): Promise<unknown> => jsonBody(c, v.unknown());
+
+/** `?limit=` as a number when it is one (the schema then checks the range), else as given. */
+function limitParam(value: string | undefined): unknown {
+  if (value === undefined || value === "") return undefined;
+  return /^-?\d+$/.test(value) ? Number(value) : value;
+}
+
+dataRoutes.get(`${BASE}/rows`, async (c) => {
+  const { actor, meta } = await resolve(c);
+  const cursor = c.req.query("cursor");
+  const input = { limit: limitParam(c.req.query("limit")), cursor: cursor === "" ? undefined : cursor };
+  return c.json(await data.listRows(c.var.db, actor, meta, input));
+});
+
+dataRoutes.get(`${BASE}/rows/:rowId`, async (c) => {
+  const { actor, meta } = await resolve(c);
+  return c.json(await data.getRow(c.var.db, actor, meta, { id: c.req.param("rowId") }));
+});
+
+dataRoutes.post(`${BASE}/rows`, async (c) => {
+  const { actor, meta } = await resolve(c);
+  return c.json(await data.insertRowFor(c.var.db, actor, meta, await body(c)), 201);
+});
+
+dataRoutes.patch(`${BASE}/rows/:rowId`, async (c) => {
+  const { actor, meta } = await resolve(c);
+  const patch = await body(c);
+  return c.json(await data.updateRowFor(c.var.db, actor, meta, { id: c.req.param("rowId"), patch }));
+});
+
+dataRoutes.delete(`${BASE}/rows/:rowId`, async (c) => {
+  const { actor, meta } = await resolve(c);
+  const hardParam = c.req.query("hard");
+  if (hardParam !== undefined && hardParam !== "true" && hardParam !== "false") {
+    throw invalidInput('hard: expected "true" or "false"');
+  }
+  const input = { id: c.req.param("rowId"), hard: hardParam === "true" };
+  return c.json(await data.deleteRowFor(c.var.db, actor, meta, input));
+});
+
+dataRoutes.post(`${BASE}/find`, async (c) => {
+  const { actor, meta } = await resolve(c);
+  return c.json(await data.findRows(c.var.db, actor, meta, await body(c)));
+});
+
+dataRoutes.post(`${BASE}/aggregate`, async (c) => {
+  const { actor, meta } = await resolve(c);
+  return c.json(await data.aggregate(c.var.db, actor, meta, await body(c)));
+});
+
+dataRoutes.post(`${BASE}/nearest`, async (c) => {
+  const { actor, meta } = await resolve(c);
+  return c.json(await data.nearest(c.var.db, actor, meta, await body(c)));
+});

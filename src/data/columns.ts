@@ -1,0 +1,415 @@
+/**
+ * Collection definitions: column specs, name rules, access policy and the server-managed columns.
+ * Pure data + valibot schemas; everything else in src/data (DDL, queries, operation schemas) is
+ * derived from a `CollectionMeta` built from these.
+ */
+import * as v from "valibot";
+import { conflict, invalidInput } from "../errors.ts";
+
+/** Scalar column types (also usable as array element types, except `json`). */
+export const SCALAR_TYPES = [
+  "text",
+  "integer",
+  "bigint",
+  "number",
+  "boolean",
+  "timestamp",
+  "date",
+  "json",
+  "uuid",
+] as const;
+export type ScalarType = (typeof SCALAR_TYPES)[number];
+
+/** Element types an array column may have (`text[]`, `integer[]`, …). */
+export const ARRAY_ELEMENT_TYPES = [
+  "text",
+  "integer",
+  "bigint",
+  "number",
+  "boolean",
+  "timestamp",
+  "date",
+  "uuid",
+] as const;
+export type ArrayElementType = (typeof ARRAY_ELEMENT_TYPES)[number];
+export type ArrayType = `${ArrayElementType}[]`;
+
+/** Every column type a collection may declare. */
+export const COLUMN_TYPES = [
+  ...SCALAR_TYPES,
+  ...ARRAY_ELEMENT_TYPES.map((t) => `${t}[]` as ArrayType),
+  "vector",
+] as const;
+export type ColumnType = ScalarType | ArrayType | "vector";
+
+/** Largest `vector` dimension: the HNSW index limit of pgvector. */
+export const MAX_VECTOR_DIMENSIONS = 2000;
+/** Most user columns one collection may have. */
+export const MAX_COLUMNS = 100;
+/** Longest tool-name suffix an app MCP generates per collection (`_find_nearest`). */
+const LONGEST_TOOL_SUFFIX = "_find_nearest";
+/** MCP tool names are limited to 64 characters, so `<collection>_find_nearest` must fit. */
+export const MAX_COLLECTION_NAME_LENGTH = 64 - LONGEST_TOOL_SUFFIX.length;
+/** Postgres identifiers are truncated past 63 bytes. */
+export const MAX_COLUMN_NAME_LENGTH = 63;
+
+/** A user-declared column. `default` is a value of the column's type (rendered as a literal). */
+export interface ColumnSpec {
+  name: string;
+  type: ColumnType;
+  required?: boolean;
+  default?: unknown;
+  unique?: boolean;
+  description?: string;
+  /** `vector` only: number of dimensions. */
+  dimensions?: number;
+}
+
+/** Who may read / write rows of a collection from the end-user scope. */
+export interface Access {
+  read: "public" | "owner";
+  write: "owner" | "developer";
+}
+
+/**
+ * Default policy: read owner, write owner — the safe choice. An end user sees and changes only the
+ * rows they created until the developer deliberately opens reads to everyone (`read: "public"`).
+ */
+export const DEFAULT_ACCESS: Access = { read: "owner", write: "owner" };
+
+/** What the data layer needs to know about one collection. */
+export interface CollectionMeta {
+  projectId: string;
+  name: string;
+  columns: ColumnSpec[];
+  access: Access;
+}
+
+/** Columns every collection table has, stamped by the server and never accepted as input. */
+export const SERVER_COLUMNS = ["id", "created_at", "updated_at", "deleted_at", "owner_id"] as const;
+export type ServerColumn = (typeof SERVER_COLUMNS)[number];
+
+/** Server-managed columns visible in rows, filters and order (`deleted_at` never is). */
+export const VISIBLE_SERVER_COLUMNS: readonly { name: string; type: ColumnType }[] = [
+  { name: "id", type: "uuid" },
+  { name: "owner_id", type: "uuid" },
+  { name: "created_at", type: "timestamp" },
+  { name: "updated_at", type: "timestamp" },
+];
+
+/**
+ * Postgres reserved key words (plus the `where` combinators, which are among them) and names the
+ * data layer itself puts next to column values (`distance` in nearest results).
+ */
+const RESERVED_WORDS = new Set([
+  "all",
+  "analyse",
+  "analyze",
+  "and",
+  "any",
+  "array",
+  "as",
+  "asc",
+  "asymmetric",
+  "authorization",
+  "both",
+  "case",
+  "cast",
+  "check",
+  "collate",
+  "column",
+  "constraint",
+  "create",
+  "current_catalog",
+  "current_date",
+  "current_role",
+  "current_time",
+  "current_timestamp",
+  "current_user",
+  "default",
+  "deferrable",
+  "desc",
+  "distinct",
+  "do",
+  "else",
+  "end",
+  "except",
+  "false",
+  "fetch",
+  "for",
+  "foreign",
+  "from",
+  "grant",
+  "group",
+  "having",
+  "in",
+  "initially",
+  "intersect",
+  "into",
+  "lateral",
+  "leading",
+  "limit",
+  "localtime",
+  "localtimestamp",
+  "not",
+  "null",
+  "offset",
+  "on",
+  "only",
+  "or",
+  "order",
+  "placing",
+  "primary",
+  "references",
+  "returning",
+  "select",
+  "session_user",
+  "some",
+  "symmetric",
+  "system_user",
+  "table",
+  "then",
+  "to",
+  "trailing",
+  "true",
+  "union",
+  "unique",
+  "user",
+  "using",
+  "variadic",
+  "when",
+  "where",
+  "window",
+  "with",
+  "distance",
+]);
+
+const IDENTIFIER = /^[a-z][a-z0-9_]*$/;
+
+/** Why `name` cannot be a collection / column name, or null when it can. */
+export function nameProblem(name: string, kind: "collection" | "column"): string | null {
+  const max = kind === "collection" ? MAX_COLLECTION_NAME_LENGTH : MAX_COLUMN_NAME_LENGTH;
+  if (!IDENTIFIER.test(name)) {
+    return `${kind} name must be a lowercase identifier (a-z, 0-9, _; starting with a letter)`;
+  }
+  if (name.length > max) return `${kind} name must be at most ${max} characters`;
+  if ((SERVER_COLUMNS as readonly string[]).includes(name)) {
+    return `"${name}" is a server-managed column name`;
+  }
+  if (RESERVED_WORDS.has(name)) return `"${name}" is a reserved word`;
+  if (name.startsWith("pg_")) return `names starting with "pg_" are reserved`;
+  return null;
+}
+
+const nameSchema = (kind: "collection" | "column") =>
+  v.pipe(
+    v.string(),
+    v.check(
+      (name) => nameProblem(name, kind) === null,
+      (issue) => nameProblem(String(issue.input), kind) ?? "",
+    ),
+  );
+
+/** The element type of an array column, or null. */
+export const arrayElementType = (type: ColumnType): ArrayElementType | null =>
+  type.endsWith("[]") ? (type.slice(0, -2) as ArrayElementType) : null;
+
+/** Postgres type of a column (also the cast used for bound values). */
+export function pgType(column: Pick<ColumnSpec, "type" | "dimensions">): string {
+  const element = arrayElementType(column.type);
+  if (element) return `${PG_SCALAR[element]}[]`;
+  if (column.type === "vector") return `vector(${column.dimensions ?? 0})`;
+  return PG_SCALAR[column.type as ScalarType];
+}
+
+const PG_SCALAR: Record<ScalarType, string> = {
+  text: "text",
+  integer: "integer",
+  bigint: "bigint",
+  number: "double precision",
+  boolean: "boolean",
+  timestamp: "timestamptz",
+  date: "date",
+  json: "jsonb",
+  uuid: "uuid",
+};
+
+/** Types a keyset `order` (and `min`/`max`, `group_by`) can use. */
+export const ORDERABLE_TYPES: readonly ColumnType[] = [
+  "text",
+  "integer",
+  "bigint",
+  "number",
+  "boolean",
+  "timestamp",
+  "date",
+  "uuid",
+];
+/** Types `sum` / `avg` accept. */
+export const NUMERIC_TYPES: readonly ColumnType[] = ["integer", "bigint", "number"];
+
+/** The declared JSON-value check of a column type (no null), used for inputs and defaults. */
+export function isValidValue(type: ColumnType, value: unknown, dimensions?: number): boolean {
+  const element = arrayElementType(type);
+  if (element) return Array.isArray(value) && value.every((item) => isValidValue(element, item));
+  switch (type) {
+    case "text":
+      return typeof value === "string";
+    case "integer":
+      return Number.isInteger(value) && (value as number) >= -2147483648 && (value as number) <= 2147483647;
+    case "bigint":
+      return Number.isSafeInteger(value) || (typeof value === "string" && /^-?\d{1,19}$/.test(value));
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "boolean":
+      return typeof value === "boolean";
+    case "timestamp":
+      return typeof value === "string" && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));
+    case "date":
+      return typeof value === "string" && ISO_DATE.test(value);
+    case "uuid":
+      return typeof value === "string" && UUID.test(value);
+    case "json":
+      return value !== undefined;
+    case "vector":
+      return (
+        Array.isArray(value) &&
+        value.length === dimensions &&
+        value.every((n) => typeof n === "number" && Number.isFinite(n))
+      );
+  }
+  return false;
+}
+
+/** ISO 8601 timestamp with seconds and an offset (`2026-11-01T12:00:00Z`). */
+export const ISO_TIMESTAMP =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:[12]\d|0[1-9]|3[01])[T ](?:[01]\d|2[0-3])(?::[0-5]\d){2}(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)$/;
+export const ISO_DATE = /^\d{4}-(?:0[1-9]|1[0-2])-(?:[12]\d|0[1-9]|3[01])$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Why a (name-valid) column spec is inconsistent, or null. */
+export function columnProblem(column: ColumnSpec): string | null {
+  if (column.type === "vector") {
+    const d = column.dimensions;
+    if (d === undefined) return `${column.name}: vector columns need "dimensions"`;
+    if (!Number.isInteger(d) || d < 1 || d > MAX_VECTOR_DIMENSIONS) {
+      return `${column.name}: dimensions must be an integer from 1 to ${MAX_VECTOR_DIMENSIONS}`;
+    }
+    if (column.unique) return `${column.name}: vector columns cannot be unique`;
+  } else if (column.dimensions !== undefined) {
+    return `${column.name}: "dimensions" only applies to vector columns`;
+  }
+  if (column.unique && column.type === "json") return `${column.name}: json columns cannot be unique`;
+  if (column.default !== undefined && column.default !== null) {
+    if (!isValidValue(column.type, column.default, column.dimensions)) {
+      return `${column.name}: default is not a valid ${column.type} value`;
+    }
+    if (JSON.stringify(column.default).includes("\\u0000")) {
+      return `${column.name}: default must not contain NUL characters`;
+    }
+  }
+  return null;
+}
+
+/** One column as declared by the developer. */
+export const ColumnSpecSchema = v.pipe(
+  v.strictObject({
+    name: nameSchema("column"),
+    type: v.picklist(
+      COLUMN_TYPES as unknown as ColumnType[],
+      `type must be one of: ${COLUMN_TYPES.join(", ")}`,
+    ),
+    required: v.optional(v.boolean()),
+    default: v.optional(v.unknown()),
+    unique: v.optional(v.boolean()),
+    description: v.optional(v.pipe(v.string(), v.maxLength(500))),
+    dimensions: v.optional(v.pipe(v.number(), v.integer())),
+  }),
+  v.check(
+    (column) => columnProblem(column as ColumnSpec) === null,
+    (issue) => columnProblem(issue.input as ColumnSpec) ?? "",
+  ),
+  v.transform((column) => normalizeColumn(column as ColumnSpec)),
+);
+
+/** Drop absent / falsy-default fields so stored and returned specs are minimal and stable. */
+export function normalizeColumn(column: ColumnSpec): ColumnSpec {
+  const out: ColumnSpec = { name: column.name, type: column.type };
+  if (column.required) out.required = true;
+  if (column.default !== undefined && column.default !== null) out.default = column.default;
+  if (column.unique) out.unique = true;
+  if (column.description !== undefined) out.description = column.description;
+  if (column.dimensions !== undefined) out.dimensions = column.dimensions;
+  return out;
+}
+
+export const AccessSchema = v.strictObject({
+  read: v.optional(v.picklist(["public", "owner"]), DEFAULT_ACCESS.read),
+  write: v.optional(v.picklist(["owner", "developer"]), DEFAULT_ACCESS.write),
+});
+
+const duplicateName = (names: string[]): string | undefined =>
+  names.find((name, i) => names.indexOf(name) !== i);
+
+const columnListSchema = v.pipe(
+  v.array(ColumnSpecSchema),
+  v.maxLength(MAX_COLUMNS, `at most ${MAX_COLUMNS} columns`),
+  v.check(
+    (columns) => duplicateName(columns.map((c) => c.name)) === undefined,
+    (issue) => `duplicate column "${duplicateName((issue.input as ColumnSpec[]).map((c) => c.name))}"`,
+  ),
+);
+
+/** `POST /v1/admin/projects/:id/collections` body. */
+export const CollectionDefinitionSchema = v.strictObject({
+  name: nameSchema("collection"),
+  columns: v.optional(columnListSchema, []),
+  access: v.optional(AccessSchema, DEFAULT_ACCESS),
+});
+export type CollectionDefinition = v.InferOutput<typeof CollectionDefinitionSchema>;
+
+/** `PATCH …/collections/:name` body: add / drop columns, change the policy. */
+export const AlterCollectionSchema = v.pipe(
+  v.strictObject({
+    add_columns: v.optional(columnListSchema),
+    drop_columns: v.optional(v.array(v.string())),
+    access: v.optional(
+      v.strictObject({
+        read: v.optional(v.picklist(["public", "owner"])),
+        write: v.optional(v.picklist(["owner", "developer"])),
+      }),
+    ),
+  }),
+  v.check(
+    (body) => body.add_columns !== undefined || body.drop_columns !== undefined || body.access !== undefined,
+    "nothing to change: give add_columns, drop_columns or access",
+  ),
+);
+export type AlterCollection = v.InferOutput<typeof AlterCollectionSchema>;
+
+/**
+ * Apply an alteration to a collection's metadata, checking it against the current columns.
+ * Returns the new metadata (the DDL is derived from the same alteration).
+ */
+export function alterMeta(meta: CollectionMeta, change: AlterCollection): CollectionMeta {
+  const drop = change.drop_columns ?? [];
+  const existing = new Set(meta.columns.map((c) => c.name));
+  for (const name of drop) {
+    if ((SERVER_COLUMNS as readonly string[]).includes(name)) {
+      throw invalidInput(`"${name}" is a server-managed column and cannot be dropped`);
+    }
+    if (!existing.has(name)) throw invalidInput(`no column "${name}" to drop`);
+  }
+  const kept = meta.columns.filter((c) => !drop.includes(c.name));
+  const keptNames = new Set(kept.map((c) => c.name));
+  for (const column of change.add_columns ?? []) {
+    if (keptNames.has(column.name)) throw conflict(`column "${column.name}" already exists`);
+  }
+  const columns = [...kept, ...(change.add_columns ?? [])];
+  if (columns.length > MAX_COLUMNS) throw invalidInput(`at most ${MAX_COLUMNS} columns`);
+  return {
+    ...meta,
+    columns,
+    access: { ...meta.access, ...change.access },
+  };
+}

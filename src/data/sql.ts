@@ -1,0 +1,392 @@
+/**
+ * SQL compilation for collections — pure: metadata + validated input in, drizzle `sql` out; nothing
+ * here executes. Identifiers only ever come from validated metadata and go through
+ * `sql.identifier`; values are always bound parameters (column defaults in DDL are the one literal,
+ * see values.ts). Row results are built as JSON in SQL (`row_to_json`) so every driver returns the
+ * same shapes: ISO timestamps, numbers, arrays, vectors as number arrays.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import { invalidInput } from "../errors.ts";
+import {
+  type AlterCollection,
+  arrayElementType,
+  type CollectionMeta,
+  type ColumnSpec,
+  type ColumnType,
+  isValidValue,
+  ORDERABLE_TYPES,
+  pgType,
+} from "./columns.ts";
+import type { CursorPosition } from "./cursor.ts";
+import type { Metric, Where } from "./schemas.ts";
+import { acceptsBareValue, operatorsFor, visibleColumns } from "./schemas.ts";
+import { bind, bindList, defaultLiteral } from "./values.ts";
+
+type Column = Pick<ColumnSpec, "name" | "type" | "dimensions" | "required">;
+
+/** Deepest `and` / `or` / `not` nesting and most conditions one `where` may have. */
+export const MAX_WHERE_DEPTH = 8;
+export const MAX_WHERE_CONDITIONS = 100;
+/** Most groups one aggregate returns. */
+export const MAX_GROUPS = 1000;
+
+/** The Postgres schema holding a project's collection tables: `app_<project uuid hex>`. */
+export function projectSchemaName(projectId: string): string {
+  const hex = projectId.replace(/-/g, "").toLowerCase();
+  if (!/^[0-9a-f]{32}$/.test(hex)) throw invalidInput("invalid project id");
+  return `app_${hex}`;
+}
+
+/** `"app_…"."<collection>"` */
+export const tableRef = (meta: Pick<CollectionMeta, "projectId" | "name">): SQL =>
+  sql`${sql.identifier(projectSchemaName(meta.projectId))}.${sql.identifier(meta.name)}`;
+
+/** `t."<column>"` — every row query aliases the table as `t`. */
+export const col = (name: string): SQL => sql`t.${sql.identifier(name)}`;
+
+// ─── DDL ────────────────────────────────────────────────────────────────────────────────────────
+
+function columnDefinition(column: ColumnSpec): SQL {
+  const parts: SQL[] = [sql`${sql.identifier(column.name)} ${sql.raw(pgType(column))}`];
+  if (column.required) parts.push(sql`NOT NULL`);
+  if (column.default !== undefined && column.default !== null)
+    parts.push(sql`DEFAULT ${defaultLiteral(column)}`);
+  if (column.unique) parts.push(sql`UNIQUE`);
+  return sql.join(parts, sql` `);
+}
+
+const vectorIndex = (meta: CollectionMeta, column: ColumnSpec): SQL =>
+  sql`CREATE INDEX ON ${tableRef(meta)} USING hnsw (${sql.identifier(column.name)} vector_cosine_ops)`;
+
+/** Statements creating a collection's table (and the project schema) with its indexes. */
+export function createTableStatements(meta: CollectionMeta): SQL[] {
+  const table = tableRef(meta);
+  const columns = [
+    sql`id uuid PRIMARY KEY`,
+    ...meta.columns.map(columnDefinition),
+    sql`owner_id uuid`,
+    sql`created_at timestamptz NOT NULL DEFAULT now()`,
+    sql`updated_at timestamptz NOT NULL DEFAULT now()`,
+    sql`deleted_at timestamptz`,
+  ];
+  return [
+    sql`CREATE SCHEMA IF NOT EXISTS ${sql.identifier(projectSchemaName(meta.projectId))}`,
+    sql`CREATE TABLE ${table} (${sql.join(columns, sql`, `)})`,
+    // Partial indexes: every row query filters `deleted_at IS NULL`.
+    sql`CREATE INDEX ON ${table} (created_at, id) WHERE deleted_at IS NULL`,
+    sql`CREATE INDEX ON ${table} (owner_id, created_at, id) WHERE deleted_at IS NULL`,
+    ...meta.columns.filter((c) => c.type === "vector").map((c) => vectorIndex(meta, c)),
+  ];
+}
+
+/** Statements applying an alteration (drops first, then adds, in one ALTER TABLE). */
+export function alterTableStatements(meta: CollectionMeta, change: AlterCollection): SQL[] {
+  const actions = [
+    ...(change.drop_columns ?? []).map((name) => sql`DROP COLUMN ${sql.identifier(name)}`),
+    ...(change.add_columns ?? []).map((column) => sql`ADD COLUMN ${columnDefinition(column)}`),
+  ];
+  if (!actions.length) return [];
+  return [
+    sql`ALTER TABLE ${tableRef(meta)} ${sql.join(actions, sql`, `)}`,
+    ...(change.add_columns ?? []).filter((c) => c.type === "vector").map((c) => vectorIndex(meta, c)),
+  ];
+}
+
+/** Statement dropping a collection's table. */
+export const dropTableStatement = (meta: CollectionMeta): SQL => sql`DROP TABLE IF EXISTS ${tableRef(meta)}`;
+
+// ─── row JSON ───────────────────────────────────────────────────────────────────────────────────
+
+const SAFE_INT = "9007199254740991";
+
+/** The JSON-ready output expression of a column (bigint outside ±2^53 as a string, vectors as arrays). */
+function outputExpression(column: Column): SQL {
+  const ref = col(column.name);
+  if (column.type === "bigint") {
+    return sql`CASE WHEN ${ref} BETWEEN ${sql.raw(`-${SAFE_INT}`)} AND ${sql.raw(SAFE_INT)} THEN to_json(${ref}) ELSE to_json(${ref}::text) END`;
+  }
+  if (column.type === "vector") return sql`${ref}::real[]`;
+  return ref;
+}
+
+/** Key order of a row: id, the user columns, then owner and timestamps. */
+export function rowColumns(meta: CollectionMeta): Column[] {
+  return [
+    { name: "id", type: "uuid" },
+    ...meta.columns,
+    { name: "owner_id", type: "uuid" },
+    { name: "created_at", type: "timestamp" },
+    { name: "updated_at", type: "timestamp" },
+  ];
+}
+
+function rowSelectList(meta: CollectionMeta, extra: SQL[] = []): SQL {
+  return sql.join(
+    [...rowColumns(meta).map((c) => sql`${outputExpression(c)} AS ${sql.identifier(c.name)}`), ...extra],
+    sql`, `,
+  );
+}
+
+/** `SELECT row_to_json(r) AS row FROM <source> AS t CROSS JOIN LATERAL (SELECT <columns>) AS r` */
+function rowsFrom(meta: CollectionMeta, source: SQL, extra: SQL[] = []): SQL {
+  return sql`SELECT row_to_json(r) AS row FROM ${source} AS t CROSS JOIN LATERAL (SELECT ${rowSelectList(meta, extra)}) AS r`;
+}
+
+const whereClause = (conditions: SQL[]): SQL =>
+  conditions.length ? sql` WHERE ${sql.join(conditions, sql` AND `)}` : sql``;
+
+/** Rows not soft-deleted. */
+export const notDeleted = sql`t.deleted_at IS NULL`;
+/** Rows owned by an end user. */
+export const ownedBy = (userId: string): SQL => sql`t.owner_id = ${userId}::uuid`;
+
+// ─── where ──────────────────────────────────────────────────────────────────────────────────────
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+function operatorCondition(column: Column, op: string, value: unknown): SQL {
+  const ref = col(column.name);
+  const element = arrayElementType(column.type);
+  switch (op) {
+    case "eq":
+      return sql`${ref} = ${bind(column, value)}`;
+    case "neq":
+      // NULL counts as "not equal": neq is the complement of eq.
+      return sql`${ref} IS DISTINCT FROM ${bind(column, value)}`;
+    case "gt":
+      return sql`${ref} > ${bind(column, value)}`;
+    case "gte":
+      return sql`${ref} >= ${bind(column, value)}`;
+    case "lt":
+      return sql`${ref} < ${bind(column, value)}`;
+    case "lte":
+      return sql`${ref} <= ${bind(column, value)}`;
+    case "in":
+      return sql`${ref} = ANY(${bindList(column.type, value as unknown[])})`;
+    case "nin":
+      return sql`(${ref} IS NULL OR ${ref} <> ALL(${bindList(column.type, value as unknown[])}))`;
+    case "like":
+      return sql`${ref} LIKE ${value as string}::text`;
+    case "ilike":
+      return sql`${ref} ILIKE ${value as string}::text`;
+    case "starts_with":
+      return sql`starts_with(${ref}, ${value as string}::text)`;
+    case "is_null":
+      return value ? sql`${ref} IS NULL` : sql`${ref} IS NOT NULL`;
+    case "contains":
+      if (element) return sql`${ref} @> ${bindList(element, value as unknown[])}`;
+      return sql`${ref} @> ${JSON.stringify(value)}::jsonb`;
+    case "overlaps":
+      return sql`${ref} && ${bindList(element as ColumnType, value as unknown[])}`;
+    case "has_key":
+      return sql`jsonb_exists(${ref}, ${value as string}::text)`;
+  }
+  throw invalidInput(`where.${column.name}: unknown operator "${op}"`);
+}
+
+interface WhereState {
+  columns: Map<string, Column>;
+  conditions: number;
+}
+
+function compileNode(where: Where, state: WhereState, depth: number, path: string): SQL {
+  if (depth > MAX_WHERE_DEPTH)
+    throw invalidInput(`${path}: filters nest deeper than ${MAX_WHERE_DEPTH} levels`);
+  const parts: SQL[] = [];
+  for (const [key, value] of Object.entries(where)) {
+    if (value === undefined) continue;
+    if (key === "and" || key === "or") {
+      const list = (value as Where[]).map((w, i) => compileNode(w, state, depth + 1, `${path}.${key}.${i}`));
+      parts.push(sql`(${sql.join(list, key === "and" ? sql` AND ` : sql` OR `)})`);
+      continue;
+    }
+    if (key === "not") {
+      parts.push(sql`NOT COALESCE(${compileNode(value as Where, state, depth + 1, `${path}.not`)}, false)`);
+      continue;
+    }
+    const column = state.columns.get(key);
+    if (!column) throw invalidInput(`${path}: unknown column "${key}"`);
+    const operators: [string, unknown][] = isPlainObject(value)
+      ? Object.entries(value).filter(([, v]) => v !== undefined)
+      : [["eq", value]];
+    for (const [op, operand] of operators) {
+      if (!operatorsFor(column.type).includes(op) || (op === "eq" && !acceptsBareValue(column.type))) {
+        throw invalidInput(`${path}.${key}: operator "${op}" is not available for ${column.type} columns`);
+      }
+      if (++state.conditions > MAX_WHERE_CONDITIONS) {
+        throw invalidInput(`${path}: more than ${MAX_WHERE_CONDITIONS} conditions`);
+      }
+      parts.push(operatorCondition(column, op, operand));
+    }
+  }
+  return parts.length ? sql`(${sql.join(parts, sql` AND `)})` : sql`TRUE`;
+}
+
+/** Compile a validated `where` into a condition on alias `t`. */
+export function compileWhere(meta: CollectionMeta, where: Where): SQL {
+  const columns = new Map<string, Column>(visibleColumns(meta).map((c) => [c.name, c]));
+  return compileNode(where, { columns, conditions: 0 }, 0, "where");
+}
+
+// ─── order + keyset ─────────────────────────────────────────────────────────────────────────────
+
+/** A parsed `"<column> asc|desc"`. */
+export interface Order {
+  column: Column;
+  desc: boolean;
+  /** Canonical signature carried by cursors. */
+  signature: string;
+}
+
+export const DEFAULT_ORDER = "created_at desc";
+
+/** Parse an order string against the collection's orderable columns. */
+export function parseOrder(meta: CollectionMeta, order: string = DEFAULT_ORDER): Order {
+  const match = /^([a-z][a-z0-9_]*)(?:\s+(asc|desc))?$/i.exec(order.trim());
+  const column = match && visibleColumns(meta).find((c) => c.name === match[1]);
+  if (!match || !column || !ORDERABLE_TYPES.includes(column.type)) {
+    throw invalidInput(`order: expected "<column> asc|desc" over a sortable column, got "${order}"`);
+  }
+  const desc = (match[2] ?? "asc").toLowerCase() === "desc";
+  const serverNotNull = column.name === "id" || column.name === "created_at" || column.name === "updated_at";
+  return {
+    column: { ...column, required: serverNotNull || Boolean((column as ColumnSpec).required) },
+    desc,
+    signature: `${column.name} ${desc ? "desc" : "asc"}`,
+  };
+}
+
+/** ORDER BY: the column (NULLs sort as the greatest value, Postgres' default) then id. */
+export function orderBy(order: Order): SQL {
+  const dir = sql.raw(order.desc ? "DESC" : "ASC");
+  if (order.column.name === "id") return sql`t.id ${dir}`;
+  return sql`${col(order.column.name)} ${dir}, t.id ${dir}`;
+}
+
+/** The keyset condition "after this position" for an order, NULL-safe. */
+export function keysetCondition(order: Order, position: CursorPosition): SQL {
+  const { column, desc } = order;
+  if (position.value !== null && !isValidValue(column.type, position.value)) {
+    throw invalidInput("cursor: not a cursor returned by this collection");
+  }
+  const id = sql`${position.id}::uuid`;
+  const cmp = sql.raw(desc ? "<" : ">");
+  if (column.name === "id") return sql`t.id ${cmp} ${id}`;
+  const ref = col(column.name);
+  if (column.required) {
+    return sql`(${ref}, t.id) ${cmp} (${bind(column, position.value)}, ${id})`;
+  }
+  // NULL is the greatest value: last in ascending order, first in descending order.
+  if (position.value === null) {
+    return desc
+      ? sql`((${ref} IS NULL AND t.id < ${id}) OR ${ref} IS NOT NULL)`
+      : sql`(${ref} IS NULL AND t.id > ${id})`;
+  }
+  const value = bind(column, position.value);
+  return desc
+    ? sql`(${ref} < ${value} OR (${ref} = ${value} AND t.id < ${id}))`
+    : sql`(${ref} > ${value} OR (${ref} = ${value} AND t.id > ${id}) OR ${ref} IS NULL)`;
+}
+
+// ─── row statements ─────────────────────────────────────────────────────────────────────────────
+
+/** A page of rows: conditions ANDed, ordered, `limit` rows (callers ask for one extra). */
+export function selectPage(meta: CollectionMeta, conditions: SQL[], order: Order, limit: number): SQL {
+  return sql`${rowsFrom(meta, tableRef(meta))}${whereClause(conditions)} ORDER BY ${orderBy(order)} LIMIT ${limit}`;
+}
+
+/** One row by id under the given conditions. */
+export function selectById(meta: CollectionMeta, id: string, conditions: SQL[]): SQL {
+  return sql`${rowsFrom(meta, tableRef(meta))}${whereClause([sql`t.id = ${id}::uuid`, ...conditions])}`;
+}
+
+/** INSERT … RETURNING the row JSON. `values` holds validated writable columns only. */
+export function insertRow(
+  meta: CollectionMeta,
+  id: string,
+  ownerId: string | null,
+  values: Record<string, unknown>,
+): SQL {
+  const byName = new Map(meta.columns.map((c) => [c.name, c]));
+  const names = Object.keys(values).filter((name) => byName.has(name));
+  const columns = [sql`id`, sql`owner_id`, ...names.map((n) => sql.identifier(n))];
+  const params = [
+    sql`${id}::uuid`,
+    ownerId === null ? sql`NULL` : sql`${ownerId}::uuid`,
+    ...names.map((n) => bind(byName.get(n) as ColumnSpec, values[n])),
+  ];
+  const write = sql`INSERT INTO ${tableRef(meta)} (${sql.join(columns, sql`, `)}) VALUES (${sql.join(params, sql`, `)}) RETURNING *`;
+  return sql`WITH w AS (${write}) ${rowsFrom(meta, sql`w`)}`;
+}
+
+/** UPDATE (merge patch + updated_at) … RETURNING the row JSON. */
+export function updateRow(
+  meta: CollectionMeta,
+  id: string,
+  patch: Record<string, unknown>,
+  conditions: SQL[],
+): SQL {
+  const byName = new Map(meta.columns.map((c) => [c.name, c]));
+  const sets = Object.keys(patch)
+    .filter((name) => byName.has(name) && patch[name] !== undefined)
+    .map((name) => sql`${sql.identifier(name)} = ${bind(byName.get(name) as ColumnSpec, patch[name])}`);
+  sets.push(sql`updated_at = now()`);
+  const write = sql`UPDATE ${tableRef(meta)} AS t SET ${sql.join(sets, sql`, `)}${whereClause([sql`t.id = ${id}::uuid`, ...conditions])} RETURNING t.*`;
+  return sql`WITH w AS (${write}) ${rowsFrom(meta, sql`w`)}`;
+}
+
+/** Soft delete: stamp `deleted_at`; returns the id when a row matched. */
+export function softDeleteRow(meta: CollectionMeta, id: string, conditions: SQL[]): SQL {
+  return sql`UPDATE ${tableRef(meta)} AS t SET deleted_at = now()${whereClause([sql`t.id = ${id}::uuid`, ...conditions])} RETURNING t.id`;
+}
+
+/** Hard delete; returns the id when a row matched. */
+export function hardDeleteRow(meta: CollectionMeta, id: string, conditions: SQL[]): SQL {
+  return sql`DELETE FROM ${tableRef(meta)} AS t${whereClause([sql`t.id = ${id}::uuid`, ...conditions])} RETURNING t.id`;
+}
+
+/** Result key of a metric: `count`, `count_<column>`, `<fn>_<column>`. */
+export const metricKey = (metric: Metric): string =>
+  metric.column ? `${metric.fn}_${metric.column}` : metric.fn;
+
+function metricExpression(metric: Metric): SQL {
+  if (metric.fn === "count") return metric.column ? sql`count(${col(metric.column)})` : sql`count(*)`;
+  return sql`${sql.raw(metric.fn)}(${col(metric.column as string)})`;
+}
+
+/**
+ * Aggregate: one JSON object per group with the metric keys first, then the group columns; groups
+ * ordered by the group columns.
+ */
+export function aggregateRows(
+  meta: CollectionMeta,
+  metrics: Metric[],
+  groupBy: string[],
+  conditions: SQL[],
+): SQL {
+  const pairs = [
+    ...metrics.map((m) => sql`${metricKey(m)}::text, ${metricExpression(m)}`),
+    ...groupBy.map((name) => sql`${name}::text, ${col(name)}`),
+  ];
+  const groups = groupBy.map((name) => col(name));
+  const grouping = groups.length
+    ? sql` GROUP BY ${sql.join(groups, sql`, `)} ORDER BY ${sql.join(groups, sql`, `)} LIMIT ${MAX_GROUPS}`
+    : sql``;
+  return sql`SELECT json_build_object(${sql.join(pairs, sql`, `)}) AS row FROM ${tableRef(meta)} AS t${whereClause(conditions)}${grouping}`;
+}
+
+/** Nearest rows by cosine distance to `vector` on `column`, with `distance` in each row. */
+export function nearestRows(
+  meta: CollectionMeta,
+  column: ColumnSpec,
+  vector: number[],
+  conditions: SQL[],
+  limit: number,
+): SQL {
+  const distance = sql`${col(column.name)} <=> ${bind(column, vector)}`;
+  return sql`${rowsFrom(meta, tableRef(meta), [sql`(${distance})::float8 AS distance`])}${whereClause([
+    sql`${col(column.name)} IS NOT NULL`,
+    ...conditions,
+  ])} ORDER BY ${distance} LIMIT ${limit}`;
+}
