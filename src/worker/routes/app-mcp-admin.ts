@@ -6,10 +6,14 @@
  * development can set it so) the origin of the admin request is used instead. The hostname URL is
  * `https://<slug>.<APP_MCP_HOST_SUFFIX>/mcp` once a slug is set, else null.
  */
-import { sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { appMcpConfigs } from "../../../schema/index.ts";
+import {
+  appMcpConfigs,
+  collections as collectionsTable,
+  functions as functionsTable,
+} from "../../../schema/index.ts";
 import { AppError, invalidInput } from "../../errors.ts";
 import { type AppMcpSettings, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
@@ -100,15 +104,23 @@ appMcpAdminRoutes.put("/v1/admin/projects/:id/app-mcp/exposure", async (c) => {
     return c.json({ collections: config.exposedCollections, functions: config.exposedFunctions });
   }
 
-  const known = await c.var.db.execute(sql`
-    select 'collection' as kind, name from collections
-      where project_id = ${project.id} and name = any(${collections ?? []}::text[])
-    union all
-    select 'function' as kind, name from functions
-      where project_id = ${project.id} and name = any(${functions ?? []}::text[])`);
-  const found = new Set(
-    (known.rows as Array<{ kind: string; name: string }>).map((r) => `${r.kind}:${r.name}`),
-  );
+  const db = c.var.db;
+  const [knownCollections, knownFunctions] = await db.batch([
+    db
+      .select({ name: collectionsTable.name })
+      .from(collectionsTable)
+      .where(
+        and(eq(collectionsTable.projectId, project.id), inArray(collectionsTable.name, collections ?? [])),
+      ),
+    db
+      .select({ name: functionsTable.name })
+      .from(functionsTable)
+      .where(and(eq(functionsTable.projectId, project.id), inArray(functionsTable.name, functions ?? []))),
+  ]);
+  const found = new Set([
+    ...knownCollections.map((r) => `collection:${r.name}`),
+    ...knownFunctions.map((r) => `function:${r.name}`),
+  ]);
   const unknownCollections = (collections ?? []).filter((name) => !found.has(`collection:${name}`));
   const unknownFunctions = (functions ?? []).filter((name) => !found.has(`function:${name}`));
   const problems = [
