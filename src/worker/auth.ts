@@ -21,6 +21,7 @@ import {
   CREDENTIAL_PREFIX,
   constantTimeEqual,
   type ParsedCredential,
+  type PasswordHash,
   parseCredential,
   sha256Hex,
 } from "./crypto.ts";
@@ -95,6 +96,8 @@ interface Credentials {
   developer?: ParsedCredential;
   clientKey?: ParsedCredential;
   session?: ParsedCredential;
+  /** Sign-in: also fetch the key's project user with this email (saves a round trip). */
+  signinEmail?: string;
 }
 
 /** The one row every resolution reads; absent joins give nulls. */
@@ -110,6 +113,11 @@ interface ResolvedRow {
   session_live: boolean | null;
   user_id: string | null;
   user_email: string | null;
+  signin_user_id: string | null;
+  signin_email: string | null;
+  signin_hash: string | null;
+  signin_salt: string | null;
+  signin_iterations: number | string | null;
   project_id: string | null;
   project_name: string | null;
   project_developer_id: string | null;
@@ -141,6 +149,8 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
       s.project_id::text as session_project_id, s.secret_hash as session_hash,
       (s.revoked_at is null and s.expires_at > now()) as session_live,
       u.id::text as user_id, u.email as user_email,
+      su.id::text as signin_user_id, su.email as signin_email, su.password_hash as signin_hash,
+      su.password_salt as signin_salt, su.password_iterations as signin_iterations,
       p.id::text as project_id, p.name as project_name, p.developer_id::text as project_developer_id,
       p.meta_rev,
       m.enabled as mcp_enabled, m.auth_mode as mcp_auth_mode, m.slug as mcp_slug,
@@ -150,6 +160,7 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
     left join client_keys k on k.id = ${creds.clientKey?.id ?? null}::uuid
     left join sessions s on s.id = ${creds.session?.id ?? null}::uuid
     left join app_users u on u.id = s.user_id
+    left join app_users su on su.project_id = k.project_id and su.email = ${creds.signinEmail ?? null}::text
     left join projects p on ${projectCondition(join)}
     left join app_mcp_configs m on m.project_id = p.id
   `);
@@ -298,16 +309,40 @@ export async function authenticateProjectAdmin(
   return { developerId, project, config: settingsFrom(row) };
 }
 
-/** `X-Api-Key` alone (end-user sign-up / sign-in): the key's project. */
+/** A project user's stored password, as read for sign-in. */
+export interface SigninCandidate {
+  id: string;
+  email: string;
+  password: PasswordHash;
+}
+
+function signinCandidate(row: ResolvedRow): SigninCandidate | null {
+  if (!row.signin_user_id || row.signin_email === null || !row.signin_hash || !row.signin_salt) return null;
+  return {
+    id: row.signin_user_id,
+    email: row.signin_email,
+    password: { hash: row.signin_hash, salt: row.signin_salt, iterations: Number(row.signin_iterations) },
+  };
+}
+
+/**
+ * `X-Api-Key` alone (end-user sign-up / sign-in): the key's project. With `signinEmail`, the same
+ * round trip also returns that project's user with this email (or null) for the password check.
+ */
 export async function authenticateClientKey(
   c: Context<AppEnv>,
-): Promise<{ clientKeyId: string; project: ProjectRef }> {
+  options: { signinEmail?: string } = {},
+): Promise<{ clientKeyId: string; project: ProjectRef; signinUser: SigninCandidate | null }> {
   const cred = clientKeyCredential(c);
-  const row = await resolve(c.var.db, { clientKey: cred }, { fromClientKey: true });
+  const row = await resolve(
+    c.var.db,
+    { clientKey: cred, signinEmail: options.signinEmail },
+    { fromClientKey: true },
+  );
   await checkClientKey(cred, row);
   const project = projectFrom(row);
   if (!project) throw unauthorized("invalid or revoked client key");
-  return { clientKeyId: cred.id, project };
+  return { clientKeyId: cred.id, project, signinUser: signinCandidate(row) };
 }
 
 /** `X-Api-Key` + session Bearer without a project in the path (`/v1/auth/me`, sign-out). */

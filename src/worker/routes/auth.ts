@@ -3,11 +3,12 @@
  * /v1/auth/signout revokes the session; /v1/auth/me returns the signed-in user. Passwords are stored
  * as PBKDF2-SHA256 with a per-user salt; sessions as SHA-256 digests, expiring after 30 days.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
 import { appUsers, sessions } from "../../../schema/index.ts";
 import { conflict, unauthorized } from "../../errors.ts";
+import { parseInput } from "../../validate.ts";
 import { authenticateClientKey, authenticateEndUser, SESSION_TTL_MS } from "../auth.ts";
 import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from "../crypto.ts";
 import type { Db } from "../db.ts";
@@ -80,22 +81,19 @@ authRoutes.post("/v1/auth/signup", async (c) => {
 });
 
 authRoutes.post("/v1/auth/signin", async (c) => {
-  const { project } = await authenticateClientKey(c);
-  const input = await jsonBody(c, SigninSchema);
-  const db = c.var.db;
-  const [user] = await db
-    .select()
-    .from(appUsers)
-    .where(and(eq(appUsers.projectId, project.id), eq(appUsers.email, input.email)));
+  // The key check and the user lookup share one round trip, so the email is read before the key
+  // is checked; a bad key still answers 401 before any field error.
+  const body = await jsonBody(c, v.unknown());
+  const parsed = v.safeParse(SigninSchema, body);
+  const { project, signinUser: user } = await authenticateClientKey(c, {
+    signinEmail: parsed.success ? parsed.output.email : undefined,
+  });
+  const input = parseInput(SigninSchema, body);
   const ok = user
-    ? await verifyPassword(input.password, {
-        hash: user.passwordHash,
-        salt: user.passwordSalt,
-        iterations: user.passwordIterations,
-      })
+    ? await verifyPassword(input.password, user.password)
     : await burnPasswordCheck(input.password);
   if (!user || !ok) throw unauthorized(BAD_CREDENTIALS);
-  const session = await newSession(db, project.id, user.id);
+  const session = await newSession(c.var.db, project.id, user.id);
   await session.insert;
   return c.json({
     session_token: session.token,

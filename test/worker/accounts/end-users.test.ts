@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   api,
   apiJson,
@@ -115,6 +115,27 @@ describe("end-user auth", () => {
       json: { email: email.toUpperCase(), password: "password-c" },
     });
     expectError(dup, 409);
+  });
+
+  it("signs in with two database round trips: key + user lookup, then the session insert", async () => {
+    const dev = await signupDeveloper();
+    const user = await signupUser(dev.projectId, dev.clientKey);
+    const fetchSpy = vi.spyOn(globalThis, "fetch");
+    try {
+      const res = await apiJson("/v1/auth/signin", {
+        apiKey: dev.clientKey,
+        json: { email: user.email, password: user.password },
+      });
+      expect(res.status).toBe(200);
+      expect(fetchSpy).toHaveBeenCalledTimes(2);
+    } finally {
+      fetchSpy.mockRestore();
+    }
+  });
+
+  it("checks the client key before the body fields", async () => {
+    expectError(await apiJson("/v1/auth/signin", { apiKey: "junk", json: { email: 1 } }), 401);
+    expectError(await apiJson("/v1/auth/signup", { apiKey: "junk", json: {} }), 401);
   });
 
   it("validates the body: bad JSON, missing, mistyped fields and short passwords → 400", async () => {
