@@ -1,0 +1,275 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  createMcpHandlers,
+  type DecodedItem,
+  encodeMessage,
+  INVALID_REQUEST,
+  PARSE_ERROR,
+  StdioDecoder,
+  serveStdio,
+} from "../../src/mcp/index.ts";
+
+const enc = new TextEncoder();
+const cl = (json: string, header = "Content-Length", sep = "\r\n\r\n") =>
+  `${header}: ${enc.encode(json).byteLength}${sep}${json}`;
+
+function decodeAll(chunks: (string | Uint8Array)[], options?: ConstructorParameters<typeof StdioDecoder>[0]) {
+  const decoder = new StdioDecoder(options);
+  const items: DecodedItem[] = [];
+  for (const chunk of chunks) items.push(...decoder.push(chunk));
+  items.push(...decoder.end());
+  return { items, framing: decoder.framing };
+}
+
+const parseErr = { error: { code: PARSE_ERROR } };
+
+describe("StdioDecoder", () => {
+  const cases: [string, (string | Uint8Array)[], string | undefined, unknown[]][] = [
+    ["one NDJSON line", ['{"a":1}\n'], "ndjson", [{ message: { a: 1 } }]],
+    [
+      "several lines in one chunk",
+      ['{"a":1}\n{"b":2}\n[3]\n'],
+      "ndjson",
+      [{ message: { a: 1 } }, { message: { b: 2 } }, { message: [3] }],
+    ],
+    [
+      "CRLF line endings",
+      ['{"a":1}\r\n{"b":2}\r\n'],
+      "ndjson",
+      [{ message: { a: 1 } }, { message: { b: 2 } }],
+    ],
+    [
+      "a line split across chunks",
+      ['{"a":', '1}\n{"b"', ":2}\n"],
+      "ndjson",
+      [{ message: { a: 1 } }, { message: { b: 2 } }],
+    ],
+    [
+      "blank lines and leading whitespace are skipped",
+      ["\n  \n", '{"a":1}\n\n\n'],
+      "ndjson",
+      [{ message: { a: 1 } }],
+    ],
+    [
+      "garbage line → parse error, next line still decoded",
+      ['{"a":1}\nnot json\n{"b":2}\n'],
+      "ndjson",
+      [{ message: { a: 1 } }, parseErr, { message: { b: 2 } }],
+    ],
+    ["a final line without newline is decoded at end", ['{"a":1}'], "ndjson", [{ message: { a: 1 } }]],
+    ["Content-Length with CRLF", [cl('{"a":1}')], "content-length", [{ message: { a: 1 } }]],
+    [
+      "Content-Length with LF LF",
+      [cl('{"a":1}', "Content-Length", "\n\n")],
+      "content-length",
+      [{ message: { a: 1 } }],
+    ],
+    [
+      "header name is case-insensitive",
+      [cl('{"a":1}', "content-length") + cl("[2]", "CONTENT-LENGTH")],
+      "content-length",
+      [{ message: { a: 1 } }, { message: [2] }],
+    ],
+    [
+      "extra headers are ignored",
+      [`Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n${cl('{"a":1}')}`],
+      "content-length",
+      [{ message: { a: 1 } }],
+    ],
+    ["frame split byte by byte", [...cl('{"a":"xyz"}')], "content-length", [{ message: { a: "xyz" } }]],
+    [
+      "several frames in one chunk",
+      [cl("[1]") + cl("[2]") + cl("[3]")],
+      "content-length",
+      [{ message: [1] }, { message: [2] }, { message: [3] }],
+    ],
+    [
+      "body is not JSON → parse error, then resync",
+      [cl("nope") + cl("[2]")],
+      "content-length",
+      [parseErr, { message: [2] }],
+    ],
+    [
+      "a garbage header line → error, then resync",
+      [`hello there\r\n${cl("[2]")}`],
+      "content-length",
+      [parseErr, { message: [2] }],
+    ],
+    [
+      "a bad Content-Length value → error",
+      ["Content-Length: abc\r\n\r\n", cl("[2]")],
+      "content-length",
+      [parseErr, { message: [2] }],
+    ],
+    [
+      "headers without Content-Length → error",
+      ["X-Other: 1\r\n\r\n", cl("[2]")],
+      "content-length",
+      [parseErr, { message: [2] }],
+    ],
+    ["only whitespace: no framing yet", ["  \n\t"], undefined, []],
+  ];
+  it.each(cases)("%s", (_name, chunks, framing, expected) => {
+    const out = decodeAll(chunks);
+    expect(out.framing).toBe(framing);
+    expect(out.items).toMatchObject(expected);
+    expect(out.items).toHaveLength(expected.length);
+  });
+
+  it("decodes multibyte UTF-8 split inside a character (both framings)", () => {
+    const json = '{"s":"héllo ✓ 𝄞"}';
+    const bytes = enc.encode(`${json}\n`);
+    const framed = enc.encode(cl(json));
+    for (const data of [bytes, framed]) {
+      for (let cut = 1; cut < data.length; cut++) {
+        const { items } = decodeAll([data.subarray(0, cut), data.subarray(cut)]);
+        expect(items).toEqual([{ message: { s: "héllo ✓ 𝄞" } }]);
+      }
+    }
+  });
+
+  it("counts Content-Length in bytes, not characters", () => {
+    const json = '{"s":"ééé"}';
+    expect(decodeAll([cl(json) + cl("[1]")]).items).toEqual([{ message: { s: "ééé" } }, { message: [1] }]);
+  });
+
+  it("turns an oversized Content-Length frame into an error and skips its body", () => {
+    const big = JSON.stringify({ pad: "x".repeat(500) });
+    const { items } = decodeAll([cl(big).slice(0, 100), cl(big).slice(100), cl("[2]")], {
+      maxFrameBytes: 100,
+    });
+    expect(items).toMatchObject([{ error: { code: INVALID_REQUEST } }, { message: [2] }]);
+  });
+
+  it("turns an oversized NDJSON line into one error and resyncs at the next newline", () => {
+    const big = JSON.stringify({ pad: "x".repeat(500) });
+    const { items } = decodeAll([big.slice(0, 200), big.slice(200), "\n[2]\n"], { maxFrameBytes: 100 });
+    expect(items).toMatchObject([{ error: { code: INVALID_REQUEST } }, { message: [2] }]);
+  });
+
+  it("a header line that never ends is an error, not a hang", () => {
+    const { items } = decodeAll(["X".repeat(9000), "\r\n", cl("[2]")]);
+    expect(items).toMatchObject([parseErr, { message: [2] }]);
+  });
+
+  it("accepts NDJSON lines on a Content-Length connection", () => {
+    expect(decodeAll([cl("[1]"), '{"b":2}\n']).items).toEqual([{ message: [1] }, { message: { b: 2 } }]);
+  });
+
+  it("decodes any chunking of a message sequence identically (property)", () => {
+    const value = fc.jsonValue().filter((v) => v !== null && typeof v === "object");
+    fc.assert(
+      fc.property(
+        fc.array(value, { minLength: 1, maxLength: 5 }),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (messages, framed, cuts) => {
+          const framing = framed ? "content-length" : "ndjson";
+          const bytes = enc.encode(messages.map((m) => encodeMessage(m, framing)).join(""));
+          const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+          const chunks: Uint8Array[] = [];
+          let last = 0;
+          for (const p of points) {
+            chunks.push(bytes.subarray(last, p));
+            last = p;
+          }
+          chunks.push(bytes.subarray(last));
+          const out = decodeAll(chunks);
+          expect(out.framing).toBe(framing);
+          expect(out.items).toEqual(
+            JSON.parse(JSON.stringify(messages)).map((m: unknown) => ({ message: m })),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("never throws on random bytes", () => {
+    fc.assert(
+      fc.property(fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 6 }), (chunks) => {
+        expect(() => decodeAll(chunks, { maxFrameBytes: 32 })).not.toThrow();
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("encodeMessage", () => {
+  it("NDJSON: one line", () => {
+    expect(encodeMessage({ a: "é" }, "ndjson")).toBe('{"a":"é"}\n');
+  });
+  it("Content-Length: byte length header and CRLF CRLF", () => {
+    expect(encodeMessage({ a: "é" }, "content-length")).toBe('Content-Length: 10\r\n\r\n{"a":"é"}');
+  });
+});
+
+describe("serveStdio", () => {
+  const handlers = createMcpHandlers<null>({
+    serverInfo: { name: "s", version: "1" },
+    tools: { list: () => [], call: async () => ({ value: null }) },
+  });
+
+  async function* source(chunks: string[]) {
+    for (const chunk of chunks) yield enc.encode(chunk);
+  }
+
+  it("answers in NDJSON when the client speaks NDJSON, skipping notifications", async () => {
+    const out: string[] = [];
+    const framing = await serveStdio({
+      read: source([
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n',
+        '{"jsonrpc":"2.0","id":2,"method":"ping"}\nbad\n',
+      ]),
+      write: (s) => {
+        out.push(s);
+      },
+      handlers,
+      ctx: null,
+    });
+    expect(framing).toBe("ndjson");
+    expect(out.map((s) => JSON.parse(s))).toMatchObject([
+      { id: 1, result: { protocolVersion: "2025-06-18" } },
+      { id: 2, result: {} },
+      { id: null, error: { code: PARSE_ERROR } },
+    ]);
+    expect(out.every((s) => s.endsWith("\n") && s.indexOf("\n") === s.length - 1)).toBe(true);
+  });
+
+  it("answers with Content-Length frames when the client frames that way", async () => {
+    const out: string[] = [];
+    await serveStdio({
+      read: source([
+        cl('{"jsonrpc":"2.0","id":1,"method":"ping"}'),
+        cl('{"jsonrpc":"2.0","id":2,"method":"nope"}'),
+      ]),
+      write: (s) => {
+        out.push(s);
+      },
+      handlers,
+      ctx: null,
+    });
+    expect(out).toEqual([
+      cl('{"jsonrpc":"2.0","id":1,"result":{}}'),
+      cl('{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found: nope"}}'),
+    ]);
+  });
+
+  it("keeps the negotiated version per connection", async () => {
+    const out: string[] = [];
+    const session = {};
+    await serveStdio({
+      read: source([
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}\n',
+      ]),
+      write: (s) => {
+        out.push(s);
+      },
+      handlers,
+      ctx: null,
+      session,
+    });
+    expect(session).toEqual({ protocolVersion: "2024-11-05" });
+  });
+});
