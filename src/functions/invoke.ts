@@ -51,6 +51,21 @@ export function functionArgumentsSchema(fn: Pick<FunctionMeta, "mcp">): v.Generi
   return schema;
 }
 
+/**
+ * The description of a function's `<app>_fn_<name>` tool: the declared one, or — without a declared
+ * input schema — an honest note that the input is the generic `{body?, query?}`.
+ */
+export function functionToolDescription(fn: FunctionMeta): string {
+  const declared = fn.mcp?.description?.trim();
+  const base = declared || `Invoke the deployed function "${fn.name}" (version ${fn.version}).`;
+  if (fn.mcp?.input_schema) return base;
+  return (
+    `${base} This function declares no input schema, so its input is untyped: pass \`body\` (any JSON, ` +
+    "forwarded as the request body) and/or `query` (string parameters for the query string). " +
+    "The result is the function's HTTP status and JSON response."
+  );
+}
+
 /** What the upstream is told about the caller. */
 export interface InvocationIdentity {
   projectId: string;

@@ -8,6 +8,7 @@ import {
   buildUpstreamRequest,
   callUpstream,
   functionArgumentsSchema,
+  functionToolDescription,
   MAX_RESPONSE_BYTES,
   parseUpstreamBody,
 } from "../../../src/functions/invoke.ts";
@@ -111,6 +112,23 @@ describe("functionArgumentsSchema", () => {
 
   it("reuses the compiled schema for the same declaration", () => {
     expect(functionArgumentsSchema(typed)).toBe(functionArgumentsSchema({ mcp: structuredClone(typed.mcp) }));
+  });
+});
+
+describe("functionToolDescription", () => {
+  it("uses the declared description of a typed function as is", () => {
+    expect(functionToolDescription(typed)).toBe("Send the welcome email.");
+  });
+
+  it("says honestly that an untyped function takes {body?, query?}", () => {
+    const text = functionToolDescription(untyped);
+    expect(text).toContain('"ping"');
+    expect(text).toMatch(/declares no input schema/);
+    expect(text).toContain("`body`");
+    expect(text).toContain("`query`");
+    expect(functionToolDescription({ ...untyped, mcp: { description: "Pings." } })).toMatch(
+      /^Pings\. This function/,
+    );
   });
 });
 

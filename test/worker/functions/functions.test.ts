@@ -53,6 +53,7 @@ describe("deploy, versions, promote, delete", () => {
       url: `${echoUrl}/v1`,
       active: true,
       mcp: WELCOME,
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/),
     });
     expect(await metaRev(dev.projectId)).toBe(rev0 + 1);
 
