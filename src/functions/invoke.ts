@@ -30,23 +30,21 @@ export const GenericInvokeInputSchema = v.strictObject({
 });
 export type GenericInvokeInput = v.InferOutput<typeof GenericInvokeInputSchema>;
 
-const compiled = new Map<string, v.GenericSchema>();
-const COMPILED_CACHE_LIMIT = 512;
+/** Compiled schemas by declaration object: metadata cached in memory compiles once. */
+const compiled = new WeakMap<object, v.GenericSchema>();
 
 /**
  * The valibot schema a function's arguments are validated with: the declared input schema converted
- * (cached by its JSON text), or `GenericInvokeInputSchema` when none was declared. The tool generator
- * converts the same schema to the tool's JSON Schema.
+ * (cached per declaration object), or `GenericInvokeInputSchema` when none was declared. The tool
+ * generator converts the same schema to the tool's JSON Schema.
  */
 export function functionArgumentsSchema(fn: Pick<FunctionMeta, "mcp">): v.GenericSchema {
   const declared = fn.mcp?.input_schema;
   if (!declared) return GenericInvokeInputSchema;
-  const key = JSON.stringify(declared);
-  let schema = compiled.get(key);
+  let schema = compiled.get(declared);
   if (!schema) {
     schema = inputSchemaToValibot(declared);
-    if (compiled.size >= COMPILED_CACHE_LIMIT) compiled.clear();
-    compiled.set(key, schema);
+    compiled.set(declared, schema);
   }
   return schema;
 }

@@ -110,8 +110,9 @@ describe("functionArgumentsSchema", () => {
     });
   });
 
-  it("reuses the compiled schema for the same declaration", () => {
-    expect(functionArgumentsSchema(typed)).toBe(functionArgumentsSchema({ mcp: structuredClone(typed.mcp) }));
+  it("reuses the compiled schema for the same declaration object", () => {
+    expect(functionArgumentsSchema(typed)).toBe(functionArgumentsSchema({ mcp: { ...typed.mcp } }));
+    expect(functionArgumentsSchema(typed)).not.toBe(functionArgumentsSchema({ mcp: structuredClone(typed.mcp) }));
   });
 });
 
