@@ -270,7 +270,21 @@ function filterSchema(
   const doc = acceptsBareValue(column.type)
     ? `${label}${column.type}: a value (equals) or {${Object.keys(entries).join(", ")}}`
     : `${label}${column.type}: {${Object.keys(entries).join(", ")}}`;
-  const schema = acceptsBareValue(column.type) ? v.union([value, operators]) : operators;
+  const schema = acceptsBareValue(column.type)
+    ? v.union([value, operators], (issue) => {
+        const input = issue.input;
+        if (typeof input === "object" && input !== null && !Array.isArray(input)) {
+          // An operator object: report what is wrong inside it, not "expected (value | Object)".
+          const inner = v.safeParse(operators, input);
+          if (!inner.success) {
+            const first = inner.issues[0];
+            const path = first.expected === "never" ? null : v.getDotPath(first);
+            return path ? `${path}: ${first.message}` : first.message;
+          }
+        }
+        return `Expected a ${column.type} value or an object of operators (${Object.keys(entries).join(", ")})`;
+      })
+    : operators;
   return v.pipe(schema, v.description(doc));
 }
 

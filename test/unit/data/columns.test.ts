@@ -1,0 +1,154 @@
+import * as v from "valibot";
+import { describe, expect, it } from "vitest";
+import {
+  AlterCollectionSchema,
+  alterMeta,
+  CollectionDefinitionSchema,
+  type CollectionMeta,
+  MAX_COLLECTION_NAME_LENGTH,
+  nameProblem,
+  pgType,
+} from "../../../src/data/columns.ts";
+
+const parse = (input: unknown) => v.safeParse(CollectionDefinitionSchema, input);
+const firstMessage = (input: unknown) => {
+  const result = parse(input);
+  return result.success ? null : result.issues[0].message;
+};
+
+describe("names", () => {
+  it("accepts lowercase identifiers", () => {
+    expect(nameProblem("recipes", "collection")).toBeNull();
+    expect(nameProblem("a1_b2", "column")).toBeNull();
+  });
+
+  it("refuses names that are not lowercase identifiers, including SQL fragments", () => {
+    for (const name of [
+      "Recipes",
+      "1abc",
+      "_x",
+      "a-b",
+      "a b",
+      'x"; drop table y; --',
+      "x'y",
+      "ключ",
+      "",
+      "a/*b*/",
+    ]) {
+      expect(nameProblem(name, "collection"), name).toMatch(/lowercase identifier/);
+    }
+  });
+
+  it("keeps <name>_find_nearest within the 64-character MCP tool-name limit", () => {
+    const longest = "a".repeat(MAX_COLLECTION_NAME_LENGTH);
+    expect(nameProblem(longest, "collection")).toBeNull();
+    expect(`${longest}_find_nearest`.length).toBe(64);
+    expect(nameProblem(`${longest}a`, "collection")).toMatch(/at most 51/);
+  });
+
+  it("refuses reserved words and server-managed names", () => {
+    expect(nameProblem("select", "collection")).toMatch(/reserved/);
+    expect(nameProblem("order", "column")).toMatch(/reserved/);
+    expect(nameProblem("and", "column")).toMatch(/reserved/);
+    expect(nameProblem("pg_stat", "collection")).toMatch(/reserved/);
+    for (const name of ["id", "created_at", "updated_at", "deleted_at", "owner_id"]) {
+      expect(nameProblem(name, "column")).toMatch(/server-managed/);
+    }
+  });
+});
+
+describe("CollectionDefinitionSchema", () => {
+  it("parses the DESIGN.md example with the default policy (read owner, write owner)", () => {
+    const result = parse({
+      name: "recipes",
+      columns: [
+        { name: "title", type: "text", required: true, description: "Dish name" },
+        { name: "calories", type: "integer" },
+        { name: "tags", type: "text[]" },
+        { name: "embedding", type: "vector", dimensions: 3 },
+      ],
+    });
+    expect(result.success).toBe(true);
+    expect(result.output).toEqual({
+      name: "recipes",
+      columns: [
+        { name: "title", type: "text", required: true, description: "Dish name" },
+        { name: "calories", type: "integer" },
+        { name: "tags", type: "text[]" },
+        { name: "embedding", type: "vector", dimensions: 3 },
+      ],
+      access: { read: "owner", write: "owner" },
+    });
+  });
+
+  it("checks vector dimensions, unknown types, duplicates and defaults", () => {
+    expect(firstMessage({ name: "a", columns: [{ name: "v", type: "vector" }] })).toMatch(/dimensions/);
+    expect(firstMessage({ name: "a", columns: [{ name: "v", type: "vector", dimensions: 0 }] })).toMatch(
+      /dimensions/,
+    );
+    expect(firstMessage({ name: "a", columns: [{ name: "n", type: "int" }] })).toMatch(/type must be one of/);
+    expect(
+      firstMessage({
+        name: "a",
+        columns: [
+          { name: "n", type: "text" },
+          { name: "n", type: "integer" },
+        ],
+      }),
+    ).toMatch(/duplicate column "n"/);
+    expect(firstMessage({ name: "a", columns: [{ name: "n", type: "integer", default: "x" }] })).toMatch(
+      /default is not a valid integer/,
+    );
+    expect(firstMessage({ name: "a", columns: [{ name: "n", type: "text", dimensions: 2 }] })).toMatch(
+      /only applies to vector/,
+    );
+    expect(firstMessage({ name: "a", columns: [{ name: "id", type: "text" }] })).toMatch(/server-managed/);
+    expect(firstMessage({ name: "a", access: { read: "everyone" } })).not.toBeNull();
+  });
+
+  it("maps column types to Postgres types", () => {
+    expect(pgType({ type: "number" })).toBe("double precision");
+    expect(pgType({ type: "timestamp" })).toBe("timestamptz");
+    expect(pgType({ type: "json" })).toBe("jsonb");
+    expect(pgType({ type: "date[]" })).toBe("date[]");
+    expect(pgType({ type: "vector", dimensions: 3 })).toBe("vector(3)");
+  });
+});
+
+describe("alterMeta", () => {
+  const meta: CollectionMeta = {
+    projectId: "00000000-0000-4000-8000-000000000000",
+    name: "recipes",
+    columns: [
+      { name: "title", type: "text" },
+      { name: "tags", type: "text[]" },
+    ],
+    access: { read: "owner", write: "owner" },
+  };
+  const change = (input: unknown) => v.parse(AlterCollectionSchema, input);
+
+  it("adds, drops and changes the policy", () => {
+    const next = alterMeta(
+      meta,
+      change({
+        add_columns: [{ name: "calories", type: "integer" }],
+        drop_columns: ["tags"],
+        access: { read: "public" },
+      }),
+    );
+    expect(next.columns.map((c) => c.name)).toEqual(["title", "calories"]);
+    expect(next.access).toEqual({ read: "public", write: "owner" });
+  });
+
+  it("refuses unknown or server-managed drops and duplicate adds", () => {
+    expect(() => alterMeta(meta, change({ drop_columns: ["nope"] }))).toThrow(/no column "nope"/);
+    expect(() => alterMeta(meta, change({ drop_columns: ["id"] }))).toThrow(/server-managed/);
+    expect(() => alterMeta(meta, change({ add_columns: [{ name: "title", type: "text" }] }))).toThrow(
+      /already exists/,
+    );
+  });
+
+  it("requires something to change", () => {
+    expect(v.safeParse(AlterCollectionSchema, {}).success).toBe(false);
+  });
+});
