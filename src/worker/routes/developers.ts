@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { appMcpConfigs, clientKeys, developers, developerTokens, projects } from "../../../schema/index.ts";
 import { conflict } from "../../errors.ts";
 import { issueCredential } from "../crypto.ts";
+import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
 
@@ -45,11 +46,19 @@ export function isUniqueViolation(err: unknown): boolean {
   return false;
 }
 
-export const developerRoutes = new Hono<AppEnv>();
+/** The sign-up answer: the token and the client key appear here and nowhere else, ever. */
+export interface DeveloperSignupResult {
+  developer: { id: string; email: string };
+  token: string;
+  project: { id: string; name: string };
+  client_key: string;
+}
 
-developerRoutes.post("/v1/developers/signup", async (c) => {
-  const input = await jsonBody(c, DeveloperSignupSchema);
-  const db = c.var.db;
+/**
+ * Create a developer with token, first project, its app-MCP config and a client key in one batch
+ * (ids generated here so the rows can reference each other). 409 when the email is taken.
+ */
+export async function signupDeveloper(db: Db, input: DeveloperSignup): Promise<DeveloperSignupResult> {
   const developerId = crypto.randomUUID();
   const projectId = crypto.randomUUID();
   const projectName = input.project_name ?? FIRST_PROJECT_NAME;
@@ -67,13 +76,17 @@ developerRoutes.post("/v1/developers/signup", async (c) => {
     if (isUniqueViolation(err)) throw conflict("a developer with this email already exists");
     throw err;
   }
-  return c.json(
-    {
-      developer: { id: developerId, email: input.email },
-      token: token.token,
-      project: { id: projectId, name: projectName },
-      client_key: key.token,
-    },
-    201,
-  );
+  return {
+    developer: { id: developerId, email: input.email },
+    token: token.token,
+    project: { id: projectId, name: projectName },
+    client_key: key.token,
+  };
+}
+
+export const developerRoutes = new Hono<AppEnv>();
+
+developerRoutes.post("/v1/developers/signup", async (c) => {
+  const input = await jsonBody(c, DeveloperSignupSchema);
+  return c.json(await signupDeveloper(c.var.db, input), 201);
 });
