@@ -1,7 +1,59 @@
 /**
- * The app's own MCP endpoint: /app/:projectId/mcp and <slug>.<APP_MCP_HOST_SUFFIX>/mcp.
+ * The app's own MCP endpoint: /app/:projectId/mcp and <slug>.<APP_MCP_HOST_SUFFIX>/mcp. Both
+ * addresses serve the same surface with the same auth, kill switch, auth mode and allowlist.
  */
+import type { Context } from "hono";
 import { Hono } from "hono";
+import { forbidden } from "../../errors.ts";
+import { handleMcpHttpRequest } from "../../mcp/index.ts";
+import { appMcpHandlers } from "../app-mcp.ts";
+import { appSurface } from "../app-surface.ts";
+import { authenticateProject, type ProjectSelector } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
+
+const METHOD_NOT_ALLOWED = {
+  jsonrpc: "2.0",
+  id: null,
+  error: { code: -32600, message: "Method Not Allowed: use POST" },
+};
+
+/** `<slug>` when the request's host is `<slug>.<suffix>`, else null. */
+export function slugFromHost(host: string | undefined, suffix: string): string | null {
+  if (!host || !suffix) return null;
+  const name = host.split(":")[0]!.toLowerCase();
+  if (!name.endsWith(`.${suffix}`)) return null;
+  const slug = name.slice(0, -(suffix.length + 1));
+  return /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(slug) ? slug : null;
+}
+
+async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Response> {
+  // Cheap refusals first: GET (SSE stream) and DELETE (session end) are not offered by this stateless server.
+  if (c.req.method !== "POST") return c.json(METHOD_NOT_ALLOWED, 405, { allow: "POST" });
+  const { principal, config } = await authenticateProject(c, selector);
+  if (!config.enabled)
+    throw forbidden("the app MCP endpoint of this project is disabled (config.enabled = false)");
+  if (config.authMode === "client_only" && principal.scope === "developer") {
+    throw forbidden(
+      "this app MCP endpoint accepts only client keys + end-user sessions (auth_mode client_only)",
+    );
+  }
+  if (config.authMode === "developer_only" && principal.scope === "end_user") {
+    throw forbidden("this app MCP endpoint accepts only developer tokens (auth_mode developer_only)");
+  }
+  const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
+  const surface = await appSurface(c.env, c.var.db, principal.project, config, waitUntil);
+  return handleMcpHttpRequest(c.req.raw, {
+    handlers: appMcpHandlers,
+    ctx: { env: c.env, db: c.var.db, principal, surface, waitUntil },
+    onInternalError: (err, method) => console.error(`app MCP ${method} failed`, err),
+  });
+}
+
+appMcpRoutes.all("/app/:projectId/mcp", (c) => serve(c, { projectId: c.req.param("projectId") }));
+
+appMcpRoutes.all("/mcp", (c, next) => {
+  const slug = slugFromHost(c.req.header("host"), c.env.APP_MCP_HOST_SUFFIX);
+  return slug ? serve(c, { slug }) : next();
+});

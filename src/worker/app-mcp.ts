@@ -1,0 +1,133 @@
+/**
+ * The app MCP server: protocol handlers from the core, with a tool provider whose tools are the
+ * app's generated surface. Every collection tool runs the data service's operation (the same code
+ * the SDK routes run, policy included); every function tool runs the one function execution path.
+ * Successful calls are metered as `agent_tool_calls`.
+ */
+import { appToolPrefix, type CollectionOp, type ToolBinding } from "../app-mcp/tools.ts";
+import { type Operation, runOperation } from "../data/service.ts";
+import { AppError } from "../errors.ts";
+import { invokeFunction } from "../functions/service.ts";
+import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
+import type { AppSurface } from "./app-surface.ts";
+import type { Principal } from "./auth.ts";
+import type { Db } from "./db.ts";
+import type { Env } from "./env.ts";
+import { recordUsage } from "./usage.ts";
+
+/** Everything one app-MCP request needs. */
+export interface AppMcpContext {
+  env: Env;
+  db: Db;
+  principal: Principal;
+  surface: AppSurface;
+  waitUntil: (promise: Promise<unknown>) => void;
+}
+
+const OPERATION: Record<CollectionOp, Operation> = {
+  list: "list",
+  get: "get",
+  find: "find",
+  insert: "insert",
+  update: "update",
+  delete: "delete",
+  aggregate: "aggregate",
+  find_nearest: "nearest",
+};
+
+function whoami({ principal, surface }: AppMcpContext) {
+  const app = {
+    id: surface.meta.projectId,
+    name: surface.meta.projectName,
+    tool_prefix: appToolPrefix(surface.meta.projectName),
+  };
+  return principal.scope === "developer"
+    ? { app, scope: "developer", developer_id: principal.developerId }
+    : { app, scope: "end_user", user: principal.user };
+}
+
+function listCollections(ctx: AppMcpContext) {
+  const tools = ctx.surface.tools(ctx.principal.scope);
+  const toolsOf = (predicate: (b: ToolBinding) => boolean) =>
+    tools.filter((t) => predicate(t.binding)).map((t) => t.definition.name);
+  return {
+    collections: ctx.surface.meta.collections.map((c) => ({
+      name: c.name,
+      columns: c.columns.map((col) => ({
+        name: col.name,
+        type: col.type,
+        ...(col.dimensions !== undefined ? { dimensions: col.dimensions } : {}),
+        ...(col.required ? { required: true } : {}),
+        ...(col.description ? { description: col.description } : {}),
+      })),
+      access: c.access,
+      tools: toolsOf((b) => b.kind === "collection" && b.collection.name === c.name),
+    })),
+    functions: ctx.surface.meta.functions.map((f) => ({
+      name: f.name,
+      version: f.version,
+      description: f.mcp?.description ?? null,
+      typed: f.mcp?.input_schema !== undefined,
+      tool: toolsOf((b) => b.kind === "function" && b.fn.name === f.name)[0] ?? null,
+    })),
+  };
+}
+
+async function execute(
+  binding: ToolBinding,
+  args: Record<string, unknown>,
+  ctx: AppMcpContext,
+): Promise<ToolOutcome> {
+  switch (binding.kind) {
+    case "whoami":
+      return { value: whoami(ctx) };
+    case "list_collections":
+      return { value: listCollections(ctx) };
+    case "collection": {
+      const { principal } = ctx;
+      const actor =
+        principal.scope === "developer"
+          ? { scope: "developer" as const }
+          : { scope: "end_user" as const, userId: principal.user.id };
+      return { value: await runOperation(ctx.db, actor, binding.collection, OPERATION[binding.op], args) };
+    }
+    case "function": {
+      const result = await invokeFunction(ctx.env, ctx.db, ctx.principal, binding.fn, args, {
+        waitUntil: ctx.waitUntil,
+      });
+      const ok = result.status >= 200 && result.status < 300;
+      if (ok) return { value: result.body ?? null };
+      return {
+        value: {
+          error: { code: "function_error", message: `function returned HTTP ${result.status}` },
+          status: result.status,
+          body: result.body,
+        },
+        isError: true,
+      };
+    }
+  }
+}
+
+/** The MCP handlers of every app endpoint (the per-app part lives in the request context). */
+export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
+  serverInfo: { name: "amba-app-mcp", title: "Amba app MCP", version: "0.1.0" },
+  instructions:
+    "Tools generated from this app's exposed collections and functions. Call <app>_list_collections for the index and <app>_whoami for your scope; list/find return next_cursor for paging.",
+  tools: {
+    list: (ctx) => ctx.surface.tools(ctx.principal.scope).map((t) => t.definition),
+    async call(name, args, ctx) {
+      const tool = ctx.surface.tools(ctx.principal.scope).find((t) => t.definition.name === name);
+      if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+      try {
+        const outcome = await execute(tool.binding, args, ctx);
+        if (!outcome.isError) await recordUsage(ctx.db, ctx.surface.meta.projectId, "agent_tool_calls");
+        return outcome;
+      } catch (err) {
+        if (err instanceof AppError)
+          return { value: { error: { code: err.code, message: err.message } }, isError: true };
+        throw err;
+      }
+    },
+  },
+});
