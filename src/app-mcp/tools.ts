@@ -57,8 +57,9 @@ const MAX_PREFIX_LENGTH = 24;
  */
 export function appToolPrefix(projectName: string): string {
   const cleaned = projectName
-    .toLowerCase()
     .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
     .replace(/[^a-z0-9]+/g, "_")
     .replace(/^_+|_+$/g, "")
     .slice(0, MAX_PREFIX_LENGTH)
