@@ -4,7 +4,7 @@
  *
  * Name rule: a lowercase identifier, `^[a-z][a-z0-9_]*$`, at most `FUNCTION_NAME_MAX_LENGTH` (40)
  * characters. The app MCP tool is `<app>_fn_<name>` and MCP tool names must stay within 64 characters
- * of `[a-zA-Z0-9_-]`, so 40 leaves 20 characters for the app prefix plus `_fn_`.
+ * of `[a-zA-Z0-9_-]`, so 40 leaves room for an `<app>` prefix of up to 20 characters.
  */
 import * as v from "valibot";
 import { checkInputSchema, type FunctionInputSchema, MAX_DESCRIPTION_LENGTH } from "./input-schema.ts";

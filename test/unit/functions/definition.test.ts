@@ -25,7 +25,7 @@ describe("function names", () => {
     expect(v.is(FunctionNameSchema, name)).toBe(false);
   });
   it("keeps `<app>_fn_<name>` within MCP's 64-character tool names for a 20-character app prefix", () => {
-    expect(`${"a".repeat(16)}_fn_${"b".repeat(FUNCTION_NAME_MAX_LENGTH)}`.length).toBeLessThanOrEqual(64);
+    expect(`${"a".repeat(20)}_fn_${"b".repeat(FUNCTION_NAME_MAX_LENGTH)}`.length).toBeLessThanOrEqual(64);
   });
 });
 
