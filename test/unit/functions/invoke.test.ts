@@ -112,7 +112,9 @@ describe("functionArgumentsSchema", () => {
 
   it("reuses the compiled schema for the same declaration object", () => {
     expect(functionArgumentsSchema(typed)).toBe(functionArgumentsSchema({ mcp: { ...typed.mcp } }));
-    expect(functionArgumentsSchema(typed)).not.toBe(functionArgumentsSchema({ mcp: structuredClone(typed.mcp) }));
+    expect(functionArgumentsSchema(typed)).not.toBe(
+      functionArgumentsSchema({ mcp: structuredClone(typed.mcp) }),
+    );
   });
 });
 
