@@ -6,7 +6,6 @@ import {
   INVALID_PARAMS,
   INVALID_REQUEST,
   METHOD_NOT_FOUND,
-  INVALID_PARAMS as MISSING_META,
   PARSE_ERROR,
   UNSUPPORTED_PROTOCOL_VERSION,
 } from "../../src/mcp/index.ts";
@@ -251,7 +250,7 @@ const cases: Case[] = [
     request: () =>
       post(req("tools/list", {}, 77), { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" }),
     status: 400,
-    body: { id: 77, error: { code: MISSING_META } },
+    body: { id: 77, error: { code: INVALID_PARAMS } },
   },
   {
     name: "2026: _meta without client capabilities → 400 -32602",
