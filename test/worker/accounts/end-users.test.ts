@@ -133,6 +133,36 @@ describe("end-user auth", () => {
     }
   });
 
+  it("treats SQL and odd bytes in credentials and emails as data, never as a 500", async () => {
+    const dev = await signupDeveloper();
+    const inHeaders = ["' or '1'='1", "x'; drop table app_users; --", "amba_ck_'--", "a".repeat(5000)];
+    for (const value of inHeaders) {
+      expectError(
+        await apiJson("/v1/auth/signin", { apiKey: value, json: { email: "a@b.co", password: "password" } }),
+        401,
+      );
+      expectError(await apiJson("/v1/auth/me", { headers: endUserHeaders(dev.clientKey, value) }), 401);
+    }
+    for (const value of [...inHeaders, "\u0000", "é🙂"]) {
+      const signin = await apiJson("/v1/auth/signin", {
+        apiKey: dev.clientKey,
+        json: { email: `${value}@example.com`, password: value },
+      });
+      expect([400, 401]).toContain(signin.status);
+    }
+    const user = await signupUser(dev.projectId, dev.clientKey, uniqueEmail(), "pass' or 1=1 --");
+    const back = await apiJson("/v1/auth/signin", {
+      apiKey: dev.clientKey,
+      json: { email: user.email, password: "pass' or 1=1 --" },
+    });
+    expect(back.status).toBe(200);
+    const wrong = await apiJson("/v1/auth/signin", {
+      apiKey: dev.clientKey,
+      json: { email: user.email, password: "' or 1=1 --" },
+    });
+    expectError(wrong, 401);
+  });
+
   it("checks the client key before the body fields", async () => {
     expectError(await apiJson("/v1/auth/signin", { apiKey: "junk", json: { email: 1 } }), 401);
     expectError(await apiJson("/v1/auth/signup", { apiKey: "junk", json: {} }), 401);

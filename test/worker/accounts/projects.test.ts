@@ -77,6 +77,16 @@ describe("/v1/admin/projects", () => {
     expect(still.body).toMatchObject({ id: owner.projectId, name: "My first project" });
   });
 
+  it("stores a project name carrying SQL literally", async () => {
+    const dev = await signupDeveloper();
+    const name = `x'); drop table projects; -- 🙂`;
+    const created = await apiJson("/v1/admin/projects", { token: dev.token, json: { name } });
+    expect(created.status).toBe(201);
+    expect((await apiJson(`/v1/admin/projects/${created.body.id}`, { token: dev.token })).body.name).toBe(
+      name,
+    );
+  });
+
   it("answers 404 for unknown and malformed project ids", async () => {
     const dev = await signupDeveloper();
     expectError(await apiJson(`/v1/admin/projects/${crypto.randomUUID()}`, { token: dev.token }), 404);
