@@ -7,7 +7,7 @@ import * as v from "valibot";
 import type { CollectionMeta } from "../data/columns.ts";
 import { operationSchemas, operatorsFor, toolInputSchema, visibleColumns } from "../data/schemas.ts";
 import type { FunctionMeta } from "../functions/definition.ts";
-import { functionArgumentsSchema } from "../functions/invoke.ts";
+import { functionArgumentsSchema, functionToolDescription } from "../functions/invoke.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
 
 export type Scope = "developer" | "end_user";
@@ -184,11 +184,7 @@ function collectionTools(meta: CollectionMeta, scope: Scope): AppTool[] {
 
 function functionTool(prefix: string, fn: FunctionMeta): AppTool {
   const input = functionArgumentsSchema(fn);
-  const declared = fn.mcp?.input_schema !== undefined;
-  const base = fn.mcp?.description ?? `Invoke the deployed function ${fn.name}.`;
-  const description = declared
-    ? `${base} (function ${fn.name}, version ${fn.version})`
-    : `${base} This function declares no input schema, so its input is generic: "body" is sent as the JSON request body and "query" as query-string parameters (function ${fn.name}, version ${fn.version}).`;
+  const description = functionToolDescription(fn);
   return {
     definition: {
       name: `${prefix}_fn_${fn.name}`,

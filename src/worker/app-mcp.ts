@@ -95,16 +95,9 @@ async function execute(
       const result = await invokeFunction(ctx.env, ctx.db, ctx.principal, binding.fn, args, {
         waitUntil: ctx.waitUntil,
       });
-      const ok = result.status >= 200 && result.status < 300;
-      if (ok) return { value: result.body ?? null };
-      return {
-        value: {
-          error: { code: "function_error", message: `function returned HTTP ${result.status}` },
-          status: result.status,
-          body: result.body,
-        },
-        isError: true,
-      };
+      // Same shape as the invoke route's answer; a non-2xx upstream answer is a failed tool call.
+      const value = { status: result.status, body: result.body ?? null };
+      return { value, isError: result.status < 200 || result.status >= 300 };
     }
   }
 }

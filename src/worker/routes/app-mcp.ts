@@ -20,9 +20,9 @@ const METHOD_NOT_ALLOWED = {
 };
 
 /** `<slug>` when the request's host is `<slug>.<suffix>`, else null. */
-export function slugFromHost(host: string | undefined, suffix: string): string | null {
+export function slugFromHost(host: string, suffix: string): string | null {
   if (!host || !suffix) return null;
-  const name = host.split(":")[0]!.toLowerCase();
+  const name = host.toLowerCase();
   if (!name.endsWith(`.${suffix}`)) return null;
   const slug = name.slice(0, -(suffix.length + 1));
   return /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(slug) ? slug : null;
@@ -54,6 +54,6 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
 appMcpRoutes.all("/app/:projectId/mcp", (c) => serve(c, { projectId: c.req.param("projectId") }));
 
 appMcpRoutes.all("/mcp", (c, next) => {
-  const slug = slugFromHost(c.req.header("host"), c.env.APP_MCP_HOST_SUFFIX);
+  const slug = slugFromHost(new URL(c.req.url).hostname, c.env.APP_MCP_HOST_SUFFIX);
   return slug ? serve(c, { slug }) : next();
 });
