@@ -1,0 +1,106 @@
+/**
+ * Commands as data (citty's `defineCommand({meta, args, run})` style) and the argv parser behind
+ * them. A command declares its options and positionals; the parser turns argv into a typed object
+ * or throws a {@link CliError} that the single top-level handler prints as `error: …`.
+ */
+
+/** A user-facing failure: printed as `error: <message>` with a non-zero exit status. */
+export class CliError extends Error {
+  exitCode: number;
+
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.name = "CliError";
+    this.exitCode = exitCode;
+  }
+}
+
+/** One option: `boolean` flags, `string` values, repeatable `list` values, `number` values. */
+export interface OptionSpec {
+  type: "boolean" | "string" | "list" | "number";
+  description: string;
+  /** Value placeholder in help output. */
+  value?: string;
+}
+
+/** A command definition. */
+export interface CommandDef<A = Record<string, unknown>> {
+  meta: { name: string; description: string; usage: string };
+  options: Record<string, OptionSpec>;
+  /** Options accepted and ignored (name → takes a value). */
+  ignored?: Record<string, boolean>;
+  /** Collect every positional after the first into `rest` instead of rejecting them. */
+  restPositionals?: boolean;
+  run(args: A & { positionals: string[] }): Promise<number | undefined> | number | undefined;
+}
+
+/** Identity helper that keeps the command's argument type. */
+export function defineCommand<A>(def: CommandDef<A>): CommandDef<A> {
+  return def;
+}
+
+const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * Parses argv for `def`: `--name value`, `--name=value`, repeated list options, positionals.
+ * Unknown options are usage errors.
+ */
+export function parseArgs(def: CommandDef<unknown>, argv: string[], prefix = `amber ${def.meta.name}`) {
+  const out: Record<string, unknown> = { positionals: [] as string[] };
+  const positionals = out.positionals as string[];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (token === "--") {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!token.startsWith("--") || token === "--") {
+      positionals.push(token);
+      continue;
+    }
+    const eq = token.indexOf("=");
+    const name = eq === -1 ? token.slice(2) : token.slice(2, eq);
+    const inline = eq === -1 ? undefined : token.slice(eq + 1);
+    const spec = def.options[name];
+    if (!spec) {
+      const ignored = def.ignored?.[name];
+      if (ignored === undefined) throw new CliError(`${prefix}: unknown option --${name}`, 2);
+      if (ignored && inline === undefined) i++;
+      continue;
+    }
+    const key = camel(name);
+    if (spec.type === "boolean") {
+      if (inline !== undefined && !/^(true|false)$/.test(inline)) {
+        throw new CliError(`${prefix}: --${name} does not take a value`, 2);
+      }
+      out[key] = inline !== "false";
+      continue;
+    }
+    let value = inline;
+    if (value === undefined) {
+      value = argv[++i];
+      if (value === undefined) throw new CliError(`${prefix}: --${name} needs a value`, 2);
+    }
+    if (spec.type === "list") out[key] = [...((out[key] as string[] | undefined) ?? []), value];
+    else if (spec.type === "number") {
+      const n = Number(value);
+      if (!Number.isFinite(n) || n < 0)
+        throw new CliError(`${prefix}: --${name} needs a non-negative number`, 2);
+      out[key] = n;
+    } else out[key] = value;
+  }
+  return out;
+}
+
+/** Renders `def`'s help text. */
+export function renderHelp(def: CommandDef<unknown>): string {
+  const lines = [`${def.meta.description}`, "", `Usage: ${def.meta.usage}`, "", "Options:"];
+  const width = Math.max(
+    ...Object.entries(def.options).map(([n, s]) => n.length + (s.value ? s.value.length + 1 : 0)),
+  );
+  for (const [name, spec] of Object.entries(def.options)) {
+    const left = spec.value ? `${name} ${spec.value}` : name;
+    lines.push(`  --${left.padEnd(width)}  ${spec.description}`);
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,80 @@
+/**
+ * `amber mcp <file>`: an MCP server over stdio on the protocol core — Content-Length framing or
+ * newline-delimited JSON, detected per connection and answered in kind, version negotiation
+ * (incl. `server/discover`). `--inspect` prints the tool table and exits.
+ */
+import { createMcpHandlers, type Handlers, INVALID_PARAMS, RpcError, serveStdio } from "../../mcp/index.ts";
+import { defineCommand } from "../command.ts";
+import { renderToolTable } from "../inspect.ts";
+import {
+  loadTools,
+  openToolServer,
+  resolveEntry,
+  SERVER_INFO,
+  TOOL_SERVER_OPTIONS,
+  type ToolServer,
+  type ToolServerArgs,
+} from "../tool-server.ts";
+
+/** MCP handlers over a loaded tool file. */
+export function mcpHandlers(server: ToolServer): Handlers<null> {
+  const handlers = createMcpHandlers<null>({
+    serverInfo: SERVER_INFO,
+    tools: {
+      list: () => server.tools,
+      async call(name, args) {
+        if (!server.has(name)) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+        const outcome = await server.call(name, args);
+        return outcome.ok ? { value: outcome.value } : { value: outcome.error, isError: true };
+      },
+    },
+  });
+  const initialize = handlers.initialize!;
+  // The original server answered an initialize without a version; keep that working.
+  handlers.initialize = (params, ctx, message, transport) => {
+    const p = typeof params === "object" && params !== null && !Array.isArray(params) ? params : {};
+    const withVersion = "protocolVersion" in p ? p : { ...p, protocolVersion: "2024-11-05" };
+    return initialize(withVersion, ctx, message, transport);
+  };
+  return handlers;
+}
+
+interface McpArgs extends ToolServerArgs {
+  inspect?: boolean;
+}
+
+/** The `mcp` command. */
+export const mcpCommand = defineCommand<McpArgs>({
+  meta: {
+    name: "mcp",
+    description: "Serve a tool file as an MCP server over stdio.",
+    usage: "amber mcp [permission flags] [--isolate-per-call] [--inspect] <file>",
+  },
+  options: {
+    ...TOOL_SERVER_OPTIONS,
+    inspect: { type: "boolean", description: "print the discovered tools as a table and exit" },
+  },
+  async run(args) {
+    if (args.inspect) {
+      const file = args.positionals[0];
+      const entry = resolveEntry("mcp", file);
+      const tools = await loadTools("mcp", entry, args.typed);
+      process.stdout.write(renderToolTable(file ?? entry, tools));
+      return 0;
+    }
+    const { server, warm } = await openToolServer("mcp", args.positionals[0], args);
+    warm();
+    await serveStdio({
+      read: process.stdin,
+      write: (data) => {
+        if (!process.stdout.write(data))
+          return new Promise((resolve) => process.stdout.once("drain", resolve));
+      },
+      handlers: mcpHandlers(server),
+      ctx: null,
+      onInternalError: (error) => process.stderr.write(`amber mcp: internal error: ${String(error)}\n`),
+    });
+    server.close();
+    return 0;
+  },
+});

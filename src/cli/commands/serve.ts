@@ -1,0 +1,134 @@
+/**
+ * `amber serve <file>`: the same tools over HTTP — `POST /<tool>` with a JSON body answers the
+ * tool's JSON result, `GET /tools` the export-tools JSON, and `/mcp` is a Streamable HTTP MCP
+ * endpoint on the protocol core. Same sandbox flags as `session` and `mcp`.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { handleMcpHttpRequest } from "../../mcp/index.ts";
+import { CliError, defineCommand } from "../command.ts";
+import { renderToolsJson } from "../export-tools.ts";
+import { openToolServer, TOOL_SERVER_OPTIONS, type ToolServer, type ToolServerArgs } from "../tool-server.ts";
+import { mcpHandlers } from "./mcp.ts";
+
+interface ServeArgs extends ToolServerArgs {
+  port?: number;
+  host?: string;
+}
+
+const MAX_BODY = 1024 * 1024;
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).byteLength;
+    if (size > MAX_BODY) throw new HttpError(413, "payload_too_large", "request body too large");
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+class HttpError extends Error {
+  status: number;
+  code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Builds the request handler of `amber serve` for a loaded tool file. */
+export function createServeHandler(server: ToolServer) {
+  const handlers = mcpHandlers(server);
+  const toolsJson = renderToolsJson(server.tools);
+  const mcp = async (req: IncomingMessage, res: ServerResponse) => {
+    const body = req.method === "GET" || req.method === "HEAD" ? undefined : await readBody(req);
+    const headers = new Headers();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (typeof value === "string") headers.set(key, value);
+      else if (Array.isArray(value)) headers.set(key, value.join(", "));
+    }
+    const request = new Request(`http://${req.headers.host ?? "localhost"}${req.url}`, {
+      method: req.method,
+      headers,
+      body,
+    });
+    const response = await handleMcpHttpRequest(request, { handlers, ctx: null });
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  };
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    try {
+      const path = new URL(req.url ?? "/", "http://localhost").pathname;
+      if (path === "/mcp") return await mcp(req, res);
+      if (path === "/tools") {
+        if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET /tools");
+        return sendJson(res, 200, toolsJson);
+      }
+      const name = decodeURIComponent(path.slice(1));
+      if (!server.has(name)) throw new HttpError(404, "not_found", `unknown tool: ${name}`);
+      if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", `use POST /${name}`);
+      const raw = (await readBody(req)).toString("utf8");
+      let args: unknown = {};
+      if (raw.trim() !== "") {
+        try {
+          args = JSON.parse(raw);
+        } catch {
+          throw new HttpError(400, "invalid_json", "request body is not valid JSON");
+        }
+      }
+      const outcome = await server.call(name, args);
+      if (outcome.ok) return sendJson(res, 200, outcome.value === undefined ? null : outcome.value);
+      return sendJson(res, 500, { error: { code: "tool_error", message: outcome.error } });
+    } catch (error) {
+      if (error instanceof HttpError)
+        return sendJson(res, error.status, { error: { code: error.code, message: error.message } });
+      process.stderr.write(`amber serve: ${String(error)}\n`);
+      if (!res.headersSent)
+        sendJson(res, 500, { error: { code: "internal_error", message: "internal error" } });
+    }
+  };
+}
+
+/** The `serve` command. */
+export const serveCommand = defineCommand<ServeArgs>({
+  meta: {
+    name: "serve",
+    description: "Serve a tool file over HTTP: POST /<tool>, GET /tools, MCP at /mcp.",
+    usage: "amber serve [permission flags] <file> [--port N] [--host 127.0.0.1]",
+  },
+  options: {
+    ...TOOL_SERVER_OPTIONS,
+    port: { type: "number", value: "N", description: "port to listen on (default 8000, 0 = any free port)" },
+    host: { type: "string", value: "HOST", description: "address to bind (default 127.0.0.1)" },
+  },
+  async run(args) {
+    const { server, warm } = await openToolServer("serve", args.positionals[0], args);
+    warm();
+    const http = createServer(createServeHandler(server));
+    const host = args.host ?? "127.0.0.1";
+    await new Promise<void>((resolve, reject) => {
+      http.once("error", (error) => reject(new CliError(`amber serve: cannot listen: ${error.message}`)));
+      http.listen(args.port ?? 8000, host, resolve);
+    });
+    const address = http.address();
+    const port = typeof address === "object" && address ? address.port : args.port;
+    process.stderr.write(
+      `amber serve: listening on http://${host.includes(":") ? `[${host}]` : host}:${port}\n`,
+    );
+    await new Promise<void>((resolve) => {
+      const stop = () => http.close(() => resolve());
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+    server.close();
+    return 0;
+  },
+});

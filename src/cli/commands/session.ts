@@ -1,0 +1,131 @@
+/**
+ * `amber session <file>`: newline-delimited JSON-RPC on stdin/stdout with the contract's own
+ * semantics — `tools/call` answers with the tool's raw return value, a tool that threw is -32000.
+ * Requests are handled concurrently but answered in arrival order, one line each, flushed.
+ */
+import {
+  type DecodedItem,
+  dispatch,
+  failure,
+  type Handlers,
+  INVALID_REQUEST,
+  type JsonRpcResponse,
+  RpcError,
+  StdioDecoder,
+} from "../../mcp/index.ts";
+import { defineCommand } from "../command.ts";
+import {
+  openToolServer,
+  SERVER_INFO,
+  TOOL_SERVER_OPTIONS,
+  type ToolServer,
+  type ToolServerArgs,
+} from "../tool-server.ts";
+
+/** JSON-RPC code of a tool that threw (the contract's, not MCP's). */
+export const TOOL_ERROR = -32000;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The session's method table. */
+export function sessionHandlers(server: ToolServer): Handlers<null> {
+  const callTool = async (params: unknown) => {
+    const p = isObject(params) ? params : {};
+    const name = typeof p.name === "string" ? p.name : typeof p.tool === "string" ? p.tool : "";
+    const args = p.arguments ?? p.args ?? {};
+    if (!server.has(name)) {
+      server.audit.record({ kind: "Process", action: "Execute", resource: `tool:${name}`, decision: "Deny" });
+      throw new RpcError(TOOL_ERROR, `unknown tool: ${name}`);
+    }
+    const outcome = await server.call(name, args);
+    if (!outcome.ok) throw new RpcError(TOOL_ERROR, outcome.error);
+    return outcome.value;
+  };
+  const listTools = () => ({ tools: server.tools });
+  return {
+    initialize: () => ({
+      protocolVersion: "2024-11-05",
+      capabilities: { tools: {}, prompts: {}, resources: {} },
+      serverInfo: SERVER_INFO,
+    }),
+    ping: () => ({}),
+    "tools/list": listTools,
+    list: listTools,
+    "tools/call": callTool,
+    call: callTool,
+    "prompts/list": () => ({ prompts: [] }),
+    "resources/list": () => ({ resources: [] }),
+    "resources/templates/list": () => ({ resourceTemplates: [] }),
+  };
+}
+
+/**
+ * Answers one decoded line. Accepts what the original runtime accepted on top of strict JSON-RPC:
+ * a missing `jsonrpc` member and the `{"tool","args"}` shorthand.
+ */
+export async function answerLine(
+  item: DecodedItem,
+  handlers: Handlers<null>,
+): Promise<JsonRpcResponse | null> {
+  if ("error" in item) return failure(null, item.error.code, item.error.message);
+  let message = item.message;
+  if (isObject(message)) {
+    message = { jsonrpc: "2.0", ...message };
+    const m = message as Record<string, unknown>;
+    if (typeof m.tool === "string" && m.method === undefined) {
+      message = {
+        jsonrpc: m.jsonrpc,
+        id: m.id,
+        method: "tools/call",
+        params: { name: m.tool, arguments: m.args ?? {} },
+      };
+    }
+    if ((message as Record<string, unknown>).method === "") {
+      const id = (message as Record<string, unknown>).id;
+      return failure(
+        typeof id === "string" || typeof id === "number" ? id : null,
+        INVALID_REQUEST,
+        "missing method",
+      );
+    }
+  }
+  return dispatch(message, handlers, null);
+}
+
+/** The `session` command. */
+export const sessionCommand = defineCommand<ToolServerArgs>({
+  meta: {
+    name: "session",
+    description: "Serve a tool file as newline-delimited JSON-RPC on stdin/stdout.",
+    usage: "amber session [permission flags] [--isolate-per-call] <file>",
+  },
+  options: TOOL_SERVER_OPTIONS,
+  async run(args) {
+    const { server, warm } = await openToolServer("session", args.positionals[0], args);
+    warm();
+    const handlers = sessionHandlers(server);
+    const decoder = new StdioDecoder({ framing: "ndjson" });
+    let queue: Promise<void> = Promise.resolve();
+    const enqueue = (items: DecodedItem[]) => {
+      for (const item of items) {
+        const answer = answerLine(item, handlers);
+        queue = queue.then(async () => {
+          const response = await answer;
+          if (response !== null) await writeLine(`${JSON.stringify(response)}\n`);
+        });
+      }
+    };
+    for await (const chunk of process.stdin) enqueue(decoder.push(chunk as Buffer));
+    enqueue(decoder.end());
+    await queue;
+    server.close();
+    return 0;
+  },
+});
+
+function writeLine(line: string): Promise<void> | void {
+  if (process.stdout.write(line)) return;
+  return new Promise((resolve) => process.stdout.once("drain", resolve));
+}

@@ -1,0 +1,61 @@
+/**
+ * The `amber` CLI entry (bundled to `dist/cli/amber.mjs`). Commands are data; this file only picks
+ * one, parses its arguments and runs it under the single top-level error handler: failures print
+ * `error: <message>` on stderr and exit non-zero. stdout carries only command output.
+ */
+import { CliError, type CommandDef, parseArgs, renderHelp } from "./command.ts";
+import { mcpCommand } from "./commands/mcp.ts";
+import { runCommand } from "./commands/run.ts";
+import { serveCommand } from "./commands/serve.ts";
+import { sessionCommand } from "./commands/session.ts";
+import { AMBER_VERSION } from "./tool-server.ts";
+
+const COMMANDS: Record<string, CommandDef<unknown>> = {
+  run: runCommand as CommandDef<unknown>,
+  session: sessionCommand as CommandDef<unknown>,
+  mcp: mcpCommand as CommandDef<unknown>,
+  serve: serveCommand as CommandDef<unknown>,
+};
+
+const USAGE = `amber ${AMBER_VERSION} — load a tool file and serve its exports under a permission broker
+
+Usage:
+  amber run --export-tools [--typed] <file>     print tool schemas as JSON
+  amber session [flags] <file>                  JSON-RPC over stdin/stdout
+  amber mcp [flags] [--inspect] <file>          MCP server over stdio
+  amber serve [flags] <file> [--port N]         HTTP: POST /<tool>, GET /tools, MCP at /mcp
+
+Run \`amber <command> --help\` for a command's flags.
+`;
+
+/** Runs the CLI for `argv` (without node and script) and returns the exit status. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "-V") {
+    process.stdout.write(`amber ${AMBER_VERSION}\n`);
+    return 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) throw new CliError(`unknown command '${name}' (try \`amber --help\`)`, 2);
+  if (rest.includes("--help") || rest.includes("-h")) {
+    process.stdout.write(renderHelp(command));
+    return 0;
+  }
+  const args = parseArgs(command, rest) as { positionals: string[] };
+  return (await command.run(args)) ?? 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`error: ${message}\n`);
+    process.exitCode = error instanceof CliError ? error.exitCode : 1;
+  },
+);

@@ -1,0 +1,253 @@
+/**
+ * The permission model of the `amber` CLI: the policy built from `--sandbox`, `--deny-*`,
+ * `--allow-*` and `--permission-policy`, and the pure decision function the broker consults.
+ * Paths are absolute and canonical (symlinks resolved) and match by whole components, so an
+ * allowed directory is a jail. Shared by the CLI process and the sandboxed tool process.
+ */
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
+
+/** What kind of resource a check is about (the audit log's `kind`). */
+export type PermissionKind = "FileSystem" | "Network" | "Environment" | "Process";
+/** What is done to it (the audit log's `action`). */
+export type PermissionAction = "Read" | "Write" | "Connect" | "Listen" | "Execute";
+/** The outcome of a check. */
+export type Decision = "Allow" | "Deny";
+
+/** A category `--sandbox` / `--deny-*` can deny wholesale. */
+export type Category = "fs.read" | "fs.write" | "net.connect" | "net.listen" | "env.read" | "run.execute";
+
+/** The effective policy: denied categories plus the grants that punch through them. */
+export interface Policy {
+  denied: Category[];
+  allowRead: string[];
+  allowWrite: string[];
+  allowNet: string[];
+  allowEnv: string[];
+  allowRun: string[];
+}
+
+/** The permission-related command-line options, as parsed. */
+export interface PermissionFlags {
+  sandbox?: boolean;
+  denyFs?: boolean;
+  denyNet?: boolean;
+  denyEnv?: boolean;
+  denyRun?: boolean;
+  allowRead?: string[];
+  allowWrite?: string[];
+  allowNet?: string[];
+  allowEnv?: string[];
+  allowRun?: string[];
+  permissionPolicy?: string;
+}
+
+/** A denial, thrown into tool code and reported to callers. */
+export class PermissionDeniedError extends Error {
+  code = "ERR_PERMISSION_DENIED";
+  kind: PermissionKind;
+  action: PermissionAction;
+  resource: string;
+
+  constructor(kind: PermissionKind, action: PermissionAction, resource: string) {
+    super(`permission denied: ${kind} ${action} ${resource}`);
+    this.name = "PermissionDeniedError";
+    this.kind = kind;
+    this.action = action;
+    this.resource = resource;
+  }
+}
+
+/** A policy that allows everything (no flags given). */
+export function allowAllPolicy(): Policy {
+  return { denied: [], allowRead: [], allowWrite: [], allowNet: [], allowEnv: [], allowRun: [] };
+}
+
+const ALL_CATEGORIES: Category[] = [
+  "fs.read",
+  "fs.write",
+  "net.connect",
+  "net.listen",
+  "env.read",
+  "run.execute",
+];
+
+/**
+ * Makes `path` absolute and canonical: symlinks resolved through the longest existing prefix, the
+ * rest appended lexically (so a file about to be created still gets its directory's real path).
+ * `realpath` is injected so the tool process can pass the original, unpatched function.
+ */
+export function canonicalPath(
+  path: string,
+  cwd: string = process.cwd(),
+  realpath: (p: string) => string = realpathSync,
+): string {
+  const absolute = resolve(cwd, path);
+  let head = absolute;
+  const tail: string[] = [];
+  for (;;) {
+    try {
+      const real = realpath(head);
+      return tail.length === 0 ? real : join(real, ...tail.reverse());
+    } catch (error) {
+      if (
+        (error as NodeJS.ErrnoException).code !== "ENOENT" &&
+        (error as NodeJS.ErrnoException).code !== "ENOTDIR"
+      )
+        throw error;
+      const parent = dirname(head);
+      if (parent === head) return absolute;
+      tail.push(basename(head));
+      head = parent;
+    }
+  }
+}
+
+/** True when `path` is `root` or inside it, by whole path components. */
+export function isWithin(path: string, root: string): boolean {
+  if (path === root) return true;
+  const prefix = root.endsWith(sep) ? root : root + sep;
+  return path.startsWith(prefix);
+}
+
+function splitList(values: string[] | undefined): string[] {
+  return (values ?? [])
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter((v) => v !== "");
+}
+
+function stringList(value: unknown, key: string, path: string): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+    throw new Error(`Failed to parse permission policy ${path}: \`${key}\` must be an array of strings`);
+  }
+  return value as string[];
+}
+
+function readPolicyFile(file: string, cwd: string): PermissionFlags {
+  const path = resolve(cwd, file);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new Error(
+      `Failed to read permission policy ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`Failed to parse permission policy ${path}: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`Failed to parse permission policy ${path}: expected a JSON object`);
+  }
+  const root = parsed as Record<string, unknown>;
+  const rules = (root.permissions ?? root) as Record<string, unknown>;
+  if (typeof rules !== "object" || rules === null || Array.isArray(rules)) {
+    throw new Error(`Failed to parse permission policy ${path}: \`permissions\` must be an object`);
+  }
+  const base = dirname(path);
+  const bool = (key: string) => {
+    const value = rules[key];
+    if (value !== undefined && typeof value !== "boolean") {
+      throw new Error(`Failed to parse permission policy ${path}: \`${key}\` must be a boolean`);
+    }
+    return value === true;
+  };
+  const paths = (key: string) =>
+    stringList(rules[key], key, path).map((p) => (isAbsolute(p) ? p : join(base, p)));
+  return {
+    sandbox: bool("sandbox"),
+    denyFs: bool("deny_fs"),
+    denyNet: bool("deny_net"),
+    denyEnv: bool("deny_env"),
+    denyRun: bool("deny_run"),
+    allowRead: paths("allow_read"),
+    allowWrite: paths("allow_write"),
+    allowNet: stringList(rules.allow_net, "allow_net", path),
+    allowEnv: stringList(rules.allow_env, "allow_env", path),
+    allowRun: stringList(rules.allow_run, "allow_run", path),
+  };
+}
+
+/**
+ * Builds the effective policy, in the contract's order: `--sandbox` denies every category, then the
+ * policy file and the `--deny-*` flags deny theirs, then every `--allow-*` grant (file and flags)
+ * punches through. `alwaysReadable` (the entry file and its `tools.json`) is granted last.
+ */
+export function buildPolicy(flags: PermissionFlags, cwd: string, alwaysReadable: string[] = []): Policy {
+  const file = flags.permissionPolicy ? readPolicyFile(flags.permissionPolicy, cwd) : {};
+  const denied = new Set<Category>();
+  if (flags.sandbox || file.sandbox) for (const c of ALL_CATEGORIES) denied.add(c);
+  if (flags.denyFs || file.denyFs) {
+    denied.add("fs.read");
+    denied.add("fs.write");
+  }
+  if (flags.denyNet || file.denyNet) {
+    denied.add("net.connect");
+    denied.add("net.listen");
+  }
+  if (flags.denyEnv || file.denyEnv) denied.add("env.read");
+  if (flags.denyRun || file.denyRun) denied.add("run.execute");
+  const canon = (p: string) => canonicalPath(p, cwd);
+  const allowRead = [...(file.allowRead ?? []), ...(flags.allowRead ?? [])].map(canon);
+  for (const p of alwaysReadable) if (existsSync(p)) allowRead.push(canon(p));
+  return {
+    denied: ALL_CATEGORIES.filter((c) => denied.has(c)),
+    allowRead: [...new Set(allowRead)],
+    allowWrite: [...new Set([...(file.allowWrite ?? []), ...(flags.allowWrite ?? [])].map(canon))],
+    allowNet: [...new Set([...splitList(file.allowNet), ...splitList(flags.allowNet)])],
+    allowEnv: [...new Set([...splitList(file.allowEnv), ...splitList(flags.allowEnv)])],
+    allowRun: [...new Set([...splitList(file.allowRun), ...splitList(flags.allowRun)])],
+  };
+}
+
+/** True when the policy restricts nothing (no flag given): the tool process runs unconfined. */
+export function isUnrestricted(policy: Policy): boolean {
+  return policy.denied.length === 0;
+}
+
+function hostOf(resource: string): string {
+  if (resource.startsWith("[")) return resource.slice(1, resource.indexOf("]"));
+  const colon = resource.lastIndexOf(":");
+  return colon > 0 && resource.indexOf(":") === colon ? resource.slice(0, colon) : resource;
+}
+
+function commandMatches(command: string, grant: string): boolean {
+  return (
+    command === grant || basename(command) === grant || (isAbsolute(grant) && basename(grant) === command)
+  );
+}
+
+/**
+ * Decides one check. `resource` is a canonical absolute path for the file system, `host:port` or a
+ * host for the network, a variable name for the environment, a command for processes.
+ */
+export function decide(
+  policy: Policy,
+  kind: PermissionKind,
+  action: PermissionAction,
+  resource: string,
+): Decision {
+  switch (kind) {
+    case "FileSystem": {
+      const write = action === "Write";
+      const grants = write ? policy.allowWrite : policy.allowRead;
+      if (grants.some((root) => isWithin(resource, root))) return "Allow";
+      return policy.denied.includes(write ? "fs.write" : "fs.read") ? "Deny" : "Allow";
+    }
+    case "Network": {
+      if (policy.allowNet.includes(resource) || policy.allowNet.includes(hostOf(resource))) return "Allow";
+      return policy.denied.includes(action === "Listen" ? "net.listen" : "net.connect") ? "Deny" : "Allow";
+    }
+    case "Environment":
+      if (policy.allowEnv.includes(resource)) return "Allow";
+      return policy.denied.includes("env.read") ? "Deny" : "Allow";
+    case "Process":
+      if (policy.allowRun.some((grant) => commandMatches(resource, grant))) return "Allow";
+      return policy.denied.includes("run.execute") ? "Deny" : "Allow";
+  }
+}

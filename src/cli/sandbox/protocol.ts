@@ -1,0 +1,60 @@
+/**
+ * The messages between the CLI process and its sandboxed tool process (over the Node IPC channel).
+ * Every message from the tool process carries the secret key handed over in `init`, so tool code
+ * that writes to the channel on its own cannot forge results or audit lines.
+ */
+import type { Decision, PermissionAction, PermissionKind, Policy } from "../permissions.ts";
+
+/** Parent → child: load the compiled tool module. */
+export interface InitMessage {
+  t: "init";
+  key: string;
+  policy: Policy;
+  /** The tool file compiled to a CommonJS bundle. */
+  code: string;
+  filename: string;
+  isolatePerCall: boolean;
+  audit: boolean;
+}
+
+/** Parent → child: call one export. */
+export interface CallMessage {
+  t: "call";
+  id: number;
+  name: string;
+  args: unknown;
+}
+
+/** Child → parent: the module loaded (or failed to). */
+export interface ReadyMessage {
+  k: string;
+  t: "ready";
+  error?: string;
+}
+
+/** Child → parent: a call finished. */
+export interface ResultMessage {
+  k: string;
+  t: "result";
+  id: number;
+  ok: boolean;
+  value?: unknown;
+  error?: string;
+}
+
+/** Child → parent: a permission check happened. */
+export interface AuditMessage {
+  k: string;
+  t: "audit";
+  e: [PermissionKind, PermissionAction, string, Decision];
+}
+
+/** Child → parent: an error escaped every call (uncaught exception / rejection). */
+export interface FaultMessage {
+  k: string;
+  t: "fault";
+  error: string;
+}
+
+export type ParentMessage = InitMessage | CallMessage;
+export type ChildMessage = ReadyMessage | ResultMessage | AuditMessage | FaultMessage;

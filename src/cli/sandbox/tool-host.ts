@@ -1,0 +1,135 @@
+/**
+ * Entry point of the sandboxed tool process (bundled to `dist/cli/tool-host.mjs`, started by
+ * tool-process.ts under Node's permission model). It installs the broker, evaluates the compiled
+ * tool module and answers `call` messages. Per-call isolation re-runs the module wrapper, which
+ * gives a fresh module instance for a few microseconds instead of a new process.
+ */
+import moduleApi from "node:module";
+import { dirname } from "node:path";
+import vm from "node:vm";
+import type { Policy } from "../permissions.ts";
+import { installBroker } from "./broker.ts";
+import type { ChildMessage, InitMessage, ParentMessage } from "./protocol.ts";
+
+type ModuleFactory = (
+  exports: unknown,
+  require: NodeJS.Require,
+  module: { exports: unknown },
+  filename: string,
+  dirname: string,
+) => void;
+
+const sendRaw = process.send!.bind(process);
+const exitOriginal = process.exit.bind(process);
+let key = "";
+
+type WithoutKey<T> = T extends unknown ? Omit<T, "k"> : never;
+
+function send(message: WithoutKey<ChildMessage>): void {
+  try {
+    sendRaw({ ...message, k: key });
+  } catch {
+    sendRaw({
+      t: "result",
+      k: key,
+      id: (message as { id?: number }).id ?? -1,
+      ok: false,
+      error: "result is not JSON-serializable",
+    });
+  }
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  try {
+    return typeof error === "string" ? error : (JSON.stringify(error) ?? String(error));
+  } catch {
+    return String(error);
+  }
+}
+
+function hideChannel(): void {
+  // Tool code gets the real `process`. Without `send` it cannot talk to the parent the easy way;
+  // anything lower-level lacks the key, and closing the channel makes the parent restart us.
+  Reflect.defineProperty(process, "send", { value: undefined, writable: true, configurable: true });
+}
+
+function compile(init: InitMessage): () => Record<string, unknown> {
+  const options: Record<string, unknown> = { filename: init.filename };
+  const mainLoader = (vm as unknown as { constants?: Record<string, symbol> }).constants
+    ?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+  if (mainLoader) options.importModuleDynamically = mainLoader;
+  const factory = vm.compileFunction(
+    init.code,
+    ["exports", "require", "module", "__filename", "__dirname"],
+    options as unknown as vm.CompileFunctionOptions,
+  ) as unknown as ModuleFactory;
+  const requireFromEntry = moduleApi.createRequire(init.filename);
+  const dir = dirname(init.filename);
+  return () => {
+    const module = { exports: {} as unknown };
+    factory.call(module.exports, module.exports, requireFromEntry, module, init.filename, dir);
+    return module.exports as Record<string, unknown>;
+  };
+}
+
+function start(init: InitMessage): void {
+  key = init.key;
+  hideChannel();
+  const policy: Policy = init.policy;
+  installBroker(policy, (kind, action, resource, decision) => {
+    if (init.audit) send({ t: "audit", e: [kind, action, resource, decision] });
+  });
+  process.exit = ((code?: number) => {
+    throw new Error(`process.exit(${code ?? ""}) was called by the tool`);
+  }) as typeof process.exit;
+
+  const inFlight = new Set<number>();
+  const fault = (error: unknown) => {
+    const text = errorText(error);
+    if (inFlight.size === 0) {
+      send({ t: "fault", error: text });
+      return;
+    }
+    for (const id of inFlight) send({ t: "result", id, ok: false, error: text });
+    inFlight.clear();
+  };
+  process.on("uncaughtException", fault);
+  process.on("unhandledRejection", fault);
+
+  let instantiate: () => Record<string, unknown>;
+  let shared: Record<string, unknown> | undefined;
+  try {
+    instantiate = compile(init);
+    if (!init.isolatePerCall) shared = instantiate();
+  } catch (error) {
+    send({ t: "ready", error: errorText(error) });
+    return;
+  }
+  send({ t: "ready" });
+
+  process.on("message", async (raw: ParentMessage) => {
+    if (raw?.t !== "call") return;
+    const { id, name, args } = raw;
+    inFlight.add(id);
+    let ok = true;
+    let value: unknown;
+    try {
+      const exports = shared ?? instantiate();
+      const fn = exports[name];
+      if (typeof fn !== "function") throw new Error(`tool not found: ${name}`);
+      value = await (fn as (args: unknown) => unknown)(args);
+    } catch (error) {
+      ok = false;
+      value = errorText(error);
+    }
+    if (!inFlight.delete(id)) return;
+    if (ok) send({ t: "result", id, ok: true, value: value === undefined ? null : value });
+    else send({ t: "result", id, ok: false, error: value as string });
+  });
+}
+
+process.once("message", (message: ParentMessage) => {
+  if (message?.t !== "init") exitOriginal(70);
+  else start(message);
+});

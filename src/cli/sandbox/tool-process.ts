@@ -1,0 +1,253 @@
+/**
+ * The CLI side of the sandbox: starts the tool process (Node permission model + broker), feeds it the
+ * compiled module, and runs calls with a per-call timeout and a memory watchdog. A call that times
+ * out, blows the memory limit or crashes the process ends with an error; the next call starts a
+ * fresh tool process, so the session keeps serving.
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { AuditSink } from "../audit-log.ts";
+import { isUnrestricted, type Policy } from "../permissions.ts";
+import { nodePermissionArgs } from "./node-flags.ts";
+import type { ChildMessage, InitMessage } from "./protocol.ts";
+
+/** The outcome of one call: the tool's return value, or the message of what went wrong. */
+export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
+
+/** Options of {@link ToolProcess}. */
+export interface ToolProcessOptions {
+  entry: string;
+  manifest?: string;
+  policy: Policy;
+  audit: AuditSink;
+  isolatePerCall: boolean;
+  timeoutMs?: number;
+  maxMemoryMb?: number;
+  /** Path of the bundled tool-host script. */
+  hostScript: string;
+  /** Produces the compiled CommonJS bundle of the tool file (cached by the caller). */
+  compile: () => Promise<string>;
+  /** Where the tool process's stdout/stderr go (never the protocol stream). */
+  diagnostics?: NodeJS.WritableStream;
+}
+
+interface Pending {
+  resolve: (outcome: CallOutcome) => void;
+  timer?: NodeJS.Timeout;
+}
+
+interface Worker {
+  child: ChildProcess;
+  key: string;
+  ready: Promise<string | undefined>;
+  pending: Map<number, Pending>;
+  stderrTail: string;
+  baselineRss: number;
+  killedFor?: string;
+  exited: boolean;
+}
+
+const PAGE_SIZE = 4096;
+
+function rssBytes(pid: number): number {
+  try {
+    const statm = readFileSync(`/proc/${pid}/statm`, "utf8").split(" ");
+    return Number(statm[1]) * PAGE_SIZE;
+  } catch {
+    return 0;
+  }
+}
+
+/** A restartable sandboxed tool process. */
+export class ToolProcess {
+  #options: ToolProcessOptions;
+  #worker: Worker | undefined;
+  #nextId = 1;
+  #closed = false;
+  #watchdog: NodeJS.Timeout | undefined;
+
+  constructor(options: ToolProcessOptions) {
+    this.#options = options;
+  }
+
+  /** Starts the tool process ahead of the first call (cold-start latency off the critical path). */
+  warm(): void {
+    if (!this.#closed) this.#ensureWorker();
+  }
+
+  /** Calls export `name` with `args`. Never rejects. */
+  async call(name: string, args: unknown): Promise<CallOutcome> {
+    if (this.#closed) return { ok: false, error: "tool process is closed" };
+    const worker = this.#ensureWorker();
+    const loadError = await worker.ready;
+    if (loadError !== undefined) return { ok: false, error: loadError };
+    if (worker.exited) return this.call(name, args);
+    const id = this.#nextId++;
+    return new Promise<CallOutcome>((resolve) => {
+      const pending: Pending = { resolve };
+      worker.pending.set(id, pending);
+      const { timeoutMs } = this.#options;
+      if (timeoutMs !== undefined && timeoutMs > 0) {
+        pending.timer = setTimeout(() => {
+          this.#kill(worker, `tool call timed out after ${timeoutMs} ms`, id);
+        }, timeoutMs);
+      }
+      this.#startWatchdog();
+      worker.child.send({ t: "call", id, name, args });
+    });
+  }
+
+  /** Stops the tool process. */
+  close(): void {
+    this.#closed = true;
+    if (this.#worker) this.#kill(this.#worker, "tool process is closed");
+  }
+
+  #ensureWorker(): Worker {
+    if (this.#worker && !this.#worker.exited) return this.#worker;
+    const o = this.#options;
+    const execArgv = [
+      ...nodePermissionArgs(o.policy, { hostScript: o.hostScript, entry: o.entry, manifest: o.manifest }),
+      "--no-warnings",
+    ];
+    if (o.maxMemoryMb) execArgv.push(`--max-old-space-size=${o.maxMemoryMb}`);
+    const env: NodeJS.ProcessEnv = {};
+    for (const [name, value] of Object.entries(process.env)) {
+      if (
+        isUnrestricted(o.policy) ||
+        !o.policy.denied.includes("env.read") ||
+        o.policy.allowEnv.includes(name)
+      )
+        env[name] = value;
+    }
+    // Node options meant for the CLI (loaders, preloads) must not reach the tool process.
+    delete env.NODE_OPTIONS;
+    const child = fork(o.hostScript, [], {
+      execArgv,
+      env,
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+      serialization: "json",
+    });
+    const key = randomBytes(16).toString("hex");
+    const worker: Worker = {
+      child,
+      key,
+      pending: new Map(),
+      stderrTail: "",
+      baselineRss: 0,
+      exited: false,
+      ready: Promise.resolve(undefined),
+    };
+    const diagnostics = o.diagnostics ?? process.stderr;
+    child.stdout?.on("data", (chunk: Buffer) => diagnostics.write(chunk));
+    child.stderr?.on("data", (chunk: Buffer) => {
+      worker.stderrTail = (worker.stderrTail + chunk.toString()).slice(-4096);
+      diagnostics.write(chunk);
+    });
+    let markReady: (error: string | undefined) => void = () => {};
+    worker.ready = new Promise((resolve) => {
+      markReady = resolve;
+    });
+    child.on("message", (message: ChildMessage) => this.#onMessage(worker, message, markReady));
+    child.on("error", () => {});
+    child.on("disconnect", () => this.#kill(worker, "tool process closed its IPC channel"));
+    child.on("exit", (code, signal) => {
+      worker.exited = true;
+      const reason =
+        worker.killedFor ??
+        (/heap out of memory|Allocation failed/i.test(worker.stderrTail)
+          ? `tool exceeded the memory limit${o.maxMemoryMb ? ` (${o.maxMemoryMb} MB)` : ""}`
+          : `tool process exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`})`);
+      markReady(reason);
+      this.#failAll(worker, reason);
+    });
+    this.#worker = worker;
+    o.compile().then(
+      (code) => {
+        if (worker.exited) return;
+        const init: InitMessage = {
+          t: "init",
+          key,
+          policy: o.policy,
+          code,
+          filename: o.entry,
+          isolatePerCall: o.isolatePerCall,
+          audit: o.audit.enabled,
+        };
+        child.send(init);
+      },
+      (error: Error) => {
+        markReady(error.message);
+        this.#kill(worker, error.message);
+      },
+    );
+    return worker;
+  }
+
+  #onMessage(worker: Worker, message: ChildMessage, markReady: (error: string | undefined) => void): void {
+    if (message?.k !== worker.key) return;
+    switch (message.t) {
+      case "ready":
+        worker.baselineRss = rssBytes(worker.child.pid ?? 0);
+        markReady(message.error === undefined ? undefined : `Failed to load tool module: ${message.error}`);
+        return;
+      case "audit": {
+        const [kind, action, resource, decision] = message.e;
+        this.#options.audit.record({ kind, action, resource, decision });
+        return;
+      }
+      case "result": {
+        const pending = worker.pending.get(message.id);
+        if (!pending) return;
+        worker.pending.delete(message.id);
+        clearTimeout(pending.timer);
+        pending.resolve(
+          message.ok
+            ? { ok: true, value: message.value ?? null }
+            : { ok: false, error: message.error ?? "tool failed" },
+        );
+        return;
+      }
+      case "fault":
+        this.#options.diagnostics?.write(`amber: uncaught error in tool process: ${message.error}\n`);
+        return;
+    }
+  }
+
+  #failAll(worker: Worker, reason: string, culprit?: number): void {
+    for (const [id, pending] of worker.pending) {
+      clearTimeout(pending.timer);
+      pending.resolve({
+        ok: false,
+        error: culprit === undefined || id === culprit ? reason : "tool process was restarted",
+      });
+    }
+    worker.pending.clear();
+  }
+
+  #kill(worker: Worker, reason: string, culprit?: number): void {
+    if (worker.exited) return;
+    worker.killedFor = reason;
+    this.#failAll(worker, reason, culprit);
+    worker.child.kill("SIGKILL");
+  }
+
+  #startWatchdog(): void {
+    const { maxMemoryMb } = this.#options;
+    if (!maxMemoryMb || this.#watchdog) return;
+    this.#watchdog = setInterval(() => {
+      const worker = this.#worker;
+      if (!worker || worker.exited || worker.pending.size === 0) {
+        clearInterval(this.#watchdog);
+        this.#watchdog = undefined;
+        return;
+      }
+      const rss = rssBytes(worker.child.pid ?? 0);
+      if (rss > worker.baselineRss + maxMemoryMb * 1024 * 1024) {
+        this.#kill(worker, `tool exceeded the memory limit (${maxMemoryMb} MB)`);
+      }
+    }, 20);
+    this.#watchdog.unref();
+  }
+}

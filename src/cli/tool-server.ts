@@ -1,0 +1,151 @@
+/**
+ * What `session`, `mcp` and `serve` share: the permission options, resolving the entry, discovering
+ * its tools, the audit log and the sandboxed tool process, plus the `tool:<name>` audit line per call.
+ */
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type AuditSink, NO_AUDIT, openAuditLog } from "./audit-log.ts";
+import { CliError, type OptionSpec } from "./command.ts";
+import { compileToolFile } from "./compile.ts";
+import { discoverTools, type ToolSchema } from "./export-tools.ts";
+import { buildPolicy, type PermissionFlags, type Policy } from "./permissions.ts";
+import { type CallOutcome, ToolProcess } from "./sandbox/tool-process.ts";
+
+/** The permission options every command takes. */
+export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
+  sandbox: { type: "boolean", description: "deny file, network, environment and process access" },
+  "allow-read": { type: "list", value: "PATH", description: "grant reading PATH (a directory is a jail)" },
+  "allow-write": { type: "list", value: "PATH", description: "grant writing PATH" },
+  "allow-net": { type: "list", value: "HOST", description: "grant network access to HOST[:PORT]" },
+  "allow-env": { type: "list", value: "NAME", description: "grant reading environment variable NAME" },
+  "allow-run": { type: "list", value: "CMD", description: "grant running CMD" },
+  "deny-fs": { type: "boolean", description: "deny file access" },
+  "deny-net": { type: "boolean", description: "deny network access" },
+  "deny-env": { type: "boolean", description: "deny environment access" },
+  "deny-run": { type: "boolean", description: "deny running processes" },
+  "permission-policy": { type: "string", value: "FILE", description: "JSON policy {permissions:{…}}" },
+  "audit-log": { type: "string", value: "FILE", description: "append one JSON line per permission check" },
+};
+
+/** The options of the commands that call tools. */
+export const TOOL_SERVER_OPTIONS: Record<string, OptionSpec> = {
+  ...PERMISSION_OPTIONS,
+  "isolate-per-call": { type: "boolean", description: "fresh module instance for every tools/call" },
+  timeout: { type: "number", value: "MS", description: "end a tool call after MS milliseconds" },
+  "max-memory": { type: "number", value: "MB", description: "memory limit of the tool process" },
+  typed: { type: "boolean", description: "derive input schemas from TypeScript types (ours)" },
+};
+
+/** Parsed options of a tool-serving command. */
+export interface ToolServerArgs extends PermissionFlags {
+  auditLog?: string;
+  isolatePerCall?: boolean;
+  timeout?: number;
+  maxMemory?: number;
+  typed?: boolean;
+}
+
+/** The package version, inlined by the build. */
+declare const __AMBER_VERSION__: string | undefined;
+export const AMBER_VERSION = typeof __AMBER_VERSION__ === "string" ? __AMBER_VERSION__ : "0.0.0-dev";
+
+/** The server identity reported by `initialize`. */
+export const SERVER_INFO = { name: "amber", version: AMBER_VERSION };
+
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+/** A loaded tool file, ready to list and call. */
+export interface ToolServer {
+  entry: string;
+  tools: ToolSchema[];
+  policy: Policy;
+  audit: AuditSink;
+  has(name: string): boolean;
+  /** Calls a tool and writes its `tool:<name>` audit line. */
+  call(name: string, args: unknown): Promise<CallOutcome>;
+  close(): void;
+}
+
+/** Resolves `file` and checks it is a regular file, with the contract's messages. */
+export function resolveEntry(command: string, file: string | undefined): string {
+  if (!file) throw new CliError(`amber ${command}: missing <file>`, 2);
+  const entry = resolve(file);
+  let isFile: boolean;
+  try {
+    isFile = statSync(entry).isFile();
+  } catch {
+    throw new CliError(`amber ${command}: entry file not found: ${file}`);
+  }
+  if (!isFile) throw new CliError(`amber ${command}: entry must be a file: ${file}`);
+  return entry;
+}
+
+/** Loads the tool list (schemas typed on request). */
+export async function loadTools(
+  command: string,
+  entry: string,
+  typed: boolean | undefined,
+): Promise<ToolSchema[]> {
+  let discovered: ReturnType<typeof discoverTools>;
+  try {
+    discovered = discoverTools(entry);
+  } catch (error) {
+    throw new CliError(`amber ${command}: ${(error as Error).message}`);
+  }
+  if (!typed || discovered.source === "manifest") return discovered.tools;
+  const { typedToolSchemas } = await import("./typed-schema.ts");
+  return typedToolSchemas(entry, discovered.tools);
+}
+
+/** Opens the tool file for `command`: policy, audit log, tools and the (lazily started) tool process. */
+export async function openToolServer(command: string, file: string | undefined, args: ToolServerArgs) {
+  const entry = resolveEntry(command, file);
+  const manifest = resolve(entry, "..", "tools.json");
+  let policy: Policy;
+  try {
+    policy = buildPolicy(args, process.cwd(), [entry, manifest]);
+  } catch (error) {
+    throw new CliError(`amber ${command}: ${(error as Error).message}`);
+  }
+  const tools = await loadTools(command, entry, args.typed);
+  const audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
+  let compiled: Promise<string> | undefined;
+  const runner = new ToolProcess({
+    entry,
+    manifest,
+    policy,
+    audit,
+    isolatePerCall: args.isolatePerCall === true,
+    timeoutMs: args.timeout,
+    maxMemoryMb: args.maxMemory,
+    hostScript: here("./tool-host.mjs"),
+    compile: () => {
+      compiled ??= compileToolFile(entry, { amberMcpPath: here("./amber-mcp.mjs") });
+      return compiled;
+    },
+  });
+  const names = new Set(tools.map((t) => t.name));
+  const server: ToolServer = {
+    entry,
+    tools,
+    policy,
+    audit,
+    has: (name) => names.has(name),
+    async call(name, callArgs) {
+      const outcome = await runner.call(name, callArgs);
+      audit.record({
+        kind: "Process",
+        action: "Execute",
+        resource: `tool:${name}`,
+        decision: outcome.ok ? "Allow" : "Deny",
+      });
+      return outcome;
+    },
+    close() {
+      runner.close();
+      audit.close();
+    },
+  };
+  return { server, warm: () => runner.warm() };
+}
