@@ -5,9 +5,13 @@
  * Connection URL: `${PUBLIC_BASE_URL}/app/<id>/mcp`; when `PUBLIC_BASE_URL` is empty (local
  * development can set it so) the origin of the admin request is used instead. The hostname URL is
  * `https://<slug>.<APP_MCP_HOST_SUFFIX>/mcp` once a slug is set, else null.
+ *
+ * The operations are exported as plain functions (input `unknown`, validated inside) returning the
+ * wire shapes, so the platform MCP's `amba_app_mcp_*` / `amba_billing_status` tools answer exactly
+ * what these routes answer — same validation, same errors, same `meta_rev` bumps.
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { type Context, Hono } from "hono";
+import { Hono } from "hono";
 import * as v from "valibot";
 import {
   appMcpConfigs,
@@ -15,7 +19,10 @@ import {
   functions as functionsTable,
 } from "../../../schema/index.ts";
 import { AppError, invalidInput } from "../../errors.ts";
+import { parseInput } from "../../validate.ts";
 import { type AppMcpSettings, authenticateProjectAdmin } from "../auth.ts";
+import type { Db } from "../db.ts";
+import type { Env } from "../env.ts";
 import type { AppEnv } from "../hono.ts";
 import { bumpMetaRev } from "../meta.ts";
 import { jsonBody } from "../request.ts";
@@ -59,27 +66,59 @@ const PeriodSchema = v.pipe(v.string(), v.regex(/^\d{4}-(0[1-9]|1[0-2])$/, "peri
 
 const dedupe = (names: string[]) => [...new Set(names)];
 
-function connectionOf(c: Context<AppEnv>, projectId: string, slug: string | null) {
-  const base = (c.env.PUBLIC_BASE_URL || new URL(c.req.url).origin).replace(/\/+$/, "");
-  const suffix = c.env.APP_MCP_HOST_SUFFIX;
+/** What connection URLs are built from: the public base URL (or the request's origin) and the host suffix. */
+export interface ConnectionBase {
+  baseUrl: string;
+  hostSuffix: string;
+}
+
+/** The connection base of a request: `PUBLIC_BASE_URL`, or the request's origin when that is empty. */
+export function connectionBase(
+  env: Pick<Env, "PUBLIC_BASE_URL" | "APP_MCP_HOST_SUFFIX">,
+  requestUrl: string,
+): ConnectionBase {
   return {
-    url: `${base}/app/${projectId}/mcp`,
-    hostname_url: slug && suffix ? `https://${slug}.${suffix}/mcp` : null,
+    baseUrl: (env.PUBLIC_BASE_URL || new URL(requestUrl).origin).replace(/\/+$/, ""),
+    hostSuffix: env.APP_MCP_HOST_SUFFIX,
   };
 }
 
-function configView(
-  c: Context<AppEnv>,
+/** The app-MCP config as `GET …/app-mcp/config` answers it, with the connection URLs. */
+export interface AppMcpConfigView {
+  enabled: boolean;
+  auth_mode: AppMcpSettings["authMode"];
+  slug: string | null;
+  connection: { url: string; hostname_url: string | null };
+}
+
+/** The config view of a project's settings (pure). */
+export function appMcpConfigView(
+  base: ConnectionBase,
   projectId: string,
-  config: Omit<AppMcpSettings, "exposedCollections" | "exposedFunctions">,
-) {
+  config: Pick<AppMcpSettings, "enabled" | "authMode" | "slug">,
+): AppMcpConfigView {
   return {
     enabled: config.enabled,
     auth_mode: config.authMode,
     slug: config.slug,
-    connection: connectionOf(c, projectId, config.slug),
+    connection: {
+      url: `${base.baseUrl}/app/${projectId}/mcp`,
+      hostname_url: config.slug && base.hostSuffix ? `https://${config.slug}.${base.hostSuffix}/mcp` : null,
+    },
   };
 }
+
+/** The exposure allowlist as `GET …/app-mcp/exposure` answers it. */
+export interface ExposureView {
+  collections: string[];
+  functions: string[];
+}
+
+/** The exposure view of a project's settings (pure). */
+export const exposureView = (config: AppMcpSettings): ExposureView => ({
+  collections: config.exposedCollections,
+  functions: config.exposedFunctions,
+});
 
 function isUniqueViolation(err: unknown): boolean {
   for (let e: unknown = err; e && typeof e === "object"; e = (e as { cause?: unknown }).cause) {
@@ -88,34 +127,33 @@ function isUniqueViolation(err: unknown): boolean {
   return false;
 }
 
-export const appMcpAdminRoutes = new Hono<AppEnv>();
-
-appMcpAdminRoutes.get("/v1/admin/projects/:id/app-mcp/exposure", async (c) => {
-  const { config } = await authenticateProjectAdmin(c, c.req.param("id"));
-  return c.json({ collections: config.exposedCollections, functions: config.exposedFunctions });
-});
-
-appMcpAdminRoutes.put("/v1/admin/projects/:id/app-mcp/exposure", async (c) => {
-  const { project, config } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const body = await jsonBody(c, ExposureSchema);
+/**
+ * Replace the exposure allowlist per kind (`PUT …/app-mcp/exposure`): every name must exist (400
+ * listing the unknown ones, nothing changed); one batch with the `meta_rev` bump. `current` is the
+ * project's config as resolved with the credentials (answered as-is when no kind is given).
+ */
+export async function setExposure(
+  db: Db,
+  projectId: string,
+  current: AppMcpSettings,
+  input: unknown,
+): Promise<ExposureView> {
+  const body = parseInput(ExposureSchema, input);
   const collections = body.collections && dedupe(body.collections);
   const functions = body.functions && dedupe(body.functions);
-  if (!collections && !functions) {
-    return c.json({ collections: config.exposedCollections, functions: config.exposedFunctions });
-  }
+  if (!collections && !functions) return exposureView(current);
 
-  const db = c.var.db;
   const [knownCollections, knownFunctions] = await db.batch([
     db
       .select({ name: collectionsTable.name })
       .from(collectionsTable)
       .where(
-        and(eq(collectionsTable.projectId, project.id), inArray(collectionsTable.name, collections ?? [])),
+        and(eq(collectionsTable.projectId, projectId), inArray(collectionsTable.name, collections ?? [])),
       ),
     db
       .select({ name: functionsTable.name })
       .from(functionsTable)
-      .where(and(eq(functionsTable.projectId, project.id), inArray(functionsTable.name, functions ?? []))),
+      .where(and(eq(functionsTable.projectId, projectId), inArray(functionsTable.name, functions ?? []))),
   ]);
   const found = new Set([
     ...knownCollections.map((r) => `collection:${r.name}`),
@@ -134,28 +172,31 @@ appMcpAdminRoutes.put("/v1/admin/projects/:id/app-mcp/exposure", async (c) => {
     ...(functions ? { exposedFunctions: functions } : {}),
     updatedAt: sql`now()`,
   };
-  const [rows] = await c.var.db.batch([
-    c.var.db
+  const [rows] = await db.batch([
+    db
       .insert(appMcpConfigs)
-      .values({ projectId: project.id, ...set })
+      .values({ projectId, ...set })
       .onConflictDoUpdate({ target: appMcpConfigs.projectId, set })
       .returning({
         collections: appMcpConfigs.exposedCollections,
         functions: appMcpConfigs.exposedFunctions,
       }),
-    bumpMetaRev(c.var.db, project.id),
+    bumpMetaRev(db, projectId),
   ]);
-  return c.json(rows[0]);
-});
+  return rows[0] as ExposureView;
+}
 
-appMcpAdminRoutes.get("/v1/admin/projects/:id/app-mcp/config", async (c) => {
-  const { project, config } = await authenticateProjectAdmin(c, c.req.param("id"));
-  return c.json(configView(c, project.id, config));
-});
-
-appMcpAdminRoutes.patch("/v1/admin/projects/:id/app-mcp/config", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const patch = await jsonBody(c, ConfigPatchSchema);
+/**
+ * Patch the config (`PATCH …/app-mcp/config`): any subset of enabled / auth_mode / slug; 409 when
+ * the slug is taken. One batch with the `meta_rev` bump.
+ */
+export async function updateAppMcpConfig(
+  db: Db,
+  base: ConnectionBase,
+  projectId: string,
+  input: unknown,
+): Promise<AppMcpConfigView> {
+  const patch = parseInput(ConfigPatchSchema, input);
   const set = {
     ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
     ...(patch.auth_mode !== undefined ? { authMode: patch.auth_mode } : {}),
@@ -164,36 +205,67 @@ appMcpAdminRoutes.patch("/v1/admin/projects/:id/app-mcp/config", async (c) => {
   };
   let rows: Array<{ enabled: boolean; authMode: string; slug: string | null }>;
   try {
-    [rows] = await c.var.db.batch([
-      c.var.db
+    [rows] = await db.batch([
+      db
         .insert(appMcpConfigs)
-        .values({ projectId: project.id, ...set })
+        .values({ projectId, ...set })
         .onConflictDoUpdate({ target: appMcpConfigs.projectId, set })
         .returning({
           enabled: appMcpConfigs.enabled,
           authMode: appMcpConfigs.authMode,
           slug: appMcpConfigs.slug,
         }),
-      bumpMetaRev(c.var.db, project.id),
+      bumpMetaRev(db, projectId),
     ]);
   } catch (err) {
     if (isUniqueViolation(err)) throw new AppError(409, "conflict", `slug "${patch.slug}" is already taken`);
     throw err;
   }
   const row = rows[0] as { enabled: boolean; authMode: string; slug: string | null };
-  return c.json(
-    configView(c, project.id, {
-      enabled: row.enabled,
-      authMode: row.authMode as AppMcpSettings["authMode"],
-      slug: row.slug,
-    }),
-  );
+  return appMcpConfigView(base, projectId, {
+    enabled: row.enabled,
+    authMode: row.authMode as AppMcpSettings["authMode"],
+    slug: row.slug,
+  });
+}
+
+/** Usage of a period (`GET …/billing?period=YYYY-MM`; `undefined` = the current UTC month). */
+export async function billingStatus(
+  db: Db,
+  projectId: string,
+  period: unknown,
+): Promise<{ period: string; usage: Record<string, number> }> {
+  if (period === undefined) return usageFor(db, projectId);
+  const parsed = v.safeParse(PeriodSchema, period);
+  if (!parsed.success) throw invalidInput("period: must be YYYY-MM");
+  return usageFor(db, projectId, parsed.output);
+}
+
+export const appMcpAdminRoutes = new Hono<AppEnv>();
+
+appMcpAdminRoutes.get("/v1/admin/projects/:id/app-mcp/exposure", async (c) => {
+  const { config } = await authenticateProjectAdmin(c, c.req.param("id"));
+  return c.json(exposureView(config));
+});
+
+appMcpAdminRoutes.put("/v1/admin/projects/:id/app-mcp/exposure", async (c) => {
+  const { project, config } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const body = await jsonBody(c, v.unknown());
+  return c.json(await setExposure(c.var.db, project.id, config, body));
+});
+
+appMcpAdminRoutes.get("/v1/admin/projects/:id/app-mcp/config", async (c) => {
+  const { project, config } = await authenticateProjectAdmin(c, c.req.param("id"));
+  return c.json(appMcpConfigView(connectionBase(c.env, c.req.url), project.id, config));
+});
+
+appMcpAdminRoutes.patch("/v1/admin/projects/:id/app-mcp/config", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const body = await jsonBody(c, v.unknown());
+  return c.json(await updateAppMcpConfig(c.var.db, connectionBase(c.env, c.req.url), project.id, body));
 });
 
 appMcpAdminRoutes.get("/v1/admin/projects/:id/billing", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const requested = c.req.query("period");
-  const period = requested === undefined ? undefined : v.safeParse(PeriodSchema, requested);
-  if (period && !period.success) throw invalidInput("period: must be YYYY-MM");
-  return c.json(await usageFor(c.var.db, project.id, period?.output));
+  return c.json(await billingStatus(c.var.db, project.id, c.req.query("period")));
 });
