@@ -1,0 +1,151 @@
+/**
+ * Black-box harness for the `amber` CLI: builds the bin once per test file into a private directory
+ * (so parallel test files never race on dist/), runs it with the system Node 20 the way `npx amber`
+ * would, and talks to `session` / `mcp` processes line by line or frame by frame.
+ */
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildCli } from "../../scripts/build-cli.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** The first `node` on PATH outside node_modules (the machine's Node 20), else the current one. */
+export function systemNode(): string {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (dir.includes("node_modules")) continue;
+    const candidate = join(dir, "node");
+    if (existsSync(candidate)) return candidate;
+  }
+  return process.execPath;
+}
+
+export const NODE = systemNode();
+
+/** Builds the CLI into a fresh directory under dist/ and returns the bin path and a cleanup. */
+export async function buildTestCli(): Promise<{ bin: string; cleanup: () => void }> {
+  const outdir = join(ROOT, "dist", `.test-${process.pid}-${randomBytes(4).toString("hex")}`);
+  const bin = await buildCli(outdir);
+  return { bin, cleanup: () => rmSync(outdir, { recursive: true, force: true }) };
+}
+
+/** A scratch directory with the given files (paths relative to it). */
+export function scratch(files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), "amber-cli-"));
+  for (const [name, text] of Object.entries(files)) {
+    const path = join(dir, name);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  }
+  return dir;
+}
+
+/** Result of a finished CLI run. */
+export interface RunResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to completion. */
+export function runCli(
+  bin: string,
+  args: string[],
+  options: { cwd?: string; input?: string } = {},
+): RunResult {
+  const result = spawnSync(NODE, [bin, ...args], {
+    cwd: options.cwd,
+    input: options.input ?? "",
+    encoding: "utf8",
+    timeout: 20_000,
+    env: cleanEnv(),
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The test environment minus what vitest injects for its own Node (NODE_OPTIONS loaders). */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  delete env.NODE_OPTIONS;
+  return env;
+}
+
+/** A running `amber session` (or any line-oriented JSON-RPC CLI process). */
+export class LineClient {
+  readonly child: ChildProcessWithoutNullStreams;
+  stderr = "";
+  #buffer = "";
+  #lines: string[] = [];
+  #waiters: ((line: string) => void)[] = [];
+  #nextId = 1;
+  exited: Promise<number | null>;
+
+  constructor(bin: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+    this.child = spawn(NODE, [bin, ...args], { cwd: options.cwd, env: cleanEnv(options.env) });
+    this.child.stdout.setEncoding("utf8");
+    this.child.stdout.on("data", (chunk: string) => {
+      this.#buffer += chunk;
+      let nl = this.#buffer.indexOf("\n");
+      while (nl !== -1) {
+        const line = this.#buffer.slice(0, nl);
+        this.#buffer = this.#buffer.slice(nl + 1);
+        const waiter = this.#waiters.shift();
+        if (waiter) waiter(line);
+        else this.#lines.push(line);
+        nl = this.#buffer.indexOf("\n");
+      }
+    });
+    this.child.stderr.on("data", (chunk: Buffer) => {
+      this.stderr += chunk.toString();
+    });
+    this.exited = new Promise((resolve) => this.child.on("exit", (code) => resolve(code)));
+  }
+
+  /** Writes raw text to stdin. */
+  write(text: string): void {
+    this.child.stdin.write(text);
+  }
+
+  /** The next stdout line. */
+  nextLine(timeoutMs = 15_000): Promise<string> {
+    const queued = this.#lines.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no line within ${timeoutMs} ms; stderr: ${this.stderr}`)),
+        timeoutMs,
+      );
+      this.#waiters.push((line) => {
+        clearTimeout(timer);
+        resolve(line);
+      });
+    });
+  }
+
+  /** Sends a request and returns the parsed response line. */
+  async request(method: string, params?: unknown): Promise<Record<string, unknown>> {
+    const id = this.#nextId++;
+    this.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    const response = JSON.parse(await this.nextLine()) as Record<string, unknown>;
+    if (response.id !== id) throw new Error(`expected id ${id}, got ${JSON.stringify(response)}`);
+    return response;
+  }
+
+  /** `tools/call` shortcut. */
+  call(name: string, args: unknown = {}): Promise<Record<string, unknown>> {
+    return this.request("tools/call", { name, arguments: args });
+  }
+
+  /** Closes stdin and waits for the exit status. */
+  async close(): Promise<number | null> {
+    this.child.stdin.end();
+    return this.exited;
+  }
+
+  kill(): void {
+    this.child.kill("SIGKILL");
+  }
+}
