@@ -132,6 +132,17 @@ function rowsFrom(meta: CollectionMeta, source: SQL, extra: SQL[] = []): SQL {
   return sql`SELECT row_to_json(r) AS row FROM ${source} AS t CROSS JOIN LATERAL (SELECT ${rowSelectList(meta, extra)}) AS r`;
 }
 
+// Row reads rebuild the same SELECT for every call; build it once per metadata object (immutable).
+const selectCache = new WeakMap<CollectionMeta, SQL>();
+function selectRows(meta: CollectionMeta): SQL {
+  let select = selectCache.get(meta);
+  if (!select) {
+    select = rowsFrom(meta, tableRef(meta));
+    selectCache.set(meta, select);
+  }
+  return select;
+}
+
 const whereClause = (conditions: SQL[]): SQL =>
   conditions.length ? sql` WHERE ${sql.join(conditions, sql` AND `)}` : sql``;
 
@@ -293,12 +304,12 @@ export function keysetCondition(order: Order, position: CursorPosition): SQL {
 
 /** A page of rows: conditions ANDed, ordered, `limit` rows (callers ask for one extra). */
 export function selectPage(meta: CollectionMeta, conditions: SQL[], order: Order, limit: number): SQL {
-  return sql`${rowsFrom(meta, tableRef(meta))}${whereClause(conditions)} ORDER BY ${orderBy(order)} LIMIT ${limit}`;
+  return sql`${selectRows(meta)}${whereClause(conditions)} ORDER BY ${orderBy(order)} LIMIT ${limit}`;
 }
 
 /** One row by id under the given conditions. */
 export function selectById(meta: CollectionMeta, id: string, conditions: SQL[]): SQL {
-  return sql`${rowsFrom(meta, tableRef(meta))}${whereClause([sql`t.id = ${id}::uuid`, ...conditions])}`;
+  return sql`${selectRows(meta)}${whereClause([sql`t.id = ${id}::uuid`, ...conditions])}`;
 }
 
 /** INSERT … RETURNING the row JSON. `values` holds validated writable columns only. */
