@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
+import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import type { SqlBackend } from "../src/dev/backends.ts";
 import { AMBA_DIR, openConfigured, openPersisted } from "../src/dev/embedded.ts";
@@ -44,6 +45,21 @@ async function stop(code = 0) {
 
 process.on("SIGINT", () => void stop(0));
 process.on("SIGTERM", () => void stop(0));
+// If whoever started us goes away without signalling (e.g. `npm` killed), stop the children too.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void stop(0);
+}, 1000).unref();
+
+/** True when something already listens on HOST:PORT (another `npm run dev`?). */
+function portInUse(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer()
+      .once("error", () => resolve(true))
+      .once("listening", () => probe.close(() => resolve(false)))
+      .listen(PORT, HOST);
+  });
+}
 
 async function waitForHealth(timeoutMs: number): Promise<unknown> {
   const deadline = Date.now() + timeoutMs;
@@ -59,6 +75,8 @@ async function waitForHealth(timeoutMs: number): Promise<unknown> {
 }
 
 async function main() {
+  if (await portInUse())
+    fail(`port ${PORT} on ${HOST} is in use (another npm run dev?); stop it or set PORT`);
   mkdirSync(AMBA_DIR, { recursive: true });
   try {
     backend = await openConfigured(() => openPersisted());

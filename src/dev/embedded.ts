@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { openPglite, openPostgres, type SqlBackend } from "./backends.ts";
 import { migrate, migrationsHash } from "./migrate.ts";
 
-export const AMBA_DIR = join(import.meta.dirname, "../../.amba");
+/** Local state (database, demo credentials, caches): `.amba/`, or `AMBA_DATA_DIR`. */
+export const AMBA_DIR = process.env.AMBA_DATA_DIR ?? join(import.meta.dirname, "../../.amba");
 
 /** A persisted embedded database under `dir`, migrated. */
 export async function openPersisted(dir = join(AMBA_DIR, "pgdata")): Promise<SqlBackend> {

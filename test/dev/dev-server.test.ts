@@ -1,0 +1,92 @@
+/**
+ * `npm run dev` as a user runs it: one command, healthy within 30 s, Ctrl-C stops every child,
+ * and a second start reuses the data.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const root = join(import.meta.dirname, "../..");
+const dataDir = mkdtempSync(join(tmpdir(), "amba-dev-"));
+const node = join(root, "node_modules/.bin/node");
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  seconds: number;
+}
+
+async function startDev(port: number): Promise<Started> {
+  const started = performance.now();
+  const child = spawn(node, ["scripts/dev.ts"], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), AMBA_DATA_DIR: dataDir, DATABASE_URL: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => {
+    out += d;
+  });
+  child.stderr!.on("data", (d) => {
+    out += d;
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (out.includes("Ctrl-C to stop")) {
+        clearInterval(timer);
+        resolve();
+      } else if (child.exitCode !== null) {
+        clearInterval(timer);
+        reject(new Error(`dev exited early:\n${out}`));
+      }
+    }, 100);
+  });
+  return { child, output: () => out, seconds: (performance.now() - started) / 1000 };
+}
+
+async function stopDev({ child }: Started): Promise<number | null> {
+  child.kill("SIGINT");
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}
+
+const projectIdIn = (output: string) => /project id\s+(\S+)/.exec(output)?.[1];
+
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe("npm run dev", () => {
+  it("serves a healthy Worker on the embedded database, stops cleanly, and keeps the data", async () => {
+    const port = await freePort();
+    const first = await startDev(port);
+    expect(first.seconds).toBeLessThan(30);
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ ok: true, database: { ok: true } });
+    const projectId = projectIdIn(first.output());
+    expect(projectId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(first.output()).toContain(`"url": "http://127.0.0.1:${port}/app/${projectId}/mcp"`);
+
+    expect(await stopDev(first)).toBe(0);
+    // Nothing is left listening on the port.
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+
+    const second = await startDev(port);
+    expect(projectIdIn(second.output())).toBe(projectId);
+    const rows = await fetch(`http://127.0.0.1:${port}/v1/projects/${projectId}/collections/recipes/rows`, {
+      headers: { authorization: `Bearer ${/developer token\s+(\S+)/.exec(second.output())![1]}` },
+    });
+    expect(((await rows.json()) as { rows: unknown[] }).rows).toHaveLength(3);
+    expect(await stopDev(second)).toBe(0);
+  }, 120_000);
+});
