@@ -25,7 +25,7 @@ export const developers = pgTable("developers", {
   createdAt: createdAt(),
 });
 
-/** Developer bearer tokens: `<id>.<secret>` handed out once; only sha-256(secret) is stored. */
+/** Developer bearer tokens: `amba_dev_<id hex>_<secret>`, shown once; only sha-256(secret) is stored. */
 export const developerTokens = pgTable(
   "developer_tokens",
   {
@@ -56,7 +56,7 @@ export const projects = pgTable(
   (t) => [index("projects_developer_idx").on(t.developerId)],
 );
 
-/** Client keys (`X-Api-Key`): `<id>.<secret>`, only sha-256(secret) stored. */
+/** Client keys (`X-Api-Key`): `amba_ck_<id hex>_<secret>`, only sha-256(secret) stored. */
 export const clientKeys = pgTable(
   "client_keys",
   {
@@ -89,7 +89,7 @@ export const appUsers = pgTable(
   (t) => [unique("app_users_project_email_key").on(t.projectId, t.email)],
 );
 
-/** End-user sessions: `<id>.<secret>`, only sha-256(secret) stored; expiring and revocable. */
+/** End-user sessions: `amba_sess_<id hex>_<secret>`, only sha-256(secret) stored; expiring, revocable. */
 export const sessions = pgTable(
   "sessions",
   {
@@ -166,14 +166,8 @@ export const appMcpConfigs = pgTable("app_mcp_configs", {
   /** `all` | `client_only` | `developer_only` */
   authMode: text("auth_mode").notNull().default("all"),
   slug: text("slug").unique(),
-  exposedCollections: text("exposed_collections")
-    .array()
-    .notNull()
-    .default(sql`'{}'::text[]`),
-  exposedFunctions: text("exposed_functions")
-    .array()
-    .notNull()
-    .default(sql`'{}'::text[]`),
+  exposedCollections: text("exposed_collections").array().notNull().default(sql`'{}'::text[]`),
+  exposedFunctions: text("exposed_functions").array().notNull().default(sql`'{}'::text[]`),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
