@@ -151,8 +151,12 @@ export class ToolProcess {
     });
     child.on("message", (message: ChildMessage) => this.#onMessage(worker, message, markReady));
     child.on("error", () => {});
-    child.on("disconnect", () => this.#kill(worker, "tool process closed its IPC channel"));
-    child.on("exit", (code, signal) => {
+    // A crash also disconnects; give the exit (and its stderr) a moment to explain it.
+    child.on("disconnect", () => {
+      setTimeout(() => this.#kill(worker, "tool process closed its IPC channel"), 500).unref();
+    });
+    child.on("close", (code, signal) => {
+      if (worker.exited && worker.killedFor === undefined) return;
       worker.exited = true;
       const reason =
         worker.killedFor ??
@@ -229,6 +233,7 @@ export class ToolProcess {
   #kill(worker: Worker, reason: string, culprit?: number): void {
     if (worker.exited) return;
     worker.killedFor = reason;
+    worker.exited = true;
     this.#failAll(worker, reason, culprit);
     worker.child.kill("SIGKILL");
   }
