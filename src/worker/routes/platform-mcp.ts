@@ -1,7 +1,221 @@
 /**
- * The platform MCP: POST /mcp with amba_* tools mirroring the admin API.
+ * The platform MCP: `POST /mcp` (Streamable HTTP, stateless) with the `amba_*` tools of
+ * `src/platform-mcp/tools.ts`. Every tool calls the same function its admin REST route calls, so
+ * validation, errors, ownership and `meta_rev` bumps are identical; results are the REST responses'
+ * JSON (text content + `structuredContent`). `/mcp` on a `<slug>.<APP_MCP_HOST_SUFFIX>` host is the
+ * app MCP (routes/app-mcp.ts answers it before this sub-app sees it).
+ *
+ * Authentication (`Authorization: Bearer <developer token>`):
+ * - no Authorization header: the connection works — `initialize`, `tools/list` and
+ *   `amba_developer_signup` are open, so an agent can discover the tools and sign up; every other
+ *   tool answers an `isError` result `{error: {code: "unauthorized", message}}` telling the agent to
+ *   reconnect with the token;
+ * - an Authorization header that is not a valid developer token: HTTP 401 for every request
+ *   (with `WWW-Authenticate: Bearer`), so a misconfigured client fails loudly at connect time;
+ * - a valid token: every tool; a `project_id` tool also resolves the project the way the admin
+ *   routes do (`authenticateProjectAdmin`: another developer's project is "project not found").
+ *
+ * A tool that ran and failed (AppError) answers `isError` with `{error: {code, message}}`, as the app
+ * MCP does; an unknown tool is JSON-RPC -32602. Platform tool calls are not metered.
  */
-import { Hono } from "hono";
+import { eq } from "drizzle-orm";
+import { type Context, Hono } from "hono";
+import { developers } from "../../../schema/index.ts";
+import { alterCollection, collectionView, createCollection, dropCollection } from "../../data/collections.ts";
+import { listCollections } from "../../data/service.ts";
+import { AppError, unauthorized } from "../../errors.ts";
+import { checkAnnotation, DeployFunctionSchema } from "../../functions/definition.ts";
+import {
+  deleteFunction,
+  deployFunction,
+  listFunctions,
+  listVersions,
+  promoteFunction,
+} from "../../functions/service.ts";
+import {
+  createMcpHandlers,
+  handleMcpHttpRequest,
+  INVALID_PARAMS,
+  RpcError,
+  type ToolOutcome,
+} from "../../mcp/index.ts";
+import {
+  isPlatformTool,
+  PLATFORM_TOOLS,
+  type PlatformToolName,
+  parseToolArguments,
+  platformToolDefinitions,
+  type ToolCall,
+} from "../../platform-mcp/tools.ts";
+import { parseInput } from "../../validate.ts";
+import {
+  type AppMcpSettings,
+  authenticateDeveloper,
+  authenticateProjectAdmin,
+  type ProjectRef,
+} from "../auth.ts";
+import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
+import {
+  appMcpConfigView,
+  billingStatus,
+  connectionBase,
+  exposureView,
+  setExposure,
+  updateAppMcpConfig,
+} from "./app-mcp-admin.ts";
+import { DeveloperSignupSchema, signupDeveloper } from "./developers.ts";
+import { PromoteFunctionSchema } from "./functions.ts";
+import {
+  CreateClientKeySchema,
+  CreateProjectSchema,
+  createClientKey,
+  createProject,
+  listProjects,
+} from "./projects.ts";
+
+/** One platform-MCP request: the Hono context and the developer its token names (null: none given). */
+export interface PlatformMcpContext {
+  c: Context<AppEnv>;
+  developerId: string | null;
+}
+
+interface OpenScope {
+  c: Context<AppEnv>;
+  db: Db;
+}
+interface DeveloperScope extends OpenScope {
+  developerId: string;
+}
+interface ProjectScope extends DeveloperScope {
+  project: ProjectRef;
+  config: AppMcpSettings;
+}
+
+type ScopeOf<N extends PlatformToolName> = {
+  none: OpenScope;
+  developer: DeveloperScope;
+  project: ProjectScope;
+}[(typeof PLATFORM_TOOLS)[N]["auth"]];
+
+type Runner<N extends PlatformToolName> = (call: ToolCall<N>, scope: ScopeOf<N>) => Promise<unknown>;
+
+/** What each tool runs: the admin route's operation, with the route's own body schema. */
+const RUN: { [N in PlatformToolName]: Runner<N> } = {
+  amba_developer_signup: ({ body }, { db }) => signupDeveloper(db, parseInput(DeveloperSignupSchema, body)),
+  async amba_whoami(_call, { db, developerId }) {
+    const [[developer], projects] = await Promise.all([
+      db
+        .select({ id: developers.id, email: developers.email })
+        .from(developers)
+        .where(eq(developers.id, developerId)),
+      listProjects(db, developerId),
+    ]);
+    return { developer, projects };
+  },
+  amba_projects_list: async (_call, { db, developerId }) => ({
+    projects: await listProjects(db, developerId),
+  }),
+  amba_projects_create: ({ body }, { db, developerId }) =>
+    createProject(db, developerId, parseInput(CreateProjectSchema, body)),
+  amba_client_keys_create: ({ body }, { db, project }) =>
+    createClientKey(db, project.id, parseInput(CreateClientKeySchema, body)),
+  amba_collections_list: async (_call, { db, project }) => ({
+    collections: (await listCollections(db, project.id)).map(collectionView),
+  }),
+  amba_collections_create: ({ body }, { db, project }) => createCollection(db, project.id, body),
+  amba_collections_alter: ({ params, body }, { db, project }) =>
+    alterCollection(db, project.id, params.name, body),
+  amba_collections_drop: ({ params }, { db, project }) => dropCollection(db, project.id, params.name),
+  amba_functions_deploy: ({ body }, { db, project }) => {
+    const input = parseInput(DeployFunctionSchema, body);
+    return deployFunction(db, project.id, input, checkAnnotation(input.mcp));
+  },
+  amba_functions_list: async (_call, { db, project }) => ({ functions: await listFunctions(db, project.id) }),
+  amba_functions_versions: async ({ params }, { db, project }) => ({
+    name: params.name,
+    versions: await listVersions(db, project.id, params.name),
+  }),
+  amba_functions_promote: ({ params, body }, { db, project }) =>
+    promoteFunction(db, project.id, params.name, parseInput(PromoteFunctionSchema, body).version),
+  async amba_functions_delete({ params }, { db, project }) {
+    await deleteFunction(db, project.id, params.name);
+    return { name: params.name, deleted: true };
+  },
+  amba_app_mcp_get_exposure: async (_call, { config }) => exposureView(config),
+  amba_app_mcp_set_exposure: ({ body }, { db, project, config }) => setExposure(db, project.id, config, body),
+  amba_app_mcp_get_config: async (_call, { c, project, config }) =>
+    appMcpConfigView(connectionBase(c.env, c.req.url), project.id, config),
+  amba_app_mcp_update_config: ({ body }, { c, db, project }) =>
+    updateAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, body),
+  amba_billing_status: ({ params }, { db, project }) => billingStatus(db, project.id, params.period),
+};
+
+const NO_TOKEN =
+  "unauthorized: this tool needs a developer token — reconnect to this MCP server with the header Authorization: Bearer <developer token> (amba_developer_signup returns one)";
+
+/** Authorize, validate the params, then run the operation. */
+async function runTool<N extends PlatformToolName>(
+  name: N,
+  args: Record<string, unknown>,
+  { c, developerId }: PlatformMcpContext,
+): Promise<unknown> {
+  const { auth } = PLATFORM_TOOLS[name];
+  if (auth !== "none" && developerId === null) throw unauthorized(NO_TOKEN);
+  const call = parseToolArguments(name, args);
+  const run = RUN[name] as Runner<PlatformToolName>;
+  const db = c.var.db;
+  if (auth === "none") return run(call, { c, db } as ScopeOf<PlatformToolName>);
+  if (auth === "developer") return run(call, { c, db, developerId } as ScopeOf<PlatformToolName>);
+  const projectId = (call.params as unknown as { project_id: string }).project_id;
+  const { project, config } = await authenticateProjectAdmin(c, projectId);
+  return run(call, { c, db, developerId, project, config } as ScopeOf<PlatformToolName>);
+}
+
+/** The platform MCP's handlers: a fixed tool list, each call through {@link RUN}. */
+export const platformMcpHandlers = createMcpHandlers<PlatformMcpContext>({
+  serverInfo: { name: "amba-platform-mcp", title: "Amba platform MCP", version: "0.1.0" },
+  instructions:
+    "Provision an Amba backend: projects, client keys, typed collections, functions, and each app's own MCP surface. Without credentials, call amba_developer_signup and reconnect with Authorization: Bearer <token>. Then amba_collections_create, amba_app_mcp_set_exposure, and connect to the app MCP at connection.url from amba_app_mcp_get_config.",
+  tools: {
+    list: () => platformToolDefinitions(),
+    async call(name, args, ctx): Promise<ToolOutcome> {
+      if (!isPlatformTool(name)) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+      try {
+        return { value: await runTool(name, args, ctx) };
+      } catch (err) {
+        if (err instanceof AppError)
+          return { value: { error: { code: err.code, message: err.message } }, isError: true };
+        throw err;
+      }
+    },
+  },
+});
+
+const METHOD_NOT_ALLOWED = {
+  jsonrpc: "2.0",
+  id: null,
+  error: { code: -32600, message: "Method Not Allowed: use POST" },
+};
 
 export const platformMcpRoutes = new Hono<AppEnv>();
+
+platformMcpRoutes.all("/mcp", async (c) => {
+  // Stateless server: no SSE stream (GET), no session to end (DELETE).
+  if (c.req.method !== "POST") return c.json(METHOD_NOT_ALLOWED, 405, { allow: "POST" });
+  let developerId: string | null = null;
+  if (c.req.header("authorization") !== undefined) {
+    try {
+      ({ developerId } = await authenticateDeveloper(c));
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 401) throw err;
+      const error = { code: err.code, message: err.message };
+      return c.json({ error }, 401, { "www-authenticate": 'Bearer realm="amba", error="invalid_token"' });
+    }
+  }
+  return handleMcpHttpRequest(c.req.raw, {
+    handlers: platformMcpHandlers,
+    ctx: { c, developerId },
+    onInternalError: (err, method) => console.error(`platform MCP ${method} failed`, err),
+  });
+});

@@ -1,0 +1,365 @@
+/**
+ * The platform MCP's tool catalogue: every `amba_*` tool with its title, description, annotations
+ * and input schema. Pure: no I/O. What each tool runs lives in `src/worker/routes/platform-mcp.ts`,
+ * which calls the very functions the admin REST routes call.
+ *
+ * A tool's arguments are the REST route's path parameters (`params`, e.g. `project_id`, a collection
+ * or function `name`) plus its JSON body (`body`), flattened into one object. The params are checked
+ * here, before authorization (as a router matches a path before the handler runs); the body is left
+ * to the operation, which validates it with the REST route's own schema — so a bad body fails with
+ * the same `invalid_input` message over REST and MCP. The body schemas are imported from where the
+ * routes define them (they carry no I/O) and converted to JSON Schema for `tools/list`.
+ *
+ * Authorization per tool (`auth`): `none` (only `amba_developer_signup`), `developer` (a developer
+ * token), `project` (a developer token whose developer owns `project_id`).
+ */
+import { toJsonSchema } from "@valibot/to-json-schema";
+import * as v from "valibot";
+import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
+import { DeployFunctionSchema } from "../functions/definition.ts";
+import type { ToolDefinition } from "../mcp/server.ts";
+import { parseInput } from "../validate.ts";
+import { ConfigPatchSchema, ExposureSchema } from "../worker/routes/app-mcp-admin.ts";
+import { DeveloperSignupSchema } from "../worker/routes/developers.ts";
+import { PromoteFunctionSchema } from "../worker/routes/functions.ts";
+import { CreateClientKeySchema, CreateProjectSchema } from "../worker/routes/projects.ts";
+
+/** What a tool needs from the connection's credentials. */
+export type ToolAuth = "none" | "developer" | "project";
+
+/** MCP tool annotations (hints for the client; never a security boundary). */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** One `amba_*` tool. `P` are its path-like arguments, `A` its authorization. */
+export interface PlatformToolSpec<
+  P extends v.ObjectEntries = v.ObjectEntries,
+  A extends ToolAuth = ToolAuth,
+> {
+  title: string;
+  description: string;
+  auth: A;
+  /** Arguments naming the resource (the REST path parameters); validated before authorization. */
+  params: P;
+  /** The REST body the other arguments form; validated by the operation, shown in `tools/list`. */
+  body?: v.GenericSchema;
+  /** JSON Schema descriptions of body fields (the REST schemas carry none). */
+  fields?: Record<string, string>;
+  annotations: ToolAnnotations;
+}
+
+const spec = <P extends v.ObjectEntries, A extends ToolAuth>(tool: PlatformToolSpec<P, A>) => tool;
+
+const READ_ONLY: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+const CREATES: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+};
+const UPDATES: ToolAnnotations = { ...CREATES, idempotentHint: true };
+const REPLACES: ToolAnnotations = { ...CREATES, destructiveHint: true, idempotentHint: true };
+const ALTERS: ToolAnnotations = { ...CREATES, destructiveHint: true };
+
+const ProjectIdSchema = v.pipe(
+  v.string("must be a string"),
+  v.description("The project's id (from amba_projects_list, amba_projects_create or amba_developer_signup)."),
+);
+const CollectionNameSchema = v.pipe(v.string("must be a string"), v.description("The collection's name."));
+const FunctionNameSchema = v.pipe(v.string("must be a string"), v.description("The function's name."));
+
+const PROJECT = { project_id: ProjectIdSchema };
+
+const COLUMN_HELP =
+  'Columns: [{"name", "type", "required"?, "unique"?, "default"?, "description"?, "dimensions"? (vector only)}]; types: text, integer, bigint, number, boolean, timestamp, date, json, uuid, arrays of the scalar types ("text[]", …) and vector (with dimensions). id, owner_id, created_at, updated_at are server-managed and added automatically.';
+const ACCESS_HELP =
+  'Access policy for the end-user scope: {"read": "public" | "owner", "write": "owner" | "developer"}; default {"read": "owner", "write": "owner"}.';
+const UNAUTHENTICATED_HELP =
+  "Needs the connection to carry Authorization: Bearer <developer token> (amba_developer_signup returns one).";
+
+/** Every platform tool, in `tools/list` order. */
+export const PLATFORM_TOOLS = {
+  amba_developer_signup: spec({
+    title: "Sign up as a developer",
+    description:
+      'Create an Amba developer account: returns {"developer": {id, email}, "token", "project": {id, name}, "client_key"} — a developer token, a first project and a client key for it (same as POST /v1/developers/signup). Works without credentials. The token and client key are shown only once: reconnect to this MCP server with Authorization: Bearer <token> to use every other amba_* tool; the same token connects to the app MCP at /app/<project id>/mcp. 409 conflict when the email is taken.',
+    auth: "none",
+    params: {},
+    body: DeveloperSignupSchema,
+    fields: {
+      email: "Your email address (unique).",
+      project_name: 'Name of the first project (default "My first project").',
+    },
+    annotations: CREATES,
+  }),
+  amba_whoami: spec({
+    title: "Who am I",
+    description: `The developer this connection is signed in as, and their projects: {"developer": {id, email}, "projects": [...]}. ${UNAUTHENTICATED_HELP}`,
+    auth: "developer",
+    params: {},
+    annotations: READ_ONLY,
+  }),
+  amba_projects_list: spec({
+    title: "List projects",
+    description: `Your projects, oldest first: {"projects": [{id, name, meta_rev, created_at}]} (same as GET /v1/admin/projects).`,
+    auth: "developer",
+    params: {},
+    annotations: READ_ONLY,
+  }),
+  amba_projects_create: spec({
+    title: "Create a project",
+    description:
+      "Create a project (an app with its own collections, functions and app MCP endpoint): returns {id, name, meta_rev, created_at} (same as POST /v1/admin/projects). Create a client key for it with amba_client_keys_create.",
+    auth: "developer",
+    params: {},
+    body: CreateProjectSchema,
+    fields: { name: "Project (app) name, 1–100 characters; it prefixes the app MCP's meta tool names." },
+    annotations: CREATES,
+  }),
+  amba_client_keys_create: spec({
+    title: "Create a client key",
+    description:
+      'Create a client key for a project (X-Api-Key of your app\'s end users): returns {id, name, prefix, created_at, revoked, revoked_at, "client_key"} — the secret client_key is shown only this once (same as POST /v1/admin/projects/:id/client-keys).',
+    auth: "project",
+    params: PROJECT,
+    body: CreateClientKeySchema,
+    fields: { name: 'A label for the key (default "default").' },
+    annotations: CREATES,
+  }),
+  amba_collections_list: spec({
+    title: "List collections",
+    description:
+      'A project\'s collections with their columns and access policy: {"collections": [{name, columns, access}]} (same as GET /v1/admin/projects/:id/collections).',
+    auth: "project",
+    params: PROJECT,
+    annotations: READ_ONLY,
+  }),
+  amba_collections_create: spec({
+    title: "Create a collection",
+    description: `Create a typed collection (a real Postgres table) in a project, e.g. {"project_id": "…", "name": "recipes", "columns": [{"name": "title", "type": "text", "required": true, "description": "Dish name"}, {"name": "calories", "type": "integer"}], "access": {"read": "owner", "write": "owner"}}. Returns {name, columns, access} (same as POST /v1/admin/projects/:id/collections). ${COLUMN_HELP} Nothing is exposed to the app MCP until you call amba_app_mcp_set_exposure.`,
+    auth: "project",
+    params: PROJECT,
+    body: CollectionDefinitionSchema,
+    fields: {
+      name: "Collection name: a lowercase identifier (a-z, 0-9, _), unique in the project.",
+      columns: COLUMN_HELP,
+      access: ACCESS_HELP,
+    },
+    annotations: CREATES,
+  }),
+  amba_collections_alter: spec({
+    title: "Alter a collection",
+    description: `Change a collection: add columns, drop columns (their data is lost), change the access policy — give at least one. Returns the collection {name, columns, access} (same as PATCH /v1/admin/projects/:id/collections/:name). The app MCP's tools follow on the next tools/list.`,
+    auth: "project",
+    params: { ...PROJECT, name: CollectionNameSchema },
+    body: AlterCollectionSchema,
+    fields: {
+      add_columns: COLUMN_HELP,
+      drop_columns: "Names of columns to drop (server-managed columns cannot be dropped).",
+      access: "New access policy; omitted keys keep their value.",
+    },
+    annotations: ALTERS,
+  }),
+  amba_collections_drop: spec({
+    title: "Drop a collection",
+    description:
+      'Drop a collection with all its rows, for good; it also leaves the app MCP exposure list. Returns {"name", "deleted": true} (same as DELETE /v1/admin/projects/:id/collections/:name).',
+    auth: "project",
+    params: { ...PROJECT, name: CollectionNameSchema },
+    annotations: REPLACES,
+  }),
+  amba_functions_deploy: spec({
+    title: "Deploy a function",
+    description:
+      'Deploy a new version of a function (an HTTP endpoint your app calls through Amba) and make it active: returns {name, version, url, active, mcp, created_at} (same as POST /v1/admin/projects/:id/functions/deploy). Declare mcp.input_schema (JSON Schema subset: type "object" with string / number / integer / boolean / array / object properties, enum, required) to make its app MCP tool typed; anything outside the subset is rejected.',
+    auth: "project",
+    params: PROJECT,
+    body: DeployFunctionSchema,
+    fields: {
+      name: "Function name: a lowercase identifier (a-z, 0-9, _), at most 40 characters.",
+      url: "Absolute http(s) URL the function's calls are forwarded to.",
+      mcp: 'Optional MCP annotation {"description", "input_schema"} shipped with this version.',
+    },
+    annotations: CREATES,
+  }),
+  amba_functions_list: spec({
+    title: "List functions",
+    description:
+      'A project\'s functions with their active version: {"functions": [{name, version, url, active, mcp, created_at, active_version, versions}]} (same as GET /v1/admin/projects/:id/functions).',
+    auth: "project",
+    params: PROJECT,
+    annotations: READ_ONLY,
+  }),
+  amba_functions_versions: spec({
+    title: "List function versions",
+    description:
+      'Every version of a function, oldest first: {"name", "versions": [{name, version, url, active, mcp, created_at}]} (same as GET /v1/admin/projects/:id/functions/:name/versions).',
+    auth: "project",
+    params: { ...PROJECT, name: FunctionNameSchema },
+    annotations: READ_ONLY,
+  }),
+  amba_functions_promote: spec({
+    title: "Promote a function version",
+    description:
+      "Make an earlier (or later) version of a function the active one; its URL and MCP annotation come back with it. Returns the version (same as POST /v1/admin/projects/:id/functions/:name/promote).",
+    auth: "project",
+    params: { ...PROJECT, name: FunctionNameSchema },
+    body: PromoteFunctionSchema,
+    fields: { version: "The version number to activate (see amba_functions_versions)." },
+    annotations: UPDATES,
+  }),
+  amba_functions_delete: spec({
+    title: "Delete a function",
+    description:
+      'Delete a function with all its versions; it also leaves the app MCP exposure list. Returns {"name", "deleted": true} (same as DELETE /v1/admin/projects/:id/functions/:name).',
+    auth: "project",
+    params: { ...PROJECT, name: FunctionNameSchema },
+    annotations: REPLACES,
+  }),
+  amba_app_mcp_get_exposure: spec({
+    title: "Get the app MCP exposure",
+    description:
+      'Which collections and functions the app MCP exposes as tools: {"collections": [...], "functions": [...]} (same as GET /v1/admin/projects/:id/app-mcp/exposure).',
+    auth: "project",
+    params: PROJECT,
+    annotations: READ_ONLY,
+  }),
+  amba_app_mcp_set_exposure: spec({
+    title: "Set the app MCP exposure",
+    description:
+      'Choose which collections and functions become tools on the app\'s own MCP endpoint (/app/<project id>/mcp), e.g. {"project_id": "…", "collections": ["recipes"]}. Each list is a full-set replacement for its kind (an empty array hides everything of that kind; an omitted kind stays as it is); unknown names are rejected. Returns {"collections", "functions"} (same as PUT /v1/admin/projects/:id/app-mcp/exposure). The next tools/list of the app MCP reflects it.',
+    auth: "project",
+    params: PROJECT,
+    body: ExposureSchema,
+    fields: {
+      collections: "The complete set of collection names to expose.",
+      functions: "The complete set of function names to expose.",
+    },
+    annotations: REPLACES,
+  }),
+  amba_app_mcp_get_config: spec({
+    title: "Get the app MCP config",
+    description:
+      'The app MCP surface\'s config and where to connect: {"enabled", "auth_mode", "slug", "connection": {"url", "hostname_url"}} (same as GET /v1/admin/projects/:id/app-mcp/config).',
+    auth: "project",
+    params: PROJECT,
+    annotations: READ_ONLY,
+  }),
+  amba_app_mcp_update_config: spec({
+    title: "Update the app MCP config",
+    description:
+      'Change any of: enabled (kill switch), auth_mode ("all" | "client_only" | "developer_only": which credentials may connect), slug (reserve <slug>.mcp.amba.host; null releases it; 409 when taken). Returns the config like amba_app_mcp_get_config (same as PATCH /v1/admin/projects/:id/app-mcp/config).',
+    auth: "project",
+    params: PROJECT,
+    body: ConfigPatchSchema,
+    fields: {
+      enabled: "false turns the app's MCP endpoint off.",
+      auth_mode:
+        "Which credentials may connect: all, client_only (client key + end-user session) or developer_only.",
+      slug: "Hostname label (lowercase DNS label, globally unique), or null to release it.",
+    },
+    annotations: UPDATES,
+  }),
+  amba_billing_status: spec({
+    title: "Billing status",
+    description:
+      'A project\'s usage for a billing period (UTC month): {"period": "YYYY-MM", "usage": {"agent_tool_calls", "function_invocations", …}} (same as GET /v1/admin/projects/:id/billing). agent_tool_calls counts successful app MCP tool calls.',
+    auth: "project",
+    params: {
+      ...PROJECT,
+      period: v.optional(
+        v.pipe(v.string("must be a string"), v.description("YYYY-MM (UTC); default the current month.")),
+      ),
+    },
+    annotations: READ_ONLY,
+  }),
+};
+
+/** Name of a platform tool. */
+export type PlatformToolName = keyof typeof PLATFORM_TOOLS;
+
+/** The validated params of a tool. */
+export type ToolParams<N extends PlatformToolName> =
+  (typeof PLATFORM_TOOLS)[N] extends PlatformToolSpec<infer P, ToolAuth>
+    ? v.InferOutput<v.ObjectSchema<P, undefined>>
+    : never;
+
+/** A tool call split into its params (validated) and its body (for the operation to validate). */
+export interface ToolCall<N extends PlatformToolName> {
+  params: ToolParams<N>;
+  body: Record<string, unknown>;
+}
+
+/** True when `name` is a platform tool. */
+export const isPlatformTool = (name: string): name is PlatformToolName => Object.hasOwn(PLATFORM_TOOLS, name);
+
+/**
+ * Split a call's arguments into params and body, validating the params (400 `invalid_input`
+ * naming the field). A tool without a body rejects arguments it does not know.
+ */
+export function parseToolArguments<N extends PlatformToolName>(
+  name: N,
+  args: Record<string, unknown>,
+): ToolCall<N> {
+  const tool: PlatformToolSpec = PLATFORM_TOOLS[name];
+  const keys = Object.keys(tool.params);
+  const message = (issue: v.BaseIssue<unknown>) =>
+    issue.input === undefined
+      ? "is required"
+      : `unknown argument (this tool takes: ${keys.join(", ") || "none"})`;
+  const envelope = tool.body ? v.object(tool.params, message) : v.strictObject(tool.params, message);
+  const params = parseInput(envelope, args) as ToolParams<N>;
+  const body = Object.fromEntries(Object.entries(args).filter(([key]) => !keys.includes(key)));
+  return { params, body };
+}
+
+type JsonObject = Record<string, unknown>;
+
+const jsonSchemaOf = (schema: v.GenericSchema): JsonObject =>
+  // Refinements (`check`, `transform`) have no JSON Schema form; the operation still enforces them.
+  toJsonSchema(schema, { errorMode: "ignore" }) as JsonObject;
+
+/** A tool's input JSON Schema: its params and body properties in one object. */
+export function toolInputSchema(tool: PlatformToolSpec): JsonObject {
+  const params = jsonSchemaOf(v.object(tool.params));
+  const body = tool.body ? jsonSchemaOf(tool.body) : { properties: {}, required: [] };
+  const properties: Record<string, JsonObject> = {
+    ...(params.properties as Record<string, JsonObject>),
+    ...(body.properties as Record<string, JsonObject>),
+  };
+  for (const [field, description] of Object.entries(tool.fields ?? {})) {
+    properties[field] = { ...properties[field], description };
+  }
+  const required = [...(params.required as string[]), ...((body.required as string[] | undefined) ?? [])];
+  const closed = !tool.body || body.additionalProperties === false;
+  return {
+    $schema: params.$schema,
+    type: "object",
+    properties,
+    required,
+    ...(closed ? { additionalProperties: false } : {}),
+  };
+}
+
+let definitions: ToolDefinition[] | undefined;
+
+/** `tools/list` of the platform MCP: the same for every caller, computed once. */
+export function platformToolDefinitions(): ToolDefinition[] {
+  definitions ??= Object.entries(PLATFORM_TOOLS).map(([name, tool]: [string, PlatformToolSpec]) => ({
+    name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: toolInputSchema(tool),
+    annotations: { title: tool.title, ...tool.annotations },
+  }));
+  return definitions;
+}
