@@ -2,6 +2,8 @@
  * The app MCP endpoint end to end, through the official MCP SDK client: exposure, live generation,
  * both scopes and their policy, kill switch, auth modes, hostname addressing, functions, metering.
  */
+
+import { env } from "cloudflare:workers";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import {
@@ -342,5 +344,77 @@ describe("app MCP configuration", () => {
     const invalid = await client.callTool({ name: tool, arguments: { template: "long" } });
     expect(invalid.isError).toBe(true);
     await client.close();
+  });
+});
+
+describe("app MCP protocol versions and caching", () => {
+  const post = (url: string, headers: Record<string, string>, body: unknown, version?: string) =>
+    apiJson(url, {
+      headers: {
+        ...headers,
+        accept: "application/json, text/event-stream",
+        ...(version ? { "mcp-protocol-version": version } : {}),
+      },
+      json: body,
+    });
+
+  it("negotiates every initialize version and answers the 2026-07-28 discover + per-request _meta", async () => {
+    const { dev, url } = await setupApp();
+    await expose(dev, { collections: ["recipes"] });
+    const headers = devHeaders(dev);
+    for (const version of ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]) {
+      const init = await post(url, headers, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      });
+      expect(init.body.result.protocolVersion).toBe(version);
+    }
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+    };
+    const discover = await post(
+      url,
+      { ...headers, "mcp-method": "server/discover" },
+      { jsonrpc: "2.0", id: 2, method: "server/discover", params: { _meta: meta } },
+      "2026-07-28",
+    );
+    expect(discover.status).toBe(200);
+    expect(discover.body.result.supportedVersions).toContain("2026-07-28");
+    const list = await post(
+      url,
+      { ...headers, "mcp-method": "tools/list" },
+      { jsonrpc: "2.0", id: 3, method: "tools/list", params: { _meta: meta } },
+      "2026-07-28",
+    );
+    expect(list.body.result.tools.map((t: { name: string }) => t.name)).toContain("recipes_find");
+    // Structured content only where the version has it.
+    const call = (version: string) =>
+      post(
+        url,
+        headers,
+        { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "recipes_list", arguments: {} } },
+        version,
+      );
+    expect((await call("2025-03-26")).body.result.structuredContent).toBeUndefined();
+    expect((await call("2025-06-18")).body.result.structuredContent).toEqual({ rows: [], next_cursor: null });
+  });
+
+  it("caches the generated surface in KV under the project's meta_rev", async () => {
+    const { dev, url } = await setupApp();
+    await expose(dev, { collections: ["recipes"] });
+    await toolNames(url, devHeaders(dev));
+    const project = await apiJson(`/v1/admin/projects/${dev.projectId}`, { token: dev.token });
+    const rev = project.body.meta_rev;
+    expect(rev).toEqual(expect.any(Number));
+    const key = `app-meta:${dev.projectId}:${rev}`;
+    let cached: { collections: { name: string }[] } | null = null;
+    for (let i = 0; i < 20 && !cached; i++) {
+      cached = await env.META_KV.get(key, "json");
+      if (!cached) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(cached?.collections.map((c) => c.name)).toEqual(["recipes"]);
   });
 });
