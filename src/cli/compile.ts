@@ -3,16 +3,81 @@
  * packages bundled, Node built-ins left to the (brokered) `require`, `amber:mcp` resolved to the
  * CLI's own McpServer. esbuild is loaded lazily so `--export-tools` never pays for it.
  */
-import { dirname } from "node:path";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 
 /** Options of {@link compileToolFile}. */
 export interface CompileOptions {
   /** The file `amber:mcp` resolves to (the bundled McpServer module). */
   amberMcpPath: string;
+  /** Extra cache key (the CLI version), so an upgrade never reuses old output. */
+  cacheKey?: string;
+  /** Where compiled bundles are cached (default: `<tmpdir>/amber-compile-cache`). */
+  cacheDir?: string;
 }
 
-/** Bundles `entry` and returns the CommonJS source. Throws with esbuild's first error message. */
+interface CacheEntry {
+  inputs: Record<string, [mtimeMs: number, size: number]>;
+  code: string;
+}
+
+function fingerprint(path: string): [number, number] | null {
+  try {
+    const stat = statSync(path);
+    return [stat.mtimeMs, stat.size];
+  } catch {
+    return null;
+  }
+}
+
+function cacheFile(entry: string, options: CompileOptions): string {
+  const key = createHash("sha256")
+    .update(`${entry}\0${options.amberMcpPath}\0${options.cacheKey ?? ""}`)
+    .digest("hex");
+  return join(options.cacheDir ?? join(tmpdir(), "amber-compile-cache"), `${key.slice(0, 32)}.json`);
+}
+
+function readCache(file: string): string | undefined {
+  try {
+    const cached = JSON.parse(readFileSync(file, "utf8")) as CacheEntry;
+    for (const [path, [mtime, size]] of Object.entries(cached.inputs)) {
+      const now = fingerprint(path);
+      if (!now || now[0] !== mtime || now[1] !== size) return undefined;
+    }
+    return cached.code;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeCache(file: string, entry: CacheEntry): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    const temp = `${file}.${process.pid}.tmp`;
+    writeFileSync(temp, JSON.stringify(entry));
+    renameSync(temp, file);
+  } catch {
+    // The cache is an optimisation; a read-only temp dir just means compiling every time.
+  }
+}
+
+/**
+ * Bundles `entry` and returns the CommonJS source. Results are cached on disk and reused while
+ * every input file keeps its mtime and size, so a warm start does not load esbuild at all.
+ * Throws with esbuild's first error message.
+ */
 export async function compileToolFile(entry: string, options: CompileOptions): Promise<string> {
+  const file = cacheFile(entry, options);
+  const cached = readCache(file);
+  if (cached !== undefined) return cached;
+  const code = await build(entry, options);
+  writeCache(file, code);
+  return code.code;
+}
+
+async function build(entry: string, options: CompileOptions): Promise<CacheEntry> {
   const esbuild = await import("esbuild");
   try {
     const result = await esbuild.build({
@@ -25,6 +90,7 @@ export async function compileToolFile(entry: string, options: CompileOptions): P
       target: "node20",
       logLevel: "silent",
       sourcemap: "inline",
+      metafile: true,
       plugins: [
         {
           name: "amber-mcp",
@@ -34,7 +100,13 @@ export async function compileToolFile(entry: string, options: CompileOptions): P
         },
       ],
     });
-    return result.outputFiles[0]!.text;
+    const inputs: CacheEntry["inputs"] = {};
+    for (const input of Object.keys(result.metafile.inputs)) {
+      const path = resolve(dirname(entry), input);
+      const print = fingerprint(path);
+      if (print) inputs[path] = print;
+    }
+    return { inputs, code: result.outputFiles[0]!.text };
   } catch (error) {
     const first = (error as { errors?: { text: string; location?: { file: string; line: number } }[] })
       .errors?.[0];

@@ -121,7 +121,7 @@ export async function openToolServer(command: string, file: string | undefined, 
     maxMemoryMb: args.maxMemory,
     hostScript: here("./tool-host.mjs"),
     compile: () => {
-      compiled ??= compileToolFile(entry, { amberMcpPath: here("./amber-mcp.mjs") });
+      compiled ??= compileToolFile(entry, { amberMcpPath: here("./amber-mcp.mjs"), cacheKey: AMBER_VERSION });
       return compiled;
     },
   });

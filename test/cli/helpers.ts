@@ -86,22 +86,24 @@ export class LineClient {
   constructor(bin: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
     this.child = spawn(NODE, [bin, ...args], { cwd: options.cwd, env: cleanEnv(options.env) });
     this.child.stdout.setEncoding("utf8");
-    this.child.stdout.on("data", (chunk: string) => {
-      this.#buffer += chunk;
-      let nl = this.#buffer.indexOf("\n");
-      while (nl !== -1) {
-        const line = this.#buffer.slice(0, nl);
-        this.#buffer = this.#buffer.slice(nl + 1);
-        const waiter = this.#waiters.shift();
-        if (waiter) waiter(line);
-        else this.#lines.push(line);
-        nl = this.#buffer.indexOf("\n");
-      }
-    });
+    this.child.stdout.on("data", (chunk: string) => this.#feed(chunk));
     this.child.stderr.on("data", (chunk: Buffer) => {
       this.stderr += chunk.toString();
     });
     this.exited = new Promise((resolve) => this.child.on("exit", (code) => resolve(code)));
+  }
+
+  #feed(chunk: string): void {
+    this.#buffer += chunk;
+    let nl = this.#buffer.indexOf("\n");
+    while (nl !== -1) {
+      const line = this.#buffer.slice(0, nl);
+      this.#buffer = this.#buffer.slice(nl + 1);
+      const waiter = this.#waiters.shift();
+      if (waiter) waiter(line);
+      else this.#lines.push(line);
+      nl = this.#buffer.indexOf("\n");
+    }
   }
 
   /** Writes raw text to stdin. */
@@ -123,6 +125,25 @@ export class LineClient {
         resolve(line);
       });
     });
+  }
+
+  /** Exactly `bytes` bytes of stdout that follow (a Content-Length body without a trailing newline). */
+  async nextBody(bytes: number, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const pending = [...this.#lines.map((l) => `${l}\n`), this.#buffer].join("");
+      if (Buffer.byteLength(pending) >= bytes) {
+        const buf = Buffer.from(pending);
+        const body = buf.subarray(0, bytes).toString();
+        const rest = buf.subarray(bytes).toString();
+        this.#lines = [];
+        this.#buffer = "";
+        this.#feed(rest);
+        return body;
+      }
+      if (Date.now() > deadline) throw new Error(`no body within ${timeoutMs} ms; stderr: ${this.stderr}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
   }
 
   /** Sends a request and returns the parsed response line. */

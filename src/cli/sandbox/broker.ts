@@ -15,6 +15,7 @@ import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
+import wasi from "node:wasi";
 import workerThreads from "node:worker_threads";
 import {
   canonicalPath,
@@ -298,10 +299,24 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
     configurable: true,
     enumerable: true,
   });
+  const OriginalWasi = wasi.WASI;
+  class CheckedWasi extends OriginalWasi {
+    constructor(options: ConstructorParameters<typeof OriginalWasi>[0]) {
+      checkWorker("wasi");
+      super(options);
+    }
+  }
+  Reflect.defineProperty(wasi, "WASI", {
+    value: CheckedWasi,
+    writable: true,
+    configurable: true,
+    enumerable: true,
+  });
   const processTarget = process as unknown as Target;
-  for (const name of ["binding", "_linkedBinding", "dlopen"]) {
+  for (const name of ["binding", "_linkedBinding"]) {
     wrap(processTarget, name, (a) => checkWorker(`process.${name}:${String(a[0] ?? "")}`));
   }
+  wrap(processTarget, "dlopen", (a) => checkWorker(`process.dlopen:${String(a[1] ?? "")}`));
   for (const name of ["kill", "_kill"]) {
     wrap(processTarget, name, (a) => {
       if (Number(a[0]) !== process.pid) checkRun(`kill:${String(a[0])}`);

@@ -1,0 +1,245 @@
+/**
+ * The sandbox escape suite: one `amber session --sandbox` with a jail, and a tool file full of
+ * attempts to get out of it by every route we know. Each must be denied or contained, show up in
+ * the audit log, and leave the session answering.
+ */
+
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+
+const SECRET = "s3cr3t-value-42";
+
+const ATTACKS = String.raw`
+const fs = require("node:fs");
+const JAIL = __JAIL__;
+const OUTSIDE = __OUTSIDE__;
+const PORT = __PORT__;
+const unwrap = (e) => { throw e && e.cause ? e.cause : e; };
+
+export function okRead() { return fs.readFileSync(JAIL + "/data.txt", "utf8"); }
+export function add({ a, b }) { return a + b; }
+
+export function readPasswd() { return fs.readFileSync("/etc/passwd", "utf8"); }
+export function readOutsideFile() { return fs.readFileSync(OUTSIDE, "utf8"); }
+export function dotDotOut() { return fs.readFileSync(JAIL + "/../secret.txt", "utf8"); }
+export function symlinkOut() { return fs.readFileSync(JAIL + "/link/secret.txt", "utf8"); }
+export function symlinkDirListing() { return fs.readdirSync(JAIL + "/link"); }
+export async function promisesRead() { return await fs.promises.readFile(OUTSIDE, "utf8"); }
+export function callbackRead() { return new Promise((res, rej) => fs.readFile(OUTSIDE, "utf8", (e, d) => (e ? rej(e) : res(d)))); }
+export function streamRead() {
+  return new Promise((res, rej) => { const s = fs.createReadStream(OUTSIDE); s.on("error", rej); s.on("data", (d) => res(String(d))); });
+}
+export function openOutside() { return fs.openSync(OUTSIDE, "r"); }
+export function writeOutside() { fs.writeFileSync(OUTSIDE + ".pwned", "x"); return "written"; }
+export function writeReadOnlyJail() { fs.writeFileSync(JAIL + "/new.txt", "x"); return "written"; }
+export function hardLinkOut() { fs.linkSync(OUTSIDE, JAIL + "/out/linked.txt"); return fs.readFileSync(JAIL + "/out/linked.txt", "utf8"); }
+export function copyOut() { fs.copyFileSync(OUTSIDE, JAIL + "/out/copy.txt"); return "copied"; }
+export function procEnviron() { return fs.readFileSync("/proc/self/environ", "utf8"); }
+export async function dynamicImportLiteral() { return (await import("node:fs")).readFileSync(OUTSIDE, "utf8"); }
+export async function dynamicImportVariable() { const name = ["node", "fs"].join(":"); const m = await import(name); return m.readFileSync(OUTSIDE, "utf8"); }
+export async function dynamicImportDefault() { const name = "node:" + "fs"; const m = await import(name); return m.default.readFileSync(OUTSIDE, "utf8"); }
+export function createRequireFs() { return require("node:module").createRequire("/")("fs").readFileSync(OUTSIDE, "utf8"); }
+export function moduleLoad() { return require("node:module")._load("fs").readFileSync(OUTSIDE, "utf8"); }
+export function constructorProcess() {
+  const p = (function () {}).constructor("return process")();
+  return p.getBuiltinModule ? p.getBuiltinModule("fs").readFileSync(OUTSIDE, "utf8") : p.binding("fs");
+}
+export function constructorBinding() { return this.constructor.constructor("return process")().binding("fs"); }
+export function processBinding() { return process.binding("spawn_sync"); }
+export function linkedBinding() { return process._linkedBinding("anything"); }
+export function dlopen() { const m = { exports: {} }; process.dlopen(m, JAIL + "/evil.node"); return "loaded"; }
+export function envRead() { return process.env.AMBER_TEST_SECRET; }
+export function envViaConstructor() { return (function () {}).constructor("return process")().env.AMBER_TEST_SECRET; }
+export function envEnumerate() { return JSON.stringify({ keys: Object.keys(process.env), env: { ...process.env } }); }
+export async function fetchLocal() { try { return await (await fetch("http://127.0.0.1:" + PORT + "/")).text(); } catch (e) { unwrap(e); } }
+export function netConnect() {
+  return new Promise((res, rej) => { const s = require("node:net").connect(PORT, "127.0.0.1"); s.on("connect", () => res("connected")); s.on("error", rej); });
+}
+export function httpGet() {
+  return new Promise((res, rej) => { require("node:http").get("http://127.0.0.1:" + PORT + "/", (r) => res(r.statusCode)).on("error", rej); });
+}
+export async function dnsLookup() { return await require("node:dns").promises.lookup("example.com"); }
+export function listen() {
+  return new Promise((res, rej) => { const s = require("node:http").createServer(); s.on("error", rej); s.listen(0, () => res("listening")); });
+}
+export function udpBind() {
+  return new Promise((res, rej) => { const s = require("node:dgram").createSocket("udp4"); s.on("error", rej); s.bind(0, () => res("bound")); });
+}
+export function spawnSync() { return String(require("node:child_process").spawnSync("id").stdout); }
+export function execShell() { return String(require("node:child_process").execSync("cat /etc/passwd")); }
+export function rawChildProcess() {
+  const { ChildProcess } = require("node:child_process");
+  const cp = new ChildProcess();
+  cp.spawn({ file: "/bin/sh", args: ["sh", "-c", "id"], stdio: ["pipe", "pipe", "pipe"] });
+  return "spawned";
+}
+export function forkNode() { require("node:child_process").fork(JAIL + "/data.txt"); return "forked"; }
+export function workerThread() { new (require("node:worker_threads").Worker)("1", { eval: true }); return "worker"; }
+export function killParent() { process.kill(process.ppid, "SIGKILL"); return "killed"; }
+export function inspectorOpen() { require("node:inspector").open(0); return "open"; }
+export function wasiPreopen() { new (require("node:wasi").WASI)({ version: "preview1", preopens: { "/": "/" } }); return "wasi"; }
+export function newContextEscape() {
+  return require("node:vm").runInNewContext("this.constructor.constructor('return process')().env.AMBER_TEST_SECRET");
+}
+export function infiniteLoop() { for (;;) {} }
+export function heapBomb() { const a = []; for (;;) a.push(new Array(1e6).fill(Math.random())); }
+export function bufferBomb() { const a = []; for (;;) a.push(Buffer.alloc(64 * 1024 * 1024, 1)); }
+export function exitProcess() { process.exit(0); }
+export function crashProcess() { process.reallyExit(9); }
+`;
+
+// [tool, expected audit line for the denied resource (kind/action), or how it is contained]
+const ATTEMPTS: [string, string][] = [
+  ["readPasswd", "FileSystem/Read"],
+  ["readOutsideFile", "FileSystem/Read"],
+  ["dotDotOut", "FileSystem/Read"],
+  ["symlinkOut", "FileSystem/Read"],
+  ["symlinkDirListing", "FileSystem/Read"],
+  ["promisesRead", "FileSystem/Read"],
+  ["callbackRead", "FileSystem/Read"],
+  ["streamRead", "FileSystem/Read"],
+  ["openOutside", "FileSystem/Read"],
+  ["writeOutside", "FileSystem/Write"],
+  ["writeReadOnlyJail", "FileSystem/Write"],
+  ["hardLinkOut", "FileSystem/Read"],
+  ["copyOut", "FileSystem/Read"],
+  ["procEnviron", "FileSystem/Read"],
+  ["dynamicImportLiteral", "FileSystem/Read"],
+  ["dynamicImportVariable", "FileSystem/Read"],
+  ["dynamicImportDefault", "FileSystem/Read"],
+  ["createRequireFs", "FileSystem/Read"],
+  ["moduleLoad", "FileSystem/Read"],
+  ["constructorProcess", "FileSystem/Read"],
+  ["constructorBinding", "Process/Execute"],
+  ["processBinding", "Process/Execute"],
+  ["linkedBinding", "Process/Execute"],
+  ["dlopen", "Process/Execute"],
+  ["envRead", "Environment/Read"],
+  ["envViaConstructor", "Environment/Read"],
+  ["fetchLocal", "Network/Connect"],
+  ["netConnect", "Network/Connect"],
+  ["httpGet", "Network/Connect"],
+  ["dnsLookup", "Network/Connect"],
+  ["listen", "Network/Listen"],
+  ["udpBind", "Network/Listen"],
+  ["spawnSync", "Process/Execute"],
+  ["execShell", "Process/Execute"],
+  ["rawChildProcess", "Process/Execute"],
+  ["forkNode", "Process/Execute"],
+  ["workerThread", "Process/Execute"],
+  ["killParent", "Process/Execute"],
+  ["inspectorOpen", "Process/Execute"],
+  ["wasiPreopen", "Process/Execute"],
+  ["newContextEscape", "Environment/Read"],
+  ["infiniteLoop", "timeout"],
+  ["heapBomb", "memory"],
+  ["bufferBomb", "memory"],
+  ["exitProcess", "contained"],
+  ["crashProcess", "contained"],
+];
+
+describe("sandbox escape suite", () => {
+  let bin: string;
+  let cleanup: () => void;
+  let dir: string;
+  let server: Server;
+  let client: LineClient;
+  let hits = 0;
+
+  beforeAll(async () => {
+    ({ bin, cleanup } = await buildTestCli());
+    server = createServer((_req, res) => {
+      hits++;
+      res.end("reached");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    dir = scratch({ "secret.txt": SECRET, "jail/data.txt": "inside" });
+    mkdirSync(join(dir, "jail/out"));
+    symlinkSync(dir, join(dir, "jail/link"));
+    const source = ATTACKS.replace("__JAIL__", JSON.stringify(join(dir, "jail")))
+      .replace("__OUTSIDE__", JSON.stringify(join(dir, "secret.txt")))
+      .replace("__PORT__", String(port));
+    writeFileSync(join(dir, "tools.js"), source);
+    client = new LineClient(
+      bin,
+      [
+        "session",
+        "--sandbox",
+        "--allow-read",
+        "jail",
+        "--allow-write",
+        "jail/out",
+        "--timeout",
+        "3000",
+        "--max-memory",
+        "96",
+        "--audit-log",
+        "audit.jsonl",
+        "tools.js",
+      ],
+      { cwd: dir, env: { AMBER_TEST_SECRET: SECRET } },
+    );
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    server?.close();
+    cleanup();
+  });
+
+  it("allows what is granted", async () => {
+    expect((await client.call("okRead")).result).toBe("inside");
+  });
+
+  it(`has at least 30 attempts (${ATTEMPTS.length})`, () => {
+    expect(ATTEMPTS.length).toBeGreaterThanOrEqual(30);
+  });
+
+  for (const [tool, expected] of ATTEMPTS) {
+    const label = expected.includes("/") ? `denied (${expected})` : expected;
+    it(`${tool}: ${label}`, async () => {
+      const response = await client.call(tool);
+      const text = JSON.stringify(response);
+      expect(text).not.toContain(SECRET);
+      expect(text).not.toContain("root:");
+      if (expected === "contained") {
+        expect(response.error).toMatchObject({ code: -32000 });
+      } else if (expected === "timeout") {
+        expect(response.error).toEqual({ code: -32000, message: "tool call timed out after 3000 ms" });
+      } else if (expected === "memory") {
+        expect(response.error).toMatchObject({ code: -32000, message: expect.stringMatching(/memory/) });
+      } else {
+        expect(response.error).toMatchObject({
+          code: -32000,
+          message: expect.stringMatching(/permission denied|ERR_ACCESS_DENIED|Access to this API/),
+        });
+      }
+      // The session is still answering.
+      expect((await client.call("add", { a: 20, b: 22 })).result).toBe(42);
+      const audit = readFileSync(join(dir, "audit.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, string>);
+      const toolLines = audit.filter((l) => l.resource === `tool:${tool}`);
+      expect(toolLines.length).toBeGreaterThan(0);
+      expect(toolLines.at(-1)!.decision).toBe("Deny");
+      if (expected.includes("/")) {
+        const [kind, action] = expected.split("/");
+        expect(audit.some((l) => l.kind === kind && l.action === action && l.decision === "Deny")).toBe(true);
+      }
+    });
+  }
+
+  it("never reached the local server, wrote nothing outside the jail, and leaked no secret", async () => {
+    expect(hits).toBe(0);
+    expect(() => readFileSync(join(dir, "secret.txt.pwned"))).toThrow();
+    expect(() => readFileSync(join(dir, "jail/new.txt"))).toThrow();
+    const audit = readFileSync(join(dir, "audit.jsonl"), "utf8");
+    expect(audit).not.toContain(SECRET);
+    expect((await client.request("ping")).result).toEqual({});
+  });
+});
