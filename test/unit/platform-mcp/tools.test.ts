@@ -1,0 +1,161 @@
+import * as v from "valibot";
+import { describe, expect, it } from "vitest";
+import { AppError } from "../../../src/errors.ts";
+import {
+  PLATFORM_TOOLS,
+  type PlatformToolSpec,
+  parseToolArguments,
+  platformToolDefinitions,
+  toolInputSchema,
+} from "../../../src/platform-mcp/tools.ts";
+
+const invalid = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe("invalid_input");
+    return (err as AppError).message;
+  }
+  throw new Error("expected invalid_input");
+};
+
+describe("platform tool catalogue", () => {
+  it("leaves only amba_developer_signup open, and every project tool takes project_id", () => {
+    const specs = Object.entries(PLATFORM_TOOLS) as [string, PlatformToolSpec][];
+    expect(specs.filter(([, t]) => t.auth === "none").map(([n]) => n)).toEqual(["amba_developer_signup"]);
+    expect(specs.filter(([, t]) => t.auth === "developer").map(([n]) => n)).toEqual([
+      "amba_whoami",
+      "amba_projects_list",
+      "amba_projects_create",
+    ]);
+    for (const [name, tool] of specs.filter(([, t]) => t.auth === "project")) {
+      expect(Object.keys(tool.params)[0], name).toBe("project_id");
+    }
+  });
+
+  it("lists every tool with a title, description, JSON Schema and annotations, in a stable order", () => {
+    const tools = platformToolDefinitions();
+    expect(tools.map((t) => t.name)).toEqual(Object.keys(PLATFORM_TOOLS));
+    expect(platformToolDefinitions()).toBe(tools);
+    for (const tool of tools) {
+      expect(tool.name).toMatch(/^amba_[a-z_]+$/);
+      expect(tool.title).toEqual(expect.any(String));
+      expect(tool.description!.length).toBeGreaterThan(40);
+      expect(tool.inputSchema.type).toBe("object");
+      expect(tool.annotations).toEqual({
+        title: tool.title,
+        readOnlyHint: expect.any(Boolean),
+        destructiveHint: expect.any(Boolean),
+        idempotentHint: expect.any(Boolean),
+        openWorldHint: false,
+      });
+    }
+    const readOnly = tools.filter((t) => t.annotations?.readOnlyHint).map((t) => t.name);
+    expect(readOnly).toEqual([
+      "amba_whoami",
+      "amba_projects_list",
+      "amba_collections_list",
+      "amba_functions_list",
+      "amba_functions_versions",
+      "amba_app_mcp_get_exposure",
+      "amba_app_mcp_get_config",
+      "amba_billing_status",
+    ]);
+  });
+
+  it("merges params and the REST body schema into one input schema, with field descriptions", () => {
+    const schema = toolInputSchema(PLATFORM_TOOLS.amba_app_mcp_set_exposure);
+    expect(schema).toEqual({
+      $schema: "http://json-schema.org/draft-07/schema#",
+      type: "object",
+      properties: {
+        project_id: { type: "string", description: expect.stringContaining("project's id") },
+        collections: {
+          type: "array",
+          items: { type: "string", minLength: 1 },
+          maxItems: 1000,
+          description: "The complete set of collection names to expose.",
+        },
+        functions: {
+          type: "array",
+          items: { type: "string", minLength: 1 },
+          maxItems: 1000,
+          description: "The complete set of function names to expose.",
+        },
+      },
+      required: ["project_id"],
+      additionalProperties: false,
+    });
+    const alter = toolInputSchema(PLATFORM_TOOLS.amba_collections_alter);
+    expect(Object.keys(alter.properties as object)).toEqual([
+      "project_id",
+      "name",
+      "add_columns",
+      "drop_columns",
+      "access",
+    ]);
+    expect(alter.required).toEqual(["project_id", "name"]);
+    // A non-strict REST body stays open, as the route is.
+    expect(toolInputSchema(PLATFORM_TOOLS.amba_developer_signup)).not.toHaveProperty("additionalProperties");
+  });
+
+  it("works with a minimal literal spec", () => {
+    const spec: PlatformToolSpec = {
+      title: "T",
+      description: "d",
+      auth: "project",
+      params: { project_id: v.string() },
+      body: v.strictObject({ n: v.number() }),
+      fields: { n: "A number." },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    };
+    expect(toolInputSchema(spec)).toEqual({
+      $schema: "http://json-schema.org/draft-07/schema#",
+      type: "object",
+      properties: { project_id: { type: "string" }, n: { type: "number", description: "A number." } },
+      required: ["project_id", "n"],
+      additionalProperties: false,
+    });
+  });
+});
+
+describe("parseToolArguments", () => {
+  it("splits params from the body and leaves the body to the operation", () => {
+    expect(
+      parseToolArguments("amba_collections_alter", {
+        project_id: "p",
+        name: "recipes",
+        drop_columns: ["tags"],
+        bogus: 1,
+      }),
+    ).toEqual({ params: { project_id: "p", name: "recipes" }, body: { drop_columns: ["tags"], bogus: 1 } });
+    expect(parseToolArguments("amba_developer_signup", { email: "x" })).toEqual({
+      params: {},
+      body: { email: "x" },
+    });
+    expect(parseToolArguments("amba_billing_status", { project_id: "p", period: "2026-11" })).toEqual({
+      params: { project_id: "p", period: "2026-11" },
+      body: {},
+    });
+  });
+
+  it("names the argument that is missing, mistyped or unknown", () => {
+    expect(invalid(() => parseToolArguments("amba_collections_list", {}))).toBe("project_id: is required");
+    expect(invalid(() => parseToolArguments("amba_collections_drop", { project_id: "p" }))).toBe(
+      "name: is required",
+    );
+    expect(invalid(() => parseToolArguments("amba_collections_list", { project_id: 7 }))).toBe(
+      "project_id: must be a string",
+    );
+    expect(invalid(() => parseToolArguments("amba_collections_list", { project_id: "p", limit: 1 }))).toBe(
+      "limit: unknown argument (this tool takes: project_id)",
+    );
+    expect(invalid(() => parseToolArguments("amba_whoami", { x: 1 }))).toBe(
+      "x: unknown argument (this tool takes: none)",
+    );
+    expect(
+      invalid(() => parseToolArguments("amba_billing_status", { project_id: "p", period: 202611 })),
+    ).toBe("period: must be a string");
+  });
+});
