@@ -12,7 +12,7 @@ import { buildTestCli, LineClient, scratch } from "./helpers.ts";
 
 const SECRET = "s3cr3t-value-42";
 
-const ATTACKS = String.raw`
+const ATTACKS = `
 const fs = require("node:fs");
 const JAIL = __JAIL__;
 const OUTSIDE = __OUTSIDE__;
