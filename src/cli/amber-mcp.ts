@@ -1,2 +1,199 @@
-/** placeholder */
-export class McpServer {}
+/**
+ * `amber:mcp` (experimental): a small JavaScript `McpServer` for tool files, built on the protocol
+ * core. Register tools, resources and prompts, then answer messages with `handleMessage`, talk to it
+ * in memory through `connectLocal()`, or serve it over stdio with `startStdio()`.
+ * Bundled to `dist/cli/amber-mcp.mjs`; tool files import it as `amber:mcp`.
+ */
+import {
+  createMcpHandlers,
+  dispatch,
+  type Handlers,
+  INVALID_PARAMS,
+  type JsonRpcResponse,
+  RpcError,
+  serveStdio,
+  type ToolOutcome,
+} from "../mcp/index.ts";
+
+type ToolHandler = (args: Record<string, unknown>) => unknown;
+type ResourceHandler = (uri: string) => unknown;
+type PromptHandler = (args: Record<string, unknown>) => unknown;
+
+interface ToolEntry {
+  description: string;
+  inputSchema: Record<string, unknown>;
+  handler: ToolHandler;
+}
+
+interface ResourceEntry {
+  description: string;
+  mimeType: string;
+  handler: ResourceHandler;
+}
+
+interface PromptEntry {
+  description: string;
+  handler: PromptHandler;
+}
+
+/** An in-memory client of an {@link McpServer}. */
+export interface LocalClient {
+  request(method: string, params?: Record<string, unknown>): Promise<unknown>;
+  listTools(): Promise<unknown>;
+  callTool(name: string, args?: Record<string, unknown>): Promise<unknown>;
+  close(): void;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** An MCP server defined in JavaScript. */
+export class McpServer {
+  readonly info: { name: string; version: string };
+  #tools = new Map<string, ToolEntry>();
+  #resources = new Map<string, ResourceEntry>();
+  #prompts = new Map<string, PromptEntry>();
+  #handlers: Handlers<null>;
+  #nextId = 1;
+
+  constructor(info: { name: string; version: string }) {
+    this.info = { name: String(info?.name ?? "amber-mcp"), version: String(info?.version ?? "0.0.0") };
+    const base = createMcpHandlers<null>({
+      serverInfo: this.info,
+      tools: {
+        list: () =>
+          [...this.#tools].map(([name, t]) => ({
+            name,
+            description: t.description,
+            inputSchema: t.inputSchema,
+          })),
+        call: async (name, args): Promise<ToolOutcome> => {
+          const tool = this.#tools.get(name);
+          if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+          try {
+            const value = await tool.handler(args);
+            if (isObject(value) && Array.isArray(value.content)) {
+              return {
+                value,
+                content: value.content as ToolOutcome["content"],
+                isError: value.isError === true,
+              };
+            }
+            return { value };
+          } catch (error) {
+            return { value: error instanceof Error ? error.message : String(error), isError: true };
+          }
+        },
+      },
+    });
+    this.#handlers = {
+      ...base,
+      "resources/list": () => ({
+        resources: [...this.#resources].map(([uri, r]) => ({
+          uri,
+          name: uri,
+          description: r.description,
+          mimeType: r.mimeType,
+        })),
+      }),
+      "resources/read": async (params) => {
+        const uri = isObject(params) ? params.uri : undefined;
+        const resource = typeof uri === "string" ? this.#resources.get(uri) : undefined;
+        if (!resource || typeof uri !== "string")
+          throw new RpcError(INVALID_PARAMS, `Unknown resource: ${String(uri)}`);
+        const value = await resource.handler(uri);
+        const text = typeof value === "string" ? value : JSON.stringify(value);
+        return { contents: [{ uri, mimeType: resource.mimeType, text }] };
+      },
+      "prompts/list": () => ({
+        prompts: [...this.#prompts].map(([name, p]) => ({ name, description: p.description })),
+      }),
+      "prompts/get": async (params) => {
+        const name = isObject(params) ? params.name : undefined;
+        const prompt = typeof name === "string" ? this.#prompts.get(name) : undefined;
+        if (!prompt) throw new RpcError(INVALID_PARAMS, `Unknown prompt: ${String(name)}`);
+        const args = isObject(params) && isObject(params.arguments) ? params.arguments : {};
+        const value = await prompt.handler(args);
+        const messages =
+          typeof value === "string" ? [{ role: "user", content: { type: "text", text: value } }] : value;
+        return { description: prompt.description, messages };
+      },
+    };
+  }
+
+  /** Registers a tool. `schema` is its JSON Schema input (default `{"type":"object"}`). */
+  tool(
+    name: string,
+    description: string,
+    schema: Record<string, unknown> | undefined,
+    handler: ToolHandler,
+  ): this {
+    if (typeof handler !== "function") throw new TypeError("McpServer.tool: handler must be a function");
+    this.#tools.set(name, {
+      description,
+      inputSchema: isObject(schema) ? schema : { type: "object" },
+      handler,
+    });
+    return this;
+  }
+
+  /** Registers a resource answered by `handler(uri)` (a string, or a value sent as JSON). */
+  resource(uri: string, description: string, handler: ResourceHandler, mimeType = "text/plain"): this {
+    this.#resources.set(uri, { description, mimeType, handler });
+    return this;
+  }
+
+  /** Registers a prompt; `handler(args)` returns a string (one user message) or a message list. */
+  prompt(name: string, description: string, handler: PromptHandler): this {
+    this.#prompts.set(name, { description, handler });
+    return this;
+  }
+
+  /** Answers one JSON-RPC message (object or JSON text); `null` for notifications. */
+  async handleMessage(message: unknown): Promise<JsonRpcResponse | null> {
+    let parsed = message;
+    if (typeof message === "string") {
+      try {
+        parsed = JSON.parse(message);
+      } catch {
+        return { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } };
+      }
+    }
+    return dispatch(parsed, this.#handlers, null, { transport: { session: {} } });
+  }
+
+  /** An in-memory client: requests go straight to {@link handleMessage}. */
+  connectLocal(): LocalClient {
+    let open = true;
+    const request = async (method: string, params?: Record<string, unknown>) => {
+      if (!open) throw new Error("McpServer local client is closed");
+      const response = await this.handleMessage({ jsonrpc: "2.0", id: this.#nextId++, method, params });
+      if (response && "error" in response) {
+        throw Object.assign(new Error(response.error.message), { code: response.error.code });
+      }
+      return response?.result;
+    };
+    return {
+      request,
+      listTools: () => request("tools/list"),
+      callTool: (name, args = {}) => request("tools/call", { name, arguments: args }),
+      close() {
+        open = false;
+      },
+    };
+  }
+
+  /** Serves this server over stdio (either framing) until the input ends. */
+  async startStdio(
+    input: AsyncIterable<Uint8Array | string> = process.stdin,
+    output: { write(data: string): unknown } = process.stdout,
+  ): Promise<void> {
+    await serveStdio({
+      read: input,
+      write: (data) => void output.write(data),
+      handlers: this.#handlers,
+      ctx: null,
+    });
+  }
+}

@@ -39,7 +39,10 @@ class HttpError extends Error {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = typeof body === "string" ? body : JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
+function sendJsonText(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
 }
@@ -70,7 +73,7 @@ export function createServeHandler(server: ToolServer) {
       if (path === "/mcp") return await mcp(req, res);
       if (path === "/tools") {
         if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET /tools");
-        return sendJson(res, 200, toolsJson);
+        return sendJsonText(res, 200, toolsJson);
       }
       const name = decodeURIComponent(path.slice(1));
       if (!server.has(name)) throw new HttpError(404, "not_found", `unknown tool: ${name}`);

@@ -112,7 +112,7 @@ export class ToolProcess {
       "--no-warnings",
     ];
     if (o.maxMemoryMb) execArgv.push(`--max-old-space-size=${o.maxMemoryMb}`);
-    const env: NodeJS.ProcessEnv = {};
+    const env: Record<string, string | undefined> = {};
     for (const [name, value] of Object.entries(process.env)) {
       if (
         isUnrestricted(o.policy) ||

@@ -1,0 +1,131 @@
+import { spawn } from "node:child_process";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestCli, cleanEnv, LineClient, NODE, scratch } from "./helpers.ts";
+
+const TOOLS = `
+import { McpServer } from "amber:mcp";
+import { helper } from "./lib/helper.ts";
+
+/** Add two numbers. */
+export function add({ a, b }: { a: number; b: number }) {
+  return a + b;
+}
+/** Uses a bundled local import. */
+export function shout({ text }: { text: string }) { return helper(text); }
+export function fail() { throw new Error("nope"); }
+
+const inner = new McpServer({ name: "inner", version: "1.0.0" })
+  .tool("double", "Doubles n", { type: "object" }, ({ n }) => n * 2)
+  .resource("mem://hello", "greeting", () => "hello")
+  .prompt("greet", "Greets", ({ who }) => "Hi " + who);
+
+/** Calls the amber:mcp server in memory. */
+export async function viaMcp({ n }: { n: number }) {
+  const client = inner.connectLocal();
+  const tools = await client.listTools();
+  const result = await client.callTool("double", { n });
+  const resource = await client.request("resources/read", { uri: "mem://hello" });
+  const prompt = await client.request("prompts/get", { name: "greet", arguments: { who: "amber" } });
+  const raw = await inner.handleMessage('{"jsonrpc":"2.0","id":9,"method":"ping"}');
+  return { tools, result, resource, prompt, raw };
+}
+`;
+
+describe("amber serve", () => {
+  let bin: string;
+  let cleanup: () => void;
+  let base: string;
+  let stop: () => void;
+
+  beforeAll(async () => {
+    ({ bin, cleanup } = await buildTestCli());
+    const dir = scratch({
+      "tools.ts": TOOLS,
+      "lib/helper.ts": "export const helper = (s: string) => s.toUpperCase() + '!';\n",
+    });
+    const child = spawn(NODE, [bin, "serve", "--sandbox", "--port", "0", "tools.ts"], {
+      cwd: dir,
+      env: cleanEnv(),
+    });
+    stop = () => child.kill("SIGTERM");
+    base = await new Promise<string>((resolve, reject) => {
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const match = /listening on (http:\/\/\S+)/.exec(stderr);
+        if (match) resolve(match[1]!);
+      });
+      child.on("exit", () => reject(new Error(`serve exited: ${stderr}`)));
+    });
+  });
+  afterAll(() => {
+    stop?.();
+    cleanup?.();
+  });
+
+  it("POST /<tool> answers the JSON result", async () => {
+    const response = await fetch(`${base}/add`, { method: "POST", body: JSON.stringify({ a: 2, b: 3 }) });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toBe(5);
+    const shout = await fetch(`${base}/shout`, { method: "POST", body: '{"text":"hi"}' });
+    expect(await shout.json()).toBe("HI!");
+  });
+
+  it("reports tool errors, unknown tools and bad bodies with {error:{code,message}}", async () => {
+    const failed = await fetch(`${base}/fail`, { method: "POST", body: "{}" });
+    expect(failed.status).toBe(500);
+    expect(await failed.json()).toEqual({ error: { code: "tool_error", message: "nope" } });
+    const missing = await fetch(`${base}/missing`, { method: "POST", body: "{}" });
+    expect(missing.status).toBe(404);
+    const bad = await fetch(`${base}/add`, { method: "POST", body: "{" });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe("invalid_json");
+  });
+
+  it("GET /tools is the export-tools JSON", async () => {
+    const response = await fetch(`${base}/tools`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { tools: { name: string }[] };
+    expect(body.tools.map((t: { name: string }) => t.name)).toEqual(["add", "shout", "fail", "viaMcp"]);
+  });
+
+  it("serves MCP over Streamable HTTP at /mcp for the official SDK client", async () => {
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain("add");
+    const result = await client.callTool({ name: "add", arguments: { a: 4, b: 5 } });
+    expect(result.content).toEqual([{ type: "text", text: "9" }]);
+    await client.close();
+  });
+
+  it("tool files can import amber:mcp and use its McpServer in memory", async () => {
+    const response = await fetch(`${base}/viaMcp`, { method: "POST", body: '{"n":21}' });
+    const body = (await response.json()) as {
+      tools: { tools: unknown[] };
+      result: unknown;
+      resource: { contents: unknown[] };
+      prompt: { messages: { content: { text: string } }[] };
+      raw: unknown;
+    };
+    expect(body.tools.tools).toEqual([
+      { name: "double", description: "Doubles n", inputSchema: { type: "object" } },
+    ]);
+    expect(body.result).toEqual({ content: [{ type: "text", text: "42" }], isError: false });
+    expect(body.resource.contents[0]).toMatchObject({ uri: "mem://hello", text: "hello" });
+    expect(body.prompt.messages[0].content.text).toBe("Hi amber");
+    expect(body.raw).toEqual({ jsonrpc: "2.0", id: 9, result: {} });
+  });
+
+  it("the same tool file works in a session", async () => {
+    const dir = scratch({
+      "tools.ts": TOOLS,
+      "lib/helper.ts": "export const helper = (s: string) => s + '?';\n",
+    });
+    const client = new LineClient(bin, ["session", "tools.ts"], { cwd: dir });
+    expect((await client.call("shout", { text: "x" })).result).toBe("x?");
+    await client.close();
+  });
+});
