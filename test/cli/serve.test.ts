@@ -115,7 +115,7 @@ describe("amber serve", () => {
     ]);
     expect(body.result).toEqual({ content: [{ type: "text", text: "42" }], isError: false });
     expect(body.resource.contents[0]).toMatchObject({ uri: "mem://hello", text: "hello" });
-    expect(body.prompt.messages[0].content.text).toBe("Hi amber");
+    expect(body.prompt.messages[0]?.content.text).toBe("Hi amber");
     expect(body.raw).toEqual({ jsonrpc: "2.0", id: 9, result: {} });
   });
 
