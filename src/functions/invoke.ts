@@ -4,8 +4,10 @@
  * upstream call itself (timeout → 504, unreachable → 502, body → JSON or `{body: text}`).
  * The Worker half (auth, rate limit, metering) is `invokeFunction` in `./service.ts`.
  */
+
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
+import { readTextWithin } from "../mcp/body.ts";
 import { parseInput } from "../validate.ts";
 import type { FunctionMeta } from "./definition.ts";
 import { inputSchemaToValibot } from "./input-schema.ts";
@@ -121,27 +123,11 @@ export interface UpstreamResult {
 }
 
 async function readLimited(response: Response): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_RESPONSE_BYTES) {
-      await reader.cancel();
-      throw new AppError(502, "bad_gateway", `function response exceeds ${MAX_RESPONSE_BYTES} bytes`);
-    }
-    chunks.push(value);
+  const text = await readTextWithin(response.body, MAX_RESPONSE_BYTES);
+  if (text === null) {
+    throw new AppError(502, "bad_gateway", `function response exceeds ${MAX_RESPONSE_BYTES} bytes`);
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+  return text;
 }
 
 /** Parse an upstream body: JSON when it parses, `{body: text}` otherwise, null when empty. */

@@ -4,7 +4,7 @@
  * `invokeFunction` — the ONE execution path the REST invoke route and the `<app>_fn_<name>` tool
  * both call (scope check, argument validation, rate limit, upstream call, metering).
  */
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { functions, functionVersions } from "../../schema/index.ts";
 import { AppError, forbidden, notFound } from "../errors.ts";
 import type { Principal } from "../worker/auth.ts";
@@ -206,9 +206,9 @@ const metaFrom = (row: {
   mcp: (row.mcp as McpAnnotation | null) ?? null,
 });
 
-/** The active version of every function of a project, with its MCP annotation (for tool generation). */
-export async function loadFunctions(db: Db, projectId: string): Promise<FunctionMeta[]> {
-  const rows = await db
+/** Active versions (name, version, url, annotation) of the functions matching `where`. */
+const activeVersions = (db: Db, where: SQL | undefined) =>
+  db
     .select({
       name: functions.name,
       version: functions.activeVersion,
@@ -223,29 +223,17 @@ export async function loadFunctions(db: Db, projectId: string): Promise<Function
         eq(functionVersions.version, functions.activeVersion),
       ),
     )
-    .where(eq(functions.projectId, projectId))
-    .orderBy(asc(functions.name));
+    .where(where);
+
+/** The active version of every function of a project, with its MCP annotation (for tool generation). */
+export async function loadFunctions(db: Db, projectId: string): Promise<FunctionMeta[]> {
+  const rows = await activeVersions(db, eq(functions.projectId, projectId)).orderBy(asc(functions.name));
   return rows.map(metaFrom);
 }
 
 /** The active version of one function (404 when it does not exist). */
 export async function loadFunction(db: Db, projectId: string, name: string): Promise<FunctionMeta> {
-  const rows = await db
-    .select({
-      name: functions.name,
-      version: functions.activeVersion,
-      url: functionVersions.url,
-      mcp: functionVersions.mcp,
-    })
-    .from(functions)
-    .innerJoin(
-      functionVersions,
-      and(
-        eq(functionVersions.functionId, functions.id),
-        eq(functionVersions.version, functions.activeVersion),
-      ),
-    )
-    .where(and(eq(functions.projectId, projectId), eq(functions.name, name)));
+  const rows = await activeVersions(db, and(eq(functions.projectId, projectId), eq(functions.name, name)));
   const row = rows[0];
   if (!row) throw notFound(`function "${name}" not found`);
   return metaFrom(row);

@@ -3,6 +3,7 @@
  * its own JSON-RPC message(s) and is answered with `application/json` (no SSE, no session ids).
  * Works in the Worker (Hono passes `c.req.raw`) and in Node through a small adapter.
  */
+import { readTextWithin } from "./body.ts";
 import {
   type DispatchOptions,
   dispatch,
@@ -81,30 +82,10 @@ function isJsonContentType(contentType: string | null): boolean {
 }
 
 /** Reads the body as text, or returns null when it is larger than `limit` bytes. */
-async function readBody(request: Request, limit: number): Promise<string | null> {
+function readBody(request: Request, limit: number): Promise<string | null> {
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) return null;
-  if (request.body === null) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+  if (declared !== null && Number(declared) > limit) return Promise.resolve(null);
+  return readTextWithin(request.body, limit);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

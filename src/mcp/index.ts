@@ -3,6 +3,7 @@
  * negotiation, Streamable HTTP over web-standard Request/Response, and stdio framing.
  * Runtime-neutral: imports nothing but valibot.
  */
+export * from "./body.ts";
 export * from "./dispatch.ts";
 export * from "./http.ts";
 export * from "./jsonrpc.ts";
