@@ -89,4 +89,26 @@ describe("npm run dev", () => {
     expect(((await rows.json()) as { rows: unknown[] }).rows).toHaveLength(3);
     expect(await stopDev(second)).toBe(0);
   }, 120_000);
+
+  it("reports an unreachable DATABASE_URL in one line and exits non-zero", async () => {
+    const child = spawn(node, ["scripts/dev.ts"], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(await freePort()),
+        AMBA_DATA_DIR: dataDir,
+        DATABASE_URL: "postgres://u:p@127.0.0.1:1/none",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr!.on("data", (d) => {
+      stderr += d;
+    });
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    expect(code).toBe(1);
+    expect(stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^error: cannot open the database at DATABASE_URL: .*ECONNREFUSED/),
+    ]);
+  });
 });
