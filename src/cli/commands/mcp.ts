@@ -3,9 +3,17 @@
  * newline-delimited JSON, detected per connection and answered in kind, version negotiation
  * (incl. `server/discover`). `--inspect` prints the tool table and exits.
  */
-import { createMcpHandlers, type Handlers, INVALID_PARAMS, RpcError, serveStdio } from "../../mcp/index.ts";
+import {
+  createMcpHandlers,
+  dispatchPayload,
+  failure,
+  type Handlers,
+  INVALID_PARAMS,
+  RpcError,
+} from "../../mcp/index.ts";
 import { defineCommand } from "../command.ts";
 import { renderToolTable } from "../inspect.ts";
+import { serveOrdered, writeStdout } from "../stdio-loop.ts";
 import {
   loadTools,
   openToolServer,
@@ -64,15 +72,19 @@ export const mcpCommand = defineCommand<McpArgs>({
     }
     const { server, warm } = await openToolServer("mcp", args.positionals[0], args);
     warm();
-    await serveStdio({
+    const handlers = mcpHandlers(server);
+    const dispatchOptions = {
+      transport: { session: {} },
+      onInternalError: (error: unknown) =>
+        process.stderr.write(`amber mcp: internal error: ${String(error)}\n`),
+    };
+    await serveOrdered({
       read: process.stdin,
-      write: (data) => {
-        if (!process.stdout.write(data))
-          return new Promise((resolve) => process.stdout.once("drain", resolve));
-      },
-      handlers: mcpHandlers(server),
-      ctx: null,
-      onInternalError: (error) => process.stderr.write(`amber mcp: internal error: ${String(error)}\n`),
+      write: writeStdout,
+      answer: async (item) =>
+        "error" in item
+          ? failure(null, item.error.code, item.error.message)
+          : dispatchPayload(item.message, handlers, null, dispatchOptions),
     });
     server.close();
     return 0;

@@ -1,7 +1,7 @@
 /**
  * `amber session <file>`: newline-delimited JSON-RPC on stdin/stdout with the contract's own
  * semantics — `tools/call` answers with the tool's raw return value, a tool that threw is -32000.
- * Requests are handled concurrently but answered in arrival order, one line each, flushed.
+ * Requests are handled concurrently but answered in arrival order, one line each.
  */
 import {
   type DecodedItem,
@@ -11,9 +11,9 @@ import {
   INVALID_REQUEST,
   type JsonRpcResponse,
   RpcError,
-  StdioDecoder,
 } from "../../mcp/index.ts";
 import { defineCommand } from "../command.ts";
+import { serveOrdered, writeStdout } from "../stdio-loop.ts";
 import {
   openToolServer,
   SERVER_INFO,
@@ -106,26 +106,13 @@ export const sessionCommand = defineCommand<ToolServerArgs>({
     const { server, warm } = await openToolServer("session", args.positionals[0], args);
     warm();
     const handlers = sessionHandlers(server);
-    const decoder = new StdioDecoder({ framing: "ndjson" });
-    let queue: Promise<void> = Promise.resolve();
-    const enqueue = (items: DecodedItem[]) => {
-      for (const item of items) {
-        const answer = answerLine(item, handlers);
-        queue = queue.then(async () => {
-          const response = await answer;
-          if (response !== null) await writeLine(`${JSON.stringify(response)}\n`);
-        });
-      }
-    };
-    for await (const chunk of process.stdin) enqueue(decoder.push(chunk as Buffer));
-    enqueue(decoder.end());
-    await queue;
+    await serveOrdered({
+      read: process.stdin,
+      write: writeStdout,
+      answer: (item) => answerLine(item, handlers),
+      framing: "ndjson",
+    });
     server.close();
     return 0;
   },
 });
-
-function writeLine(line: string): Promise<void> | void {
-  if (process.stdout.write(line)) return;
-  return new Promise((resolve) => process.stdout.once("drain", resolve));
-}

@@ -1,7 +1,8 @@
 /**
  * The messages between the CLI process and its sandboxed tool process (over the Node IPC channel).
  * Every message from the tool process carries the secret key handed over in `init`, so tool code
- * that writes to the channel on its own cannot forge results or audit lines.
+ * that writes to the channel on its own cannot forge results or audit lines. Calls and results are
+ * batched per event-loop turn, so a pipelining client costs one channel write per turn, not per call.
  */
 import type { Decision, PermissionAction, PermissionKind, Policy } from "../permissions.ts";
 
@@ -56,5 +57,18 @@ export interface FaultMessage {
   error: string;
 }
 
-export type ParentMessage = InitMessage | CallMessage;
-export type ChildMessage = ReadyMessage | ResultMessage | AuditMessage | FaultMessage;
+/** Parent → child: calls queued in the same turn of the event loop. */
+export interface CallBatchMessage {
+  t: "calls";
+  m: CallMessage[];
+}
+
+/** Child → parent: results queued in the same turn of the event loop. */
+export interface ResultBatchMessage {
+  k: string;
+  t: "results";
+  m: ResultMessage[];
+}
+
+export type ParentMessage = InitMessage | CallBatchMessage;
+export type ChildMessage = ReadyMessage | ResultMessage | ResultBatchMessage | AuditMessage | FaultMessage;

@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import vm from "node:vm";
 import type { Policy } from "../permissions.ts";
 import { installBroker } from "./broker.ts";
-import type { ChildMessage, InitMessage, ParentMessage } from "./protocol.ts";
+import type { CallMessage, ChildMessage, InitMessage, ParentMessage, ResultMessage } from "./protocol.ts";
 
 type ModuleFactory = (
   exports: unknown,
@@ -25,7 +25,7 @@ let key = "";
 
 type WithoutKey<T> = T extends unknown ? Omit<T, "k"> : never;
 
-function send(message: WithoutKey<ChildMessage>): void {
+function sendNow(message: WithoutKey<ChildMessage>): void {
   try {
     sendRaw({ ...message, k: key });
   } catch {
@@ -37,6 +37,30 @@ function send(message: WithoutKey<ChildMessage>): void {
       error: "result is not JSON-serializable",
     });
   }
+}
+
+let outbox: ResultMessage[] = [];
+
+function flush(): void {
+  const batch = outbox;
+  outbox = [];
+  if (batch.length === 0) return;
+  try {
+    sendRaw({ k: key, t: "results", m: batch });
+  } catch {
+    for (const result of batch) sendNow(result);
+  }
+}
+
+/** Results wait for the end of this event-loop turn; everything else (audit) goes out at once, in order. */
+function send(message: WithoutKey<ChildMessage>): void {
+  if (message.t === "result") {
+    if (outbox.length === 0) setImmediate(flush);
+    outbox.push({ ...message, k: key });
+    return;
+  }
+  flush();
+  sendNow(message);
 }
 
 function errorText(error: unknown): string {
@@ -108,9 +132,7 @@ function start(init: InitMessage): void {
   }
   send({ t: "ready" });
 
-  process.on("message", async (raw: ParentMessage) => {
-    if (raw?.t !== "call") return;
-    const { id, name, args } = raw;
+  const call = async ({ id, name, args }: CallMessage) => {
     inFlight.add(id);
     let ok = true;
     let value: unknown;
@@ -126,6 +148,9 @@ function start(init: InitMessage): void {
     if (!inFlight.delete(id)) return;
     if (ok) send({ t: "result", id, ok: true, value: value === undefined ? null : value });
     else send({ t: "result", id, ok: false, error: value as string });
+  };
+  process.on("message", (raw: ParentMessage) => {
+    if (raw?.t === "calls") for (const message of raw.m) void call(message);
   });
 }
 

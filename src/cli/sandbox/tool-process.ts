@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import type { AuditSink } from "../audit-log.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
-import type { ChildMessage, InitMessage } from "./protocol.ts";
+import type { CallMessage, ChildMessage, InitMessage, ResultMessage } from "./protocol.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -42,6 +42,7 @@ interface Worker {
   key: string;
   ready: Promise<string | undefined>;
   pending: Map<number, Pending>;
+  outbox: CallMessage[];
   stderrTail: string;
   baselineRss: number;
   killedFor?: string;
@@ -94,7 +95,8 @@ export class ToolProcess {
         }, timeoutMs);
       }
       this.#startWatchdog();
-      worker.child.send({ t: "call", id, name, args });
+      if (worker.outbox.length === 0) setImmediate(() => this.#flush(worker));
+      worker.outbox.push({ t: "call", id, name, args });
     });
   }
 
@@ -134,6 +136,7 @@ export class ToolProcess {
       child,
       key,
       pending: new Map(),
+      outbox: [],
       stderrTail: "",
       baselineRss: 0,
       exited: false,
@@ -189,6 +192,12 @@ export class ToolProcess {
     return worker;
   }
 
+  #flush(worker: Worker): void {
+    const batch = worker.outbox;
+    worker.outbox = [];
+    if (batch.length > 0 && !worker.exited) worker.child.send({ t: "calls", m: batch });
+  }
+
   #onMessage(worker: Worker, message: ChildMessage, markReady: (error: string | undefined) => void): void {
     if (message?.k !== worker.key) return;
     switch (message.t) {
@@ -201,22 +210,28 @@ export class ToolProcess {
         this.#options.audit.record({ kind, action, resource, decision });
         return;
       }
-      case "result": {
-        const pending = worker.pending.get(message.id);
-        if (!pending) return;
-        worker.pending.delete(message.id);
-        clearTimeout(pending.timer);
-        pending.resolve(
-          message.ok
-            ? { ok: true, value: message.value ?? null }
-            : { ok: false, error: message.error ?? "tool failed" },
-        );
+      case "results":
+        for (const result of message.m) this.#settle(worker, result);
         return;
-      }
+      case "result":
+        this.#settle(worker, message);
+        return;
       case "fault":
         this.#options.diagnostics?.write(`amber: uncaught error in tool process: ${message.error}\n`);
         return;
     }
+  }
+
+  #settle(worker: Worker, message: ResultMessage): void {
+    const pending = worker.pending.get(message.id);
+    if (!pending) return;
+    worker.pending.delete(message.id);
+    clearTimeout(pending.timer);
+    pending.resolve(
+      message.ok
+        ? { ok: true, value: message.value ?? null }
+        : { ok: false, error: message.error ?? "tool failed" },
+    );
   }
 
   #failAll(worker: Worker, reason: string, culprit?: number): void {

@@ -1,0 +1,215 @@
+/**
+ * `npm run bench -- cli`: the `amber` CLI on the machine's Node (what `npx amber` runs), against
+ * baselines measured in the same run:
+ * - calls/s of a trivial tool through `amber session` and `amber mcp` vs the official SDK's stdio
+ *   `McpServer` (1.32.2), one request in flight and 64 in flight;
+ * - the per-call overhead of `--isolate-per-call`;
+ * - `amber mcp` cold start to the first `tools/list` response vs a bare `node -e` start.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { delimiter, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildCli } from "../build-cli.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const WORK = join(ROOT, "dist", ".bench-cli");
+
+function systemNode(): string {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (dir.includes("node_modules")) continue;
+    if (existsSync(join(dir, "node"))) return join(dir, "node");
+  }
+  return process.execPath;
+}
+
+const NODE = systemNode();
+const env = { ...process.env };
+delete env.NODE_OPTIONS;
+
+/** A stdio JSON-RPC peer speaking newline-delimited JSON. */
+class Peer {
+  child: ChildProcessWithoutNullStreams;
+  #buffer = "";
+  #waiters = new Map<number, (message: Record<string, unknown>) => void>();
+  #firstByte: Promise<void>;
+
+  constructor(args: string[]) {
+    this.child = spawn(NODE, args, { cwd: WORK, env });
+    this.child.stderr.on("data", () => {});
+    this.child.stdout.setEncoding("utf8");
+    let markFirst: () => void = () => {};
+    this.#firstByte = new Promise((r) => {
+      markFirst = r;
+    });
+    this.child.stdout.on("data", (chunk: string) => {
+      markFirst();
+      this.#buffer += chunk;
+      let nl = this.#buffer.indexOf("\n");
+      while (nl !== -1) {
+        const line = this.#buffer.slice(0, nl);
+        this.#buffer = this.#buffer.slice(nl + 1);
+        nl = this.#buffer.indexOf("\n");
+        if (!line.trim()) continue;
+        const message = JSON.parse(line) as Record<string, unknown>;
+        const waiter = this.#waiters.get(message.id as number);
+        if (waiter) {
+          this.#waiters.delete(message.id as number);
+          waiter(message);
+        }
+      }
+    });
+  }
+
+  firstByte(): Promise<void> {
+    return this.#firstByte;
+  }
+
+  request(id: number, method: string, params?: unknown): Promise<Record<string, unknown>> {
+    return new Promise((resolve) => {
+      this.#waiters.set(id, resolve);
+      this.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    });
+  }
+
+  async close(): Promise<void> {
+    const exited = new Promise((r) => this.child.on("exit", r));
+    this.child.stdin.end();
+    await exited;
+  }
+}
+
+const INIT = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } };
+
+async function startPeer(args: string[]): Promise<Peer> {
+  const peer = new Peer(args);
+  await peer.request(0, "initialize", INIT);
+  peer.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+  // Warm up (starts the tool process, JIT).
+  let id = 1_000_000;
+  for (let i = 0; i < 300; i++)
+    await peer.request(id++, "tools/call", { name: "add", arguments: { a: i, b: 1 } });
+  return peer;
+}
+
+/** Calls per second with `window` requests in flight, over `total` calls. */
+async function callsPerSecond(peer: Peer, total: number, window: number): Promise<number> {
+  let next = 1;
+  const start = performance.now();
+  const lane = async () => {
+    while (next <= total) {
+      const id = next++;
+      const reply = await peer.request(id, "tools/call", { name: "add", arguments: { a: id, b: 1 } });
+      if (reply.error) throw new Error(`call failed: ${JSON.stringify(reply.error)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: window }, lane));
+  return total / ((performance.now() - start) / 1000);
+}
+
+async function rate(args: string[], total: number, window: number, rounds = 3): Promise<number> {
+  const peer = await startPeer(args);
+  const rates: number[] = [];
+  for (let r = 0; r < rounds; r++) rates.push(await callsPerSecond(peer, total, window));
+  await peer.close();
+  return Math.max(...rates);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function coldStart(args: string[]): Promise<number> {
+  const start = performance.now();
+  const peer = new Peer(args);
+  await peer.request(1, "initialize", INIT);
+  await peer.request(2, "tools/list", {});
+  const elapsed = performance.now() - start;
+  await peer.close();
+  return elapsed;
+}
+
+async function bareNodeStart(): Promise<number> {
+  const start = performance.now();
+  const child = spawn(NODE, ["-e", "process.stdout.write('ready')"], { env });
+  await new Promise((resolve) => child.stdout.once("data", resolve));
+  const elapsed = performance.now() - start;
+  await new Promise((resolve) => child.on("exit", resolve));
+  return elapsed;
+}
+
+rmSync(WORK, { recursive: true, force: true });
+mkdirSync(WORK, { recursive: true });
+const bin = await buildCli(join(WORK, "cli"));
+writeFileSync(
+  join(WORK, "tools.js"),
+  "/** Add two numbers. */\nexport function add({ a, b }) {\n  return a + b;\n}\n",
+);
+writeFileSync(
+  join(WORK, "sdk-server.mjs"),
+  `import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+const server = new McpServer({ name: "sdk", version: "1.0.0" });
+server.registerTool("add", { description: "Add two numbers.", inputSchema: { a: z.number(), b: z.number() } },
+  async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }));
+await server.connect(new StdioServerTransport());
+`,
+);
+
+const { version } = await import("node:process");
+process.stdout.write(
+  `CLI on ${NODE} (${(await import("node:child_process")).execFileSync(NODE, ["--version"]).toString().trim()}), bench on Node ${version}\n\n`,
+);
+
+const TOTAL = 3000;
+const rows: [string, number, number][] = [];
+for (const [label, args] of [
+  ["SDK stdio McpServer (baseline)", ["sdk-server.mjs"]],
+  ["amber session", [bin, "session", "tools.js"]],
+  ["amber session --sandbox", [bin, "session", "--sandbox", "tools.js"]],
+  ["amber mcp", [bin, "mcp", "tools.js"]],
+] as [string, string[]][]) {
+  rows.push([label, await rate(args, TOTAL, 1), await rate(args, TOTAL, 64)]);
+}
+const [, baseSeq, basePipe] = rows[0]!;
+process.stdout.write(
+  "| server | calls/s, 1 in flight | ratio | calls/s, 64 in flight | ratio |\n|---|---|---|---|---|\n",
+);
+for (const [label, seq, pipe] of rows) {
+  process.stdout.write(
+    `| ${label} | ${seq.toFixed(0)} | ${(seq / baseSeq).toFixed(2)}× | ${pipe.toFixed(0)} | ${(pipe / basePipe).toFixed(2)}× |\n`,
+  );
+}
+
+// Interleaved rounds, best of each, so machine noise hits both sides alike.
+const plainRates: number[] = [];
+const isolatedRates: number[] = [];
+for (let round = 0; round < 3; round++) {
+  plainRates.push(await rate([bin, "session", "tools.js"], TOTAL, 1, 1));
+  isolatedRates.push(await rate([bin, "session", "--isolate-per-call", "tools.js"], TOTAL, 1, 1));
+}
+const plain = Math.max(...plainRates);
+const isolated = Math.max(...isolatedRates);
+const overheadMs = 1000 / isolated - 1000 / plain;
+process.stdout.write(
+  `\n--isolate-per-call: ${isolated.toFixed(0)} calls/s vs ${plain.toFixed(0)} calls/s → overhead ${overheadMs.toFixed(3)} ms/call (goal ≤ 2 ms)\n`,
+);
+
+const COLD_RUNS = 9;
+const bare: number[] = [];
+const cold: number[] = [];
+const sdkCold: number[] = [];
+for (let i = 0; i < COLD_RUNS; i++) {
+  bare.push(await bareNodeStart());
+  cold.push(await coldStart([bin, "mcp", "tools.js"]));
+  sdkCold.push(await coldStart(["sdk-server.mjs"]));
+}
+const [b, c, s] = [median(bare), median(cold), median(sdkCold)];
+process.stdout.write(
+  `\ncold start, median of ${COLD_RUNS}: bare \`node -e\` to first output ${b.toFixed(0)} ms (baseline 1.0×); ` +
+    `amber mcp to first tools/list response ${c.toFixed(0)} ms (${(c / b).toFixed(2)}×, goal ≤ 150 ms); ` +
+    `SDK stdio server ${s.toFixed(0)} ms (${(s / b).toFixed(2)}×)\n`,
+);
+rmSync(WORK, { recursive: true, force: true });
