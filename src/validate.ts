@@ -11,7 +11,12 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string 
     .slice(0, 5)
     .map((issue) => {
       const path = v.getDotPath(issue);
-      return path ? `${path}: ${issue.message}` : issue.message;
+      // valibot's default for a strict object's unknown key reads "Invalid key: Expected never …".
+      const message =
+        issue.expected === "never" && issue.message.startsWith("Invalid key")
+          ? "unknown field"
+          : issue.message;
+      return path ? `${path}: ${message}` : message;
     })
     .join("; ");
 }

@@ -54,7 +54,7 @@ export const McpAnnotationInputSchema = v.strictObject({
 });
 
 /** `POST /v1/admin/projects/:id/functions/deploy` body. */
-export const DeployFunctionSchema = v.object({
+export const DeployFunctionSchema = v.strictObject({
   name: FunctionNameSchema,
   url: FunctionUrlSchema,
   mcp: v.optional(v.nullable(McpAnnotationInputSchema)),

@@ -6,7 +6,7 @@ import type * as v from "valibot";
 import { invalidInput } from "../errors.ts";
 import { parseInput } from "../validate.ts";
 
-/** Read the body as JSON (400 when it is not JSON) and validate it. */
+/** Read the body as a JSON object (400 when it is not JSON or not an object) and validate it. */
 export async function jsonBody<S extends v.GenericSchema>(c: Context, schema: S): Promise<v.InferOutput<S>> {
   let body: unknown;
   try {
@@ -14,6 +14,9 @@ export async function jsonBody<S extends v.GenericSchema>(c: Context, schema: S)
     body = text === "" ? {} : JSON.parse(text);
   } catch {
     throw invalidInput("request body must be valid JSON");
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw invalidInput("request body must be a JSON object");
   }
   return parseInput(schema, body);
 }

@@ -23,11 +23,11 @@ export const PasswordSchema = v.pipe(
   v.maxLength(1024, "must be at most 1024 characters"),
 );
 
-export const EndUserCredentialsSchema = v.object({ email: EmailSchema, password: PasswordSchema });
+export const EndUserCredentialsSchema = v.strictObject({ email: EmailSchema, password: PasswordSchema });
 export type EndUserCredentials = v.InferOutput<typeof EndUserCredentialsSchema>;
 
 /** Sign-in takes any non-empty password: rules apply at sign-up, a mismatch is just a 401. */
-export const SigninSchema = v.object({
+export const SigninSchema = v.strictObject({
   email: EmailSchema,
   password: v.pipe(
     v.string(),

@@ -29,7 +29,7 @@ export const ProjectNameSchema = v.pipe(
   v.maxLength(100, "must be at most 100 characters"),
 );
 
-export const DeveloperSignupSchema = v.object({
+export const DeveloperSignupSchema = v.strictObject({
   email: EmailSchema,
   project_name: v.optional(ProjectNameSchema),
 });

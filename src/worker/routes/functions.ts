@@ -19,7 +19,7 @@ import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
 
 /** `POST …/functions/:name/promote` body. */
-export const PromoteFunctionSchema = v.object({
+export const PromoteFunctionSchema = v.strictObject({
   version: v.pipe(v.number(), v.integer(), v.minValue(1)),
 });
 

@@ -19,13 +19,13 @@ import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
 import { ProjectNameSchema } from "./developers.ts";
 
-export const CreateProjectSchema = v.object({ name: ProjectNameSchema });
+export const CreateProjectSchema = v.strictObject({ name: ProjectNameSchema });
 export type CreateProject = v.InferOutput<typeof CreateProjectSchema>;
 
-export const UpdateProjectSchema = v.object({ name: ProjectNameSchema });
+export const UpdateProjectSchema = v.strictObject({ name: ProjectNameSchema });
 export type UpdateProject = v.InferOutput<typeof UpdateProjectSchema>;
 
-export const CreateClientKeySchema = v.object({
+export const CreateClientKeySchema = v.strictObject({
   name: v.optional(
     v.pipe(
       v.string(),
