@@ -96,8 +96,8 @@ describe("platform tool catalogue", () => {
       "access",
     ]);
     expect(alter.required).toEqual(["project_id", "name"]);
-    // A non-strict REST body stays open, as the route is.
-    expect(toolInputSchema(PLATFORM_TOOLS.amba_developer_signup)).not.toHaveProperty("additionalProperties");
+    // A strict REST body closes the tool's input, as the route refuses unknown fields.
+    expect(toolInputSchema(PLATFORM_TOOLS.amba_developer_signup)).toHaveProperty("additionalProperties", false);
   });
 
   it("works with a minimal literal spec", () => {
