@@ -19,6 +19,8 @@ export interface OrderedLoopOptions {
   answer: (item: DecodedItem) => Promise<JsonRpcResponse | JsonRpcResponse[] | null>;
   /** Force a framing (session: newline-delimited only). */
   framing?: Framing;
+  /** Runs once, after the first chunk's answers are on their way (start background work here). */
+  afterFirstChunk?: () => void;
 }
 
 /** Serves one stdio connection until its input ends. */
@@ -34,7 +36,16 @@ export async function serveOrdered(options: OrderedLoopOptions): Promise<void> {
       });
     }
   };
-  for await (const chunk of options.read) enqueue(decoder.push(chunk));
+  let first = options.afterFirstChunk;
+  for await (const chunk of options.read) {
+    enqueue(decoder.push(chunk));
+    if (first) {
+      // After the microtasks that answer cheap requests (initialize, tools/list) have run.
+      setImmediate(first);
+      first = undefined;
+    }
+  }
+  first?.();
   enqueue(decoder.end());
   await queue;
 }

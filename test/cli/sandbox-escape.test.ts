@@ -234,6 +234,43 @@ describe("sandbox escape suite", () => {
     });
   }
 
+  it("grants open exactly what they name", async () => {
+    writeFileSync(
+      join(dir, "granted.js"),
+      `const fs = require("node:fs");
+export async function fetchLocal({ port }) { return await (await fetch("http://127.0.0.1:" + port + "/")).text(); }
+export function env() { return [process.env.AMBER_OK, Object.keys(process.env)]; }
+export function run() { return String(require("node:child_process").execFileSync(process.execPath, ["-e", "process.stdout.write('child')"])); }
+export function write() { fs.writeFileSync(${JSON.stringify(join(dir, "jail/out/w.txt"))}, "w"); return "written"; }
+`,
+    );
+    const granted = new LineClient(
+      bin,
+      [
+        "session",
+        "--sandbox",
+        "--allow-net",
+        "127.0.0.1",
+        "--allow-env",
+        "AMBER_OK",
+        "--allow-run",
+        "node",
+        "--allow-write",
+        "jail/out",
+        "granted.js",
+      ],
+      { cwd: dir, env: { AMBER_OK: "yes", AMBER_TEST_SECRET: SECRET } },
+    );
+    const port = (server.address() as { port: number }).port;
+    expect((await granted.call("fetchLocal", { port })).result).toBe("reached");
+    hits--;
+    expect((await granted.call("env")).result).toEqual(["yes", ["AMBER_OK"]]);
+    expect((await granted.call("run")).result).toBe("child");
+    expect((await granted.call("write")).result).toBe("written");
+    expect(readFileSync(join(dir, "jail/out/w.txt"), "utf8")).toBe("w");
+    await granted.close();
+  });
+
   it("never reached the local server, wrote nothing outside the jail, and leaked no secret", async () => {
     expect(hits).toBe(0);
     expect(() => readFileSync(join(dir, "secret.txt.pwned"))).toThrow();

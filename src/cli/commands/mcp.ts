@@ -71,7 +71,6 @@ export const mcpCommand = defineCommand<McpArgs>({
       return 0;
     }
     const { server, warm } = await openToolServer("mcp", args.positionals[0], args);
-    warm();
     const handlers = mcpHandlers(server);
     const dispatchOptions = {
       transport: { session: {} },
@@ -81,6 +80,7 @@ export const mcpCommand = defineCommand<McpArgs>({
     await serveOrdered({
       read: process.stdin,
       write: writeStdout,
+      afterFirstChunk: warm,
       answer: async (item) =>
         "error" in item
           ? failure(null, item.error.code, item.error.message)

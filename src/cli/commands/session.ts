@@ -104,11 +104,11 @@ export const sessionCommand = defineCommand<ToolServerArgs>({
   options: TOOL_SERVER_OPTIONS,
   async run(args) {
     const { server, warm } = await openToolServer("session", args.positionals[0], args);
-    warm();
     const handlers = sessionHandlers(server);
     await serveOrdered({
       read: process.stdin,
       write: writeStdout,
+      afterFirstChunk: warm,
       answer: (item) => answerLine(item, handlers),
       framing: "ndjson",
     });

@@ -1,0 +1,101 @@
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { allowAllPolicy, buildPolicy, canonicalPath, decide, isWithin } from "../../src/cli/permissions.ts";
+import { nodePermissionArgs } from "../../src/cli/sandbox/node-flags.ts";
+import { scratch } from "./helpers.ts";
+
+describe("permission policy", () => {
+  it("matches paths by whole components", () => {
+    expect(isWithin("/data", "/data")).toBe(true);
+    expect(isWithin("/data/x/y", "/data")).toBe(true);
+    expect(isWithin("/database", "/data")).toBe(false);
+    expect(isWithin("/anything", "/")).toBe(true);
+  });
+
+  it("allows everything without flags", () => {
+    const policy = buildPolicy({}, "/");
+    expect(policy).toEqual(allowAllPolicy());
+    expect(decide(policy, "FileSystem", "Write", "/etc/passwd")).toBe("Allow");
+    expect(nodePermissionArgs(policy, { hostScript: "/h", entry: "/e" })).toEqual([]);
+  });
+
+  it("--sandbox denies every category and grants punch through", () => {
+    const dir = scratch({ "data/a.txt": "a" });
+    const policy = buildPolicy(
+      {
+        sandbox: true,
+        allowRead: ["data"],
+        allowNet: ["example.com:443,localhost"],
+        allowEnv: ["HOME"],
+        allowRun: ["git"],
+      },
+      dir,
+    );
+    expect(decide(policy, "FileSystem", "Read", join(dir, "data/a.txt"))).toBe("Allow");
+    expect(decide(policy, "FileSystem", "Read", join(dir, "database"))).toBe("Deny");
+    expect(decide(policy, "FileSystem", "Write", join(dir, "data/a.txt"))).toBe("Deny");
+    expect(decide(policy, "Network", "Connect", "example.com:443")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "example.com:80")).toBe("Deny");
+    expect(decide(policy, "Network", "Connect", "example.com")).toBe("Deny");
+    expect(decide(policy, "Network", "Connect", "localhost:5432")).toBe("Allow");
+    expect(decide(policy, "Network", "Listen", "0.0.0.0:0")).toBe("Deny");
+    expect(decide(policy, "Environment", "Read", "HOME")).toBe("Allow");
+    expect(decide(policy, "Environment", "Read", "PATH")).toBe("Deny");
+    expect(decide(policy, "Process", "Execute", "/usr/bin/git")).toBe("Allow");
+    expect(decide(policy, "Process", "Execute", "sh")).toBe("Deny");
+  });
+
+  it("--deny-* flags deny one category each", () => {
+    const policy = buildPolicy({ denyNet: true, denyEnv: true }, "/");
+    expect(policy.denied).toEqual(["net.connect", "net.listen", "env.read"]);
+    expect(decide(policy, "FileSystem", "Read", "/etc/passwd")).toBe("Allow");
+  });
+
+  it("reads a policy file with paths relative to it", () => {
+    const dir = scratch({
+      "conf/policy.json": JSON.stringify({
+        permissions: { deny_fs: true, allow_read: ["../ws"], allow_env: ["X"] },
+      }),
+    });
+    mkdirSync(join(dir, "ws"));
+    const policy = buildPolicy({ permissionPolicy: "conf/policy.json" }, dir);
+    expect(policy.denied).toEqual(["fs.read", "fs.write"]);
+    expect(policy.allowRead).toEqual([join(dir, "ws")]);
+    expect(policy.allowEnv).toEqual(["X"]);
+    expect(() => buildPolicy({ permissionPolicy: "nope.json" }, dir)).toThrow(
+      "Failed to read permission policy",
+    );
+    writeFileSync(join(dir, "bad.json"), "{");
+    expect(() => buildPolicy({ permissionPolicy: "bad.json" }, dir)).toThrow(
+      "Failed to parse permission policy",
+    );
+  });
+
+  it("canonicalises through symlinks, even for files that do not exist yet", () => {
+    const dir = scratch({ "real/x": "" });
+    symlinkSync(join(dir, "real"), join(dir, "link"));
+    expect(canonicalPath("link/x", dir)).toBe(join(dir, "real/x"));
+    expect(canonicalPath("link/new/deeper.txt", dir)).toBe(join(dir, "real/new/deeper.txt"));
+    expect(canonicalPath("real/../link/./x", dir)).toBe(join(dir, "real/x"));
+  });
+
+  it("restricts the tool process with Node's permission model to the grants", () => {
+    const policy = buildPolicy({ sandbox: true, allowRead: ["/tmp"], allowWrite: ["/var/tmp"] }, "/");
+    expect(nodePermissionArgs(policy, { hostScript: "/h.mjs", entry: "/e.ts" }, "--permission")).toEqual([
+      "--permission",
+      "--allow-fs-read=/h.mjs",
+      "--allow-fs-read=/e.ts",
+      "--allow-fs-read=/tmp",
+      "--allow-fs-read=/var/tmp",
+      "--allow-fs-write=/var/tmp",
+    ]);
+    const runOnly = buildPolicy({ denyNet: true, allowRun: ["git"] }, "/");
+    expect(nodePermissionArgs(runOnly, { hostScript: "/h", entry: "/e" }, "--permission")).toEqual([
+      "--permission",
+      "--allow-fs-read=*",
+      "--allow-fs-write=*",
+      "--allow-child-process",
+    ]);
+  });
+});
