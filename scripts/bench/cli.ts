@@ -187,8 +187,8 @@ for (const [label, seq, pipe] of rows) {
 const plainRates: number[] = [];
 const isolatedRates: number[] = [];
 for (let round = 0; round < 3; round++) {
-  plainRates.push(await rate([bin, "session", "tools.js"], TOTAL, 1, 1));
-  isolatedRates.push(await rate([bin, "session", "--isolate-per-call", "tools.js"], TOTAL, 1, 1));
+  plainRates.push(await rate([bin, "session", "tools.js"], TOTAL, 1, 2));
+  isolatedRates.push(await rate([bin, "session", "--isolate-per-call", "tools.js"], TOTAL, 1, 2));
 }
 const plain = Math.max(...plainRates);
 const isolated = Math.max(...isolatedRates);

@@ -3,7 +3,7 @@
  * tool's JSON result, `GET /tools` the export-tools JSON, and `/mcp` is a Streamable HTTP MCP
  * endpoint on the protocol core. Same sandbox flags as `session` and `mcp`.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { handleMcpHttpRequest } from "../../mcp/index.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { renderToolsJson } from "../export-tools.ts";
@@ -115,6 +115,7 @@ export const serveCommand = defineCommand<ServeArgs>({
   async run(args) {
     const { server, warm } = await openToolServer("serve", args.positionals[0], args);
     warm();
+    const { createServer } = await import("node:http");
     const http = createServer(createServeHandler(server));
     const host = args.host ?? "127.0.0.1";
     await new Promise<void>((resolve, reject) => {

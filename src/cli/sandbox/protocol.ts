@@ -2,7 +2,7 @@
  * The messages between the CLI process and its sandboxed tool process (over the Node IPC channel).
  * Every message from the tool process carries the secret key handed over in `init`, so tool code
  * that writes to the channel on its own cannot forge results or audit lines. Calls and results are
- * batched per event-loop turn, so a pipelining client costs one channel write per turn, not per call.
+ * batched per microtask checkpoint, so a pipelining client costs one channel write per batch, not per call.
  */
 import type { Decision, PermissionAction, PermissionKind, Policy } from "../permissions.ts";
 

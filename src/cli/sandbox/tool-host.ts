@@ -52,10 +52,10 @@ function flush(): void {
   }
 }
 
-/** Results wait for the end of this event-loop turn; everything else (audit) goes out at once, in order. */
+/** Results wait for the microtasks already queued (the rest of a batch); audit lines go out at once, in order. */
 function send(message: WithoutKey<ChildMessage>): void {
   if (message.t === "result") {
-    if (outbox.length === 0) setImmediate(flush);
+    if (outbox.length === 0) queueMicrotask(flush);
     outbox.push({ ...message, k: key });
     return;
   }

@@ -4,9 +4,10 @@
  * out, blows the memory limit or crashes the process ends with an error; the next call starts a
  * fresh tool process, so the session keeps serving.
  */
-import { type ChildProcess, fork } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import type { AuditSink } from "../audit-log.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
@@ -50,6 +51,10 @@ interface Worker {
 }
 
 const PAGE_SIZE = 4096;
+
+// child_process costs ~8 ms to load; keep it off the cold-start path (the first answers).
+const requireBuiltin = createRequire(import.meta.url);
+const loadFork = () => (requireBuiltin("node:child_process") as typeof import("node:child_process")).fork;
 
 function rssBytes(pid: number): number {
   try {
@@ -95,7 +100,7 @@ export class ToolProcess {
         }, timeoutMs);
       }
       this.#startWatchdog();
-      if (worker.outbox.length === 0) setImmediate(() => this.#flush(worker));
+      if (worker.outbox.length === 0) queueMicrotask(() => this.#flush(worker));
       worker.outbox.push({ t: "call", id, name, args });
     });
   }
@@ -125,7 +130,7 @@ export class ToolProcess {
     }
     // Node options meant for the CLI (loaders, preloads) must not reach the tool process.
     delete env.NODE_OPTIONS;
-    const child = fork(o.hostScript, [], {
+    const child = loadFork()(o.hostScript, [], {
       execArgv,
       env,
       stdio: ["ignore", "pipe", "pipe", "ipc"],
