@@ -16,6 +16,8 @@ export interface CompileOptions {
   cacheKey?: string;
   /** Where compiled bundles are cached (default: `<tmpdir>/amber-compile-cache`). */
   cacheDir?: string;
+  /** Called for every file the bundle reads; throws to refuse it (the sandbox's read policy). */
+  checkInput?: (path: string) => void;
 }
 
 interface CacheEntry {
@@ -39,9 +41,17 @@ function cacheFile(entry: string, options: CompileOptions): string {
   return join(options.cacheDir ?? join(tmpdir(), "amber-compile-cache"), `${key.slice(0, 32)}.json`);
 }
 
-function readCache(file: string): string | undefined {
+function readCache(file: string, options: CompileOptions): string | undefined {
+  let cached: CacheEntry;
   try {
-    const cached = JSON.parse(readFileSync(file, "utf8")) as CacheEntry;
+    cached = JSON.parse(readFileSync(file, "utf8")) as CacheEntry;
+  } catch {
+    return undefined;
+  }
+  // A cached bundle was read under some earlier policy: check its inputs against this one.
+  for (const path of Object.keys(cached.inputs))
+    if (path !== options.amberMcpPath) options.checkInput?.(path);
+  try {
     for (const [path, [mtime, size]] of Object.entries(cached.inputs)) {
       const now = fingerprint(path);
       if (!now || now[0] !== mtime || now[1] !== size) return undefined;
@@ -70,7 +80,7 @@ function writeCache(file: string, entry: CacheEntry): void {
  */
 export async function compileToolFile(entry: string, options: CompileOptions): Promise<string> {
   const file = cacheFile(entry, options);
-  const cached = readCache(file);
+  const cached = readCache(file, options);
   if (cached !== undefined) return cached;
   const code = await build(entry, options);
   writeCache(file, code);
@@ -98,6 +108,16 @@ async function build(entry: string, options: CompileOptions): Promise<CacheEntry
             build.onResolve({ filter: /^amber:mcp$/ }, () => ({ path: options.amberMcpPath }));
           },
         },
+        {
+          // Bundling reads files on the tool's behalf: hold those reads to the same policy.
+          name: "amber-read-policy",
+          setup(build) {
+            build.onLoad({ filter: /.*/ }, (args) => {
+              if (args.path !== options.amberMcpPath) options.checkInput?.(args.path);
+              return undefined;
+            });
+          },
+        },
       ],
     });
     const inputs: CacheEntry["inputs"] = {};
@@ -111,6 +131,7 @@ async function build(entry: string, options: CompileOptions): Promise<CacheEntry
     const first = (error as { errors?: { text: string; location?: { file: string; line: number } }[] })
       .errors?.[0];
     if (!first) throw error;
+    if (first.text.startsWith("permission denied")) throw new Error(first.text);
     const where = first.location ? ` (${first.location.file}:${first.location.line})` : "";
     throw new Error(`Failed to compile tool file ${entry}: ${first.text}${where}`);
   }

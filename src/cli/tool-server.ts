@@ -3,13 +3,21 @@
  * its tools, the audit log and the sandboxed tool process, plus the `tool:<name>` audit line per call.
  */
 import { statSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AuditSink, NO_AUDIT, openAuditLog } from "./audit-log.ts";
 import { CliError, type OptionSpec } from "./command.ts";
 import { compileToolFile } from "./compile.ts";
 import { discoverTools, type ToolSchema } from "./export-tools.ts";
-import { buildPolicy, type PermissionFlags, type Policy } from "./permissions.ts";
+import {
+  buildPolicy,
+  canonicalPath,
+  decide,
+  isWithin,
+  PermissionDeniedError,
+  type PermissionFlags,
+  type Policy,
+} from "./permissions.ts";
 import { type CallOutcome, ToolProcess } from "./sandbox/tool-process.ts";
 
 /** The permission options every command takes. */
@@ -98,6 +106,20 @@ export async function loadTools(
   return typedToolSchemas(entry, discovered.tools);
 }
 
+/**
+ * Under a read restriction, the bundle may read the entry's own directory tree and installed
+ * packages; anything else needs a read grant, like a read at run time would.
+ */
+function checkBundleInput(policy: Policy, audit: AuditSink, entry: string, path: string): void {
+  if (!policy.denied.includes("fs.read")) return;
+  const resource = canonicalPath(path);
+  if (isWithin(resource, canonicalPath(dirname(entry))) || resource.split(sep).includes("node_modules"))
+    return;
+  const decision = decide(policy, "FileSystem", "Read", resource);
+  audit.record({ kind: "FileSystem", action: "Read", resource, decision });
+  if (decision === "Deny") throw new PermissionDeniedError("FileSystem", "Read", resource);
+}
+
 /** Opens the tool file for `command`: policy, audit log, tools and the (lazily started) tool process. */
 export async function openToolServer(command: string, file: string | undefined, args: ToolServerArgs) {
   const entry = resolveEntry(command, file);
@@ -121,7 +143,11 @@ export async function openToolServer(command: string, file: string | undefined, 
     maxMemoryMb: args.maxMemory,
     hostScript: here("./tool-host.mjs"),
     compile: () => {
-      compiled ??= compileToolFile(entry, { amberMcpPath: here("./amber-mcp.mjs"), cacheKey: AMBER_VERSION });
+      compiled ??= compileToolFile(entry, {
+        amberMcpPath: here("./amber-mcp.mjs"),
+        cacheKey: AMBER_VERSION,
+        checkInput: (path) => checkBundleInput(policy, audit, entry, path),
+      });
       return compiled;
     },
   });

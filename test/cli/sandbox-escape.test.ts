@@ -234,6 +234,40 @@ describe("sandbox escape suite", () => {
     });
   }
 
+  it("bundling cannot read outside the policy either (static import of a file out of the jail)", async () => {
+    mkdirSync(join(dir, "jail/sub"), { recursive: true });
+    writeFileSync(
+      join(dir, "jail/sub/leak.js"),
+      'import secret from "../../secret.txt";\nexport function leak() { return secret; }\n',
+    );
+    // Compiled once without restrictions (warms the compile cache) …
+    const open = new LineClient(bin, ["session", "jail/sub/leak.js"], { cwd: dir });
+    expect((await open.call("leak")).result).toBe(SECRET);
+    await open.close();
+    // … and still refused under the sandbox.
+    const jailed = new LineClient(
+      bin,
+      [
+        "session",
+        "--sandbox",
+        "--allow-read",
+        "jail",
+        "--audit-log",
+        "bundle-audit.jsonl",
+        "jail/sub/leak.js",
+      ],
+      { cwd: dir },
+    );
+    const response = await jailed.call("leak");
+    expect(JSON.stringify(response)).not.toContain(SECRET);
+    expect(response.error).toMatchObject({
+      code: -32000,
+      message: expect.stringContaining("permission denied: FileSystem Read"),
+    });
+    await jailed.close();
+    expect(readFileSync(join(dir, "bundle-audit.jsonl"), "utf8")).toContain('"decision":"Deny"');
+  });
+
   it("grants open exactly what they name", async () => {
     writeFileSync(
       join(dir, "granted.js"),
