@@ -28,6 +28,7 @@ export function reallyQuit() { process.reallyExit(4); }
 export function abort() { process.abort(); }
 export function lateThrow() { setTimeout(() => { throw new Error("late"); }, 0); return new Promise(() => {}); }
 export function bigint() { return 10n; }
+export function chatty() { console.log("to stdout?"); process.stdout.write("raw"); console.error("to stderr"); return "quiet"; }
 `;
 
 describe("amber session", () => {
@@ -88,6 +89,16 @@ describe("amber session", () => {
     expect((await client.call("bigint")).error).toMatchObject({ code: -32000 });
     expect((await client.call("add", { a: 1, b: 1 })).result).toBe(2);
     await client.close();
+  });
+
+  it("keeps tool output off the protocol stream (stdout of the tool goes to stderr)", async () => {
+    const client = new LineClient(bin, ["session", "tools.ts"], { cwd: dir });
+    expect(await client.call("chatty")).toEqual({ jsonrpc: "2.0", id: 1, result: "quiet" });
+    expect((await client.call("add", { a: 1, b: 1 })).result).toBe(2);
+    await client.close();
+    expect(client.stderr).toContain("to stdout?");
+    expect(client.stderr).toContain("raw");
+    expect(client.stderr).toContain("to stderr");
   });
 
   it("maps protocol faults to -32700 (id null), -32600 and -32601, echoing ids", async () => {

@@ -154,6 +154,9 @@ function start(init: InitMessage): void {
   });
 }
 
+// The CLI went away (killed, or closed us): nothing is left to serve.
+process.on("disconnect", () => exitOriginal(0));
+
 process.once("message", (message: ParentMessage) => {
   if (message?.t !== "init") exitOriginal(70);
   else start(message);
