@@ -99,7 +99,7 @@ export async function typedToolSchemas(entry: string, tools: ToolSchema[]): Prom
       const schema: Schema = { type: "object", properties };
       if (required.length > 0) schema.required = required;
       const index = checker.getIndexInfoOfType(type, ts.IndexKind.String);
-      schema.additionalProperties = index ? toSchema(index.type, depth + 1, seen) : false;
+      if (index) schema.additionalProperties = toSchema(index.type, depth + 1, seen);
       return schema;
     }
     return {};
@@ -124,7 +124,8 @@ export async function typedToolSchemas(entry: string, tools: ToolSchema[]): Prom
   return tools.map((tool) => {
     const fn = functions.get(tool.name);
     const param = fn?.parameters[0];
-    if (!fn || !param) return tool;
+    // An untyped parameter says nothing about its properties: keep the open default schema.
+    if (!fn || !param || (param.type === undefined && ts.getJSDocType(param) === undefined)) return tool;
     const schema = toSchema(checker.getTypeAtLocation(param), 0, new Set());
     if (schema.type !== "object") return tool;
     const properties = schema.properties as Record<string, Schema>;

@@ -345,7 +345,6 @@ export function readText({ path }: { path: string }) {
         type: "object",
         properties: { name: { type: "string", description: "who to greet" }, times: { type: "number" } },
         required: ["name"],
-        additionalProperties: false,
       },
     });
   });
