@@ -6,6 +6,7 @@
  * same shapes: ISO timestamps, numbers, arrays, vectors as number arrays.
  */
 import { type SQL, sql } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
 import { invalidInput } from "../errors.ts";
 import {
   type AlterCollection,
@@ -41,8 +42,20 @@ export function projectSchemaName(projectId: string): string {
 export const tableRef = (meta: Pick<CollectionMeta, "projectId" | "name">): SQL =>
   sql`${sql.identifier(projectSchemaName(meta.projectId))}.${sql.identifier(meta.name)}`;
 
+// Hot-path statements (row reads) are rebuilt per call and rendered by drizzle per call, a walk over
+// every nested chunk. Parameterless pieces are therefore rendered once, by the same Pg dialect the
+// drivers use, into one raw chunk: the final SQL text and parameters are unchanged.
+const dialect = new PgDialect();
+
+/** A parameterless fragment rendered to one raw chunk (same text drizzle would produce). */
+function frozen(fragment: SQL): SQL {
+  const { sql: text, params } = dialect.sqlToQuery(fragment);
+  if (params.length) throw new Error("frozen SQL fragment must not carry parameters");
+  return sql.raw(text);
+}
+
 /** `t."<column>"` — every row query aliases the table as `t`. */
-export const col = (name: string): SQL => sql`t.${sql.identifier(name)}`;
+export const col = (name: string): SQL => sql.raw(`t.${dialect.escapeName(name)}`);
 
 // ─── DDL ────────────────────────────────────────────────────────────────────────────────────────
 
@@ -137,7 +150,7 @@ const selectCache = new WeakMap<CollectionMeta, SQL>();
 function selectRows(meta: CollectionMeta): SQL {
   let select = selectCache.get(meta);
   if (!select) {
-    select = rowsFrom(meta, tableRef(meta));
+    select = frozen(rowsFrom(meta, tableRef(meta)));
     selectCache.set(meta, select);
   }
   return select;
@@ -270,9 +283,9 @@ export function parseOrder(meta: CollectionMeta, order: string = DEFAULT_ORDER):
 
 /** ORDER BY: the column (NULLs sort as the greatest value, Postgres' default) then id. */
 export function orderBy(order: Order): SQL {
-  const dir = sql.raw(order.desc ? "DESC" : "ASC");
-  if (order.column.name === "id") return sql`t.id ${dir}`;
-  return sql`${col(order.column.name)} ${dir}, t.id ${dir}`;
+  const dir = order.desc ? "DESC" : "ASC";
+  if (order.column.name === "id") return sql.raw(`t.id ${dir}`);
+  return sql.raw(`t.${dialect.escapeName(order.column.name)} ${dir}, t.id ${dir}`);
 }
 
 /** The keyset condition "after this position" for an order, NULL-safe. */
