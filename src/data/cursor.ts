@@ -12,19 +12,26 @@ export interface CursorPosition {
   id: string;
 }
 
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true } as TextDecoderConstructorOptions);
+// Cursors are almost always ASCII (ISO timestamps, numbers, uuids): there UTF-8 bytes and char codes
+// coincide, so the byte round trip is skipped (same output).
+const ASCII = /^[\x00-\x7f]*$/;
+
 function toBase64Url(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
+  let binary = text;
+  if (!ASCII.test(text)) {
+    binary = "";
+    for (const byte of encoder.encode(text)) binary += String.fromCharCode(byte);
+  }
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 function fromBase64Url(text: string): string {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new Error("not base64url");
   const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-  return new TextDecoder("utf-8", { fatal: true } as TextDecoderConstructorOptions).decode(
-    Uint8Array.from(binary, (c) => c.charCodeAt(0)),
-  );
+  if (ASCII.test(binary)) return binary;
+  return decoder.decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
 }
 
 /** Encode a position as an opaque cursor string. */
