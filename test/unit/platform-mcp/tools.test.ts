@@ -97,7 +97,10 @@ describe("platform tool catalogue", () => {
     ]);
     expect(alter.required).toEqual(["project_id", "name"]);
     // A strict REST body closes the tool's input, as the route refuses unknown fields.
-    expect(toolInputSchema(PLATFORM_TOOLS.amba_developer_signup)).toHaveProperty("additionalProperties", false);
+    expect(toolInputSchema(PLATFORM_TOOLS.amba_developer_signup)).toHaveProperty(
+      "additionalProperties",
+      false,
+    );
   });
 
   it("works with a minimal literal spec", () => {
