@@ -10,7 +10,7 @@ import { AppError } from "../errors.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
 import type { AppSurface } from "./app-surface.ts";
-import type { Principal } from "./auth.ts";
+import { actorOf, type Principal } from "./auth.ts";
 import type { Db } from "./db.ts";
 import type { Env } from "./env.ts";
 import { recordUsage } from "./usage.ts";
@@ -84,11 +84,7 @@ async function execute(
     case "list_collections":
       return { value: listCollections(ctx) };
     case "collection": {
-      const { principal } = ctx;
-      const actor =
-        principal.scope === "developer"
-          ? { scope: "developer" as const }
-          : { scope: "end_user" as const, userId: principal.user.id };
+      const actor = actorOf(ctx.principal);
       return { value: await runOperation(ctx.db, actor, binding.collection, OPERATION[binding.op], args) };
     }
     case "function": {

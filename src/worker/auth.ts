@@ -14,8 +14,10 @@
  * not leaked — the same answer the admin API gives); 401 when a client key or session belongs to a
  * different project than the one addressed.
  */
+
 import { type SQL, sql } from "drizzle-orm";
 import type { Context } from "hono";
+import type { Actor } from "../data/service.ts";
 import { notFound, unauthorized } from "../errors.ts";
 import {
   CREDENTIAL_PREFIX,
@@ -45,6 +47,10 @@ export type Principal =
   | { scope: "end_user"; project: ProjectRef; user: { id: string; email: string }; clientKeyId: string };
 
 /** Which credentials may connect to the app MCP surface. */
+/** The data service's view of a principal: developer scope, or the signed-in end user. */
+export const actorOf = (principal: Principal): Actor =>
+  principal.scope === "developer" ? { scope: "developer" } : { scope: "end_user", userId: principal.user.id };
+
 export type AuthMode = "all" | "client_only" | "developer_only";
 
 /** The project's app-MCP config (defaults when the row is absent). */

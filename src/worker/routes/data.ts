@@ -5,11 +5,10 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import type { Actor } from "../../data/service.ts";
 import * as data from "../../data/service.ts";
 import { requireCollection } from "../../data/service.ts";
 import { invalidInput } from "../../errors.ts";
-import { authenticateProject } from "../auth.ts";
+import { actorOf, authenticateProject } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
 
@@ -20,10 +19,7 @@ const BASE = "/v1/projects/:id/collections/:name";
 /** The caller as a data-service actor, plus the collection's metadata. */
 async function resolve(c: Context<AppEnv>) {
   const { principal } = await authenticateProject(c, { projectId: c.req.param("id") as string });
-  const actor: Actor =
-    principal.scope === "developer"
-      ? { scope: "developer" }
-      : { scope: "end_user", userId: principal.user.id };
+  const actor = actorOf(principal);
   const meta = await requireCollection(c.var.db, principal.project.id, c.req.param("name") as string);
   return { actor, meta };
 }
