@@ -5,7 +5,7 @@
  * see values.ts). Row results are built as JSON in SQL (`row_to_json`) so every driver returns the
  * same shapes: ISO timestamps, numbers, arrays, vectors as number arrays.
  */
-import { type SQL, sql } from "drizzle-orm";
+import { Name, SQL, StringChunk, sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { invalidInput } from "../errors.ts";
 import {
@@ -52,6 +52,33 @@ function frozen(fragment: SQL): SQL {
   const { sql: text, params } = dialect.sqlToQuery(fragment);
   if (params.length) throw new Error("frozen SQL fragment must not carry parameters");
   return sql.raw(text);
+}
+
+/**
+ * The same statement as one flat chunk list (text, parameter, text, …), which drivers render in one
+ * cheap pass instead of walking the nested tree with drizzle's `is()` checks. Only text, nested
+ * `SQL`, identifiers and primitive parameters are flattened; anything else returns `query` as is.
+ */
+export function flat(query: SQL): SQL {
+  const chunks: unknown[] = [];
+  let text = "";
+  const walk = (node: SQL): boolean => {
+    if ((node as unknown as { shouldInlineParams: boolean }).shouldInlineParams) return false;
+    for (const chunk of node.queryChunks as unknown[]) {
+      if (chunk instanceof StringChunk) text += chunk.value.join("");
+      else if (chunk instanceof SQL) {
+        if (!walk(chunk)) return false;
+      } else if (chunk instanceof Name) text += dialect.escapeName(chunk.value);
+      else if (typeof chunk === "string" || typeof chunk === "number" || typeof chunk === "boolean") {
+        chunks.push(new StringChunk(text), chunk);
+        text = "";
+      } else if (chunk !== undefined) return false;
+    }
+    return true;
+  };
+  if (!walk(query)) return query;
+  chunks.push(new StringChunk(text));
+  return new SQL(chunks as SQL["queryChunks"]);
 }
 
 /** `t."<column>"` — every row query aliases the table as `t`. */
@@ -317,12 +344,12 @@ export function keysetCondition(order: Order, position: CursorPosition): SQL {
 
 /** A page of rows: conditions ANDed, ordered, `limit` rows (callers ask for one extra). */
 export function selectPage(meta: CollectionMeta, conditions: SQL[], order: Order, limit: number): SQL {
-  return sql`${selectRows(meta)}${whereClause(conditions)} ORDER BY ${orderBy(order)} LIMIT ${limit}`;
+  return flat(sql`${selectRows(meta)}${whereClause(conditions)} ORDER BY ${orderBy(order)} LIMIT ${limit}`);
 }
 
 /** One row by id under the given conditions. */
 export function selectById(meta: CollectionMeta, id: string, conditions: SQL[]): SQL {
-  return sql`${selectRows(meta)}${whereClause([sql`t.id = ${id}::uuid`, ...conditions])}`;
+  return flat(sql`${selectRows(meta)}${whereClause([sql`t.id = ${id}::uuid`, ...conditions])}`);
 }
 
 /** INSERT … RETURNING the row JSON. `values` holds validated writable columns only. */
