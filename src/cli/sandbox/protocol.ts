@@ -1,5 +1,6 @@
 /**
- * The messages between the CLI process and its sandboxed tool process (over the Node IPC channel).
+ * The messages between the CLI process and its tool host (over the Node IPC channel of a child
+ * process, or as JSON text over a worker thread's port).
  * Every message from the tool process carries the secret key handed over in `init`, so tool code
  * that writes to the channel on its own cannot forge results or audit lines. Calls and results are
  * batched per microtask checkpoint, so a pipelining client costs one channel write per batch, not per call.
@@ -57,6 +58,12 @@ export interface FaultMessage {
   error: string;
 }
 
+/** Worker → parent: the tool called `process.abort()` (workers cannot abort; the thread ends). */
+export interface AbortMessage {
+  k: string;
+  t: "abort";
+}
+
 /** Parent → child: calls queued in the same turn of the event loop. */
 export interface CallBatchMessage {
   t: "calls";
@@ -71,4 +78,10 @@ export interface ResultBatchMessage {
 }
 
 export type ParentMessage = InitMessage | CallBatchMessage;
-export type ChildMessage = ReadyMessage | ResultMessage | ResultBatchMessage | AuditMessage | FaultMessage;
+export type ChildMessage =
+  | ReadyMessage
+  | ResultMessage
+  | ResultBatchMessage
+  | AuditMessage
+  | FaultMessage
+  | AbortMessage;

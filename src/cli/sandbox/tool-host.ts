@@ -1,12 +1,14 @@
 /**
- * Entry point of the sandboxed tool process (bundled to `dist/cli/tool-host.mjs`, started by
- * tool-process.ts under Node's permission model). It installs the broker, evaluates the compiled
- * tool module and answers `call` messages. Per-call isolation re-runs the module wrapper, which
- * gives a fresh module instance for a few microseconds instead of a new process.
+ * Entry point of the tool host (bundled to `dist/cli/tool-host.mjs`, started by tool-process.ts):
+ * either a child process under Node's permission model (any permission flag), or a worker thread
+ * when nothing is restricted. It installs the broker, evaluates the compiled tool module and answers
+ * `call` messages. Per-call isolation re-runs the module wrapper, which gives a fresh module instance
+ * for a few microseconds instead of a new process.
  */
 import moduleApi from "node:module";
 import { dirname } from "node:path";
 import vm from "node:vm";
+import { isMainThread, parentPort } from "node:worker_threads";
 import type { Policy } from "../permissions.ts";
 import { installBroker } from "./broker.ts";
 import type { CallMessage, ChildMessage, InitMessage, ParentMessage, ResultMessage } from "./protocol.ts";
@@ -19,7 +21,14 @@ type ModuleFactory = (
   dirname: string,
 ) => void;
 
-const sendRaw = process.send!.bind(process);
+// In a worker thread messages go out as JSON text, so results have the same JSON semantics
+// (and the same "not JSON-serializable" failure) as over the child process's JSON IPC channel.
+const port = isMainThread ? null : parentPort;
+const sendRaw: (message: unknown) => void = port
+  ? (message) => port.postMessage(JSON.stringify(message))
+  : process.send!.bind(process);
+const onMessage = (listener: (message: ParentMessage) => void) =>
+  port ? port.on("message", listener) : process.on("message", listener);
 const exitOriginal = process.exit.bind(process);
 let key = "";
 
@@ -73,6 +82,7 @@ function errorText(error: unknown): string {
 }
 
 function hideChannel(): void {
+  if (port) return;
   // Tool code gets the real `process`. Without `send` it cannot talk to the parent the easy way;
   // anything lower-level lacks the key, and closing the channel makes the parent restart us.
   Reflect.defineProperty(process, "send", { value: undefined, writable: true, configurable: true });
@@ -107,6 +117,13 @@ function start(init: InitMessage): void {
   process.exit = ((code?: number) => {
     throw new Error(`process.exit(${code ?? ""}) was called by the tool`);
   }) as typeof process.exit;
+  if (port) {
+    // Workers cannot abort; end the thread the way an aborting child process would end.
+    process.abort = (() => {
+      sendNow({ t: "abort" });
+      exitOriginal(134);
+    }) as typeof process.abort;
+  }
 
   const inFlight = new Set<number>();
   const fault = (error: unknown) => {
@@ -149,15 +166,18 @@ function start(init: InitMessage): void {
     if (ok) send({ t: "result", id, ok: true, value: value === undefined ? null : value });
     else send({ t: "result", id, ok: false, error: value as string });
   };
-  process.on("message", (raw: ParentMessage) => {
+  onMessage((raw: ParentMessage) => {
     if (raw?.t === "calls") for (const message of raw.m) void call(message);
   });
 }
 
 // The CLI went away (killed, or closed us): nothing is left to serve.
-process.on("disconnect", () => exitOriginal(0));
+if (!port) process.on("disconnect", () => exitOriginal(0));
 
-process.once("message", (message: ParentMessage) => {
+let started = false;
+onMessage((message: ParentMessage) => {
+  if (started) return;
+  started = true;
   if (message?.t !== "init") exitOriginal(70);
   else start(message);
 });

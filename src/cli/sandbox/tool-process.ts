@@ -1,8 +1,11 @@
 /**
- * The CLI side of the sandbox: starts the tool process (Node permission model + broker), feeds it the
- * compiled module, and runs calls with a per-call timeout and a memory watchdog. A call that times
- * out, blows the memory limit or crashes the process ends with an error; the next call starts a
- * fresh tool process, so the session keeps serving.
+ * The CLI side of the sandbox: starts the tool host, feeds it the compiled module, and runs calls
+ * with a per-call timeout and a memory watchdog. Under any permission restriction the host is a
+ * child process under Node's permission model with the broker inside; with nothing restricted
+ * (the contract's "everything allowed" mode) it is a worker thread, which contains the same
+ * failures (runaway loops are terminated, heaps are limited, `process.exit()` ends only the thread)
+ * at half the cost per call. A call that times out, blows the memory limit or crashes the host ends
+ * with an error; the next call starts a fresh host, so the session keeps serving.
  */
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -11,7 +14,7 @@ import { createRequire } from "node:module";
 import type { AuditSink } from "../audit-log.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
-import type { CallMessage, ChildMessage, InitMessage, ResultMessage } from "./protocol.ts";
+import type { CallMessage, ChildMessage, InitMessage, ParentMessage, ResultMessage } from "./protocol.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -31,15 +34,30 @@ export interface ToolProcessOptions {
   compile: () => Promise<string>;
   /** Where the tool process's stdout/stderr go (never the protocol stream). */
   diagnostics?: NodeJS.WritableStream;
+  /**
+   * `"process"`: a child process (required whenever the policy restricts anything); `"thread"`: a
+   * worker thread, only for unrestricted runs. Default: `"process"`.
+   */
+  host?: "process" | "thread";
 }
 
+/** A call waiting for its answer. */
 interface Pending {
   resolve: (outcome: CallOutcome) => void;
   timer?: NodeJS.Timeout;
 }
 
+/** The running tool host, child process or worker thread. */
+interface Host {
+  post(message: ParentMessage): void;
+  kill(): void;
+  /** Resident memory that grows with the tool's allocations, in bytes. */
+  rss(): number;
+}
+
 interface Worker {
-  child: ChildProcess;
+  host: Host;
+  thread: boolean;
   key: string;
   ready: Promise<string | undefined>;
   pending: Map<number, Pending>;
@@ -47,7 +65,18 @@ interface Worker {
   stderrTail: string;
   baselineRss: number;
   killedFor?: string;
+  /** Why the host died on its own (worker threads report it as an event before exiting). */
+  crashedFor?: string;
+  aborted?: boolean;
   exited: boolean;
+}
+
+/** What a host reports back to {@link ToolProcess}. */
+interface HostEvents {
+  onStdout(chunk: Buffer): void;
+  onStderr(chunk: Buffer): void;
+  onMessage(message: ChildMessage): void;
+  onExit(code: number | null, signal: NodeJS.Signals | null): void;
 }
 
 const PAGE_SIZE = 4096;
@@ -55,6 +84,10 @@ const PAGE_SIZE = 4096;
 // child_process costs ~8 ms to load; keep it off the cold-start path (the first answers).
 const requireBuiltin = createRequire(import.meta.url);
 const loadFork = () => (requireBuiltin("node:child_process") as typeof import("node:child_process")).fork;
+const loadWorkerThreads = () => requireBuiltin("node:worker_threads") as typeof import("node:worker_threads");
+
+/** Load failures that only a worker thread has (non-context-aware addons, process-wide APIs). */
+const THREAD_ONLY_FAILURE = /did not self-register|not supported in workers|ERR_DLOPEN_FAILED/i;
 
 function rssBytes(pid: number): number {
   try {
@@ -72,9 +105,11 @@ export class ToolProcess {
   #nextId = 1;
   #closed = false;
   #watchdog: NodeJS.Timeout | undefined;
+  #threadHost: boolean;
 
   constructor(options: ToolProcessOptions) {
     this.#options = options;
+    this.#threadHost = options.host === "thread";
   }
 
   /** Starts the tool process ahead of the first call (cold-start latency off the critical path). */
@@ -114,11 +149,6 @@ export class ToolProcess {
   #ensureWorker(): Worker {
     if (this.#worker && !this.#worker.exited) return this.#worker;
     const o = this.#options;
-    const execArgv = [
-      ...nodePermissionArgs(o.policy, { hostScript: o.hostScript, entry: o.entry, manifest: o.manifest }),
-      "--no-warnings",
-    ];
-    if (o.maxMemoryMb) execArgv.push(`--max-old-space-size=${o.maxMemoryMb}`);
     const env: Record<string, string | undefined> = {};
     for (const [name, value] of Object.entries(process.env)) {
       if (
@@ -130,15 +160,11 @@ export class ToolProcess {
     }
     // Node options meant for the CLI (loaders, preloads) must not reach the tool process.
     delete env.NODE_OPTIONS;
-    const child = loadFork()(o.hostScript, [], {
-      execArgv,
-      env,
-      stdio: ["ignore", "pipe", "pipe", "ipc"],
-      serialization: "json",
-    });
+    const thread = this.#threadHost && isUnrestricted(o.policy);
     const key = randomBytes(16).toString("hex");
     const worker: Worker = {
-      child,
+      host: undefined as unknown as Host,
+      thread,
       key,
       pending: new Map(),
       outbox: [],
@@ -147,33 +173,32 @@ export class ToolProcess {
       exited: false,
       ready: Promise.resolve(undefined),
     };
-    const diagnostics = o.diagnostics ?? process.stderr;
-    child.stdout?.on("data", (chunk: Buffer) => diagnostics.write(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => {
-      worker.stderrTail = (worker.stderrTail + chunk.toString()).slice(-4096);
-      diagnostics.write(chunk);
-    });
     let markReady: (error: string | undefined) => void = () => {};
     worker.ready = new Promise((resolve) => {
       markReady = resolve;
     });
-    child.on("message", (message: ChildMessage) => this.#onMessage(worker, message, markReady));
-    child.on("error", () => {});
-    // A crash also disconnects; give the exit (and its stderr) a moment to explain it.
-    child.on("disconnect", () => {
-      setTimeout(() => this.#kill(worker, "tool process closed its IPC channel"), 500).unref();
-    });
-    child.on("close", (code, signal) => {
+    const diagnostics = o.diagnostics ?? process.stderr;
+    const onStdout = (chunk: Buffer) => diagnostics.write(chunk);
+    const onStderr = (chunk: Buffer) => {
+      worker.stderrTail = (worker.stderrTail + chunk.toString()).slice(-4096);
+      diagnostics.write(chunk);
+    };
+    const onMessage = (message: ChildMessage) => this.#onMessage(worker, message, markReady);
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       if (worker.exited && worker.killedFor === undefined) return;
       worker.exited = true;
       const reason =
         worker.killedFor ??
+        worker.crashedFor ??
         (/heap out of memory|Allocation failed/i.test(worker.stderrTail)
           ? `tool exceeded the memory limit${o.maxMemoryMb ? ` (${o.maxMemoryMb} MB)` : ""}`
           : `tool process exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`})`);
       markReady(reason);
       this.#failAll(worker, reason);
-    });
+    };
+    worker.host = thread
+      ? this.#startThread(worker, env, { onStdout, onStderr, onMessage, onExit })
+      : this.#startProcess(worker, env, { onStdout, onStderr, onMessage, onExit });
     this.#worker = worker;
     o.compile().then(
       (code) => {
@@ -187,7 +212,7 @@ export class ToolProcess {
           isolatePerCall: o.isolatePerCall,
           audit: o.audit.enabled,
         };
-        child.send(init);
+        worker.host.post(init);
       },
       (error: Error) => {
         markReady(error.message);
@@ -197,18 +222,98 @@ export class ToolProcess {
     return worker;
   }
 
+  #startProcess(worker: Worker, env: Record<string, string | undefined>, on: HostEvents): Host {
+    const o = this.#options;
+    const execArgv = [
+      ...nodePermissionArgs(o.policy, { hostScript: o.hostScript, entry: o.entry, manifest: o.manifest }),
+      "--no-warnings",
+    ];
+    if (o.maxMemoryMb) execArgv.push(`--max-old-space-size=${o.maxMemoryMb}`);
+    const child: ChildProcess = loadFork()(o.hostScript, [], {
+      execArgv,
+      env,
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+      serialization: "json",
+    });
+    child.stdout?.on("data", on.onStdout);
+    child.stderr?.on("data", on.onStderr);
+    child.on("message", on.onMessage);
+    child.on("error", () => {});
+    // A crash also disconnects; give the exit (and its stderr) a moment to explain it.
+    child.on("disconnect", () => {
+      setTimeout(() => this.#kill(worker, "tool process closed its IPC channel"), 500).unref();
+    });
+    child.on("close", on.onExit);
+    return {
+      post: (message) => child.send(message),
+      kill: () => child.kill("SIGKILL"),
+      rss: () => rssBytes(child.pid ?? 0),
+    };
+  }
+
+  #startThread(worker: Worker, env: Record<string, string | undefined>, on: HostEvents): Host {
+    const o = this.#options;
+    const { Worker: Thread } = loadWorkerThreads();
+    const thread = new Thread(o.hostScript, {
+      env,
+      stdout: true,
+      stderr: true,
+      // As the child process gets: no warnings (the broker touches experimental modules).
+      execArgv: ["--no-warnings"],
+      resourceLimits: o.maxMemoryMb ? { maxOldGenerationSizeMb: o.maxMemoryMb } : undefined,
+    });
+    thread.stdout.on("data", on.onStdout);
+    thread.stderr.on("data", on.onStderr);
+    const receive = (raw: unknown) => {
+      // Messages are JSON text; anything else was not sent by the host (and lacks the key).
+      if (typeof raw !== "string") return;
+      let message: ChildMessage;
+      try {
+        message = JSON.parse(raw) as ChildMessage;
+      } catch {
+        return;
+      }
+      on.onMessage(message);
+    };
+    thread.on("message", receive);
+    thread.on("error", (error: Error & { code?: string }) => {
+      worker.crashedFor ??=
+        error.code === "ERR_WORKER_OUT_OF_MEMORY"
+          ? `tool exceeded the memory limit${o.maxMemoryMb ? ` (${o.maxMemoryMb} MB)` : ""}`
+          : `tool process crashed: ${error.message}`;
+    });
+    thread.on("exit", (code) => on.onExit(code, worker.aborted ? "SIGABRT" : null));
+    return {
+      post: (message) => thread.postMessage(message),
+      kill: () => void thread.terminate(),
+      // The thread shares the CLI's memory: the process's resident set, over the baseline taken
+      // when the tool module was loaded, is what the tool allocated (heap and buffers alike).
+      rss: () => rssBytes(process.pid),
+    };
+  }
+
   #flush(worker: Worker): void {
     const batch = worker.outbox;
     worker.outbox = [];
-    if (batch.length > 0 && !worker.exited) worker.child.send({ t: "calls", m: batch });
+    if (batch.length > 0 && !worker.exited) worker.host.post({ t: "calls", m: batch });
   }
 
   #onMessage(worker: Worker, message: ChildMessage, markReady: (error: string | undefined) => void): void {
     if (message?.k !== worker.key) return;
     switch (message.t) {
       case "ready":
-        worker.baselineRss = rssBytes(worker.child.pid ?? 0);
+        if (message.error !== undefined && worker.thread && THREAD_ONLY_FAILURE.test(message.error)) {
+          // The module needs a process of its own (e.g. a native addon that is not thread-safe).
+          this.#threadHost = false;
+          this.#kill(worker, "tool process was restarted");
+          markReady(undefined);
+          return;
+        }
+        worker.baselineRss = worker.host.rss();
         markReady(message.error === undefined ? undefined : `Failed to load tool module: ${message.error}`);
+        return;
+      case "abort":
+        worker.aborted = true;
         return;
       case "audit": {
         const [kind, action, resource, decision] = message.e;
@@ -255,7 +360,7 @@ export class ToolProcess {
     worker.killedFor = reason;
     worker.exited = true;
     this.#failAll(worker, reason, culprit);
-    worker.child.kill("SIGKILL");
+    worker.host.kill();
   }
 
   #startWatchdog(): void {
@@ -268,7 +373,7 @@ export class ToolProcess {
         this.#watchdog = undefined;
         return;
       }
-      const rss = rssBytes(worker.child.pid ?? 0);
+      const rss = worker.host.rss();
       if (rss > worker.baselineRss + maxMemoryMb * 1024 * 1024) {
         this.#kill(worker, `tool exceeded the memory limit (${maxMemoryMb} MB)`);
       }

@@ -1,0 +1,81 @@
+/**
+ * Where tool code runs: in a worker thread of the CLI when no permission option is given (the
+ * contract's "everything allowed"), in a child process under Node's permission model as soon as
+ * any is. Both hosts must contain the same failures with the same messages.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+
+const TOOLS = `
+export function where() {
+  return { mainThread: require("node:worker_threads").isMainThread, pid: process.pid };
+}
+export function abort() { process.abort(); }
+export function quit() { process.exit(3); }
+export function reallyQuit() { process.reallyExit(4); }
+export function spin() { for (;;) {} }
+export function heap() { const a = []; for (;;) a.push(new Array(1e6).fill(1)); }
+export function buffers() { const a = []; for (;;) a.push(Buffer.alloc(1e7, 1)); }
+export function bigint() { return 10n; }
+export function dates() { return { at: new Date(0), gone: undefined, list: [undefined] }; }
+export function late() { setTimeout(() => { throw new Error("late"); }, 0); return new Promise(() => {}); }
+`;
+
+const FAILURES: [string, string][] = [
+  ["abort", "tool process exited unexpectedly (signal SIGABRT)"],
+  ["quit", "process.exit(3) was called by the tool"],
+  ["reallyQuit", "tool process exited unexpectedly (code 4)"],
+  ["spin", "tool call timed out after 1500 ms"],
+  ["heap", "tool exceeded the memory limit (64 MB)"],
+  ["buffers", "tool exceeded the memory limit (64 MB)"],
+  ["bigint", "result is not JSON-serializable"],
+  ["late", "late"],
+];
+
+describe("tool host", () => {
+  let bin: string;
+  let cleanup: () => void;
+  let dir: string;
+  beforeAll(async () => {
+    ({ bin, cleanup } = await buildTestCli());
+    dir = scratch({ "tools.js": TOOLS });
+  });
+  afterAll(() => cleanup());
+
+  it("runs tools in a worker thread without permission options, in a child process with any", async () => {
+    const plain = new LineClient(bin, ["session", "tools.js"], { cwd: dir });
+    const inThread = (await plain.call("where")).result as { mainThread: boolean; pid: number };
+    expect(inThread.mainThread).toBe(false);
+    expect(inThread.pid).toBe(plain.child.pid);
+    await plain.close();
+    for (const flags of [["--sandbox"], ["--deny-net"], ["--allow-read", "."]]) {
+      const client = new LineClient(bin, ["session", ...flags, "tools.js"], { cwd: dir });
+      const inProcess = (await client.call("where")).result as { mainThread: boolean; pid: number };
+      expect(inProcess.mainThread).toBe(true);
+      expect(inProcess.pid).not.toBe(client.child.pid);
+      await client.close();
+    }
+  });
+
+  for (const [label, flags] of [
+    ["worker thread", []],
+    ["child process", ["--deny-run"]],
+  ] as [string, string[]][]) {
+    it(`contains every failure with the same message (${label}) and keeps serving`, async () => {
+      const client = new LineClient(
+        bin,
+        ["session", ...flags, "--timeout", "1500", "--max-memory", "64", "tools.js"],
+        { cwd: dir },
+      );
+      for (const [tool, message] of FAILURES) {
+        expect(await client.call(tool), tool).toMatchObject({ error: { code: -32000, message } });
+        expect((await client.call("where")).result, `after ${tool}`).toMatchObject({
+          pid: expect.any(Number),
+        });
+      }
+      expect((await client.call("dates")).result).toEqual({ at: "1970-01-01T00:00:00.000Z", list: [null] });
+      expect(await client.close()).toBe(0);
+      expect(client.stderr).not.toMatch(/Warning/);
+    });
+  }
+});
