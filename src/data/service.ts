@@ -320,8 +320,33 @@ interface MetaRow {
 
 const parseJson = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
 
+const asText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value));
+
+// Loaded metadata is interned by content: every request loads it afresh, and the per-metadata caches
+// (operation schemas ≈ 50 µs to build, the rendered row SELECT) are keyed by object. Entries are
+// frozen (shared) and the map is bounded (least recently used out).
+const MAX_INTERNED = 512;
+const interned = new Map<string, CollectionMeta>();
+
 function toMeta(projectId: string, row: MetaRow): CollectionMeta {
-  return { projectId, name: row.name, columns: parseJson(row.columns), access: parseJson(row.access) };
+  const key = `${projectId}\n${row.name}\n${asText(row.columns)}\n${asText(row.access)}`;
+  const known = interned.get(key);
+  if (known) {
+    interned.delete(key);
+    interned.set(key, known);
+    return known;
+  }
+  const columns = parseJson(row.columns);
+  for (const column of columns) Object.freeze(column);
+  const meta: CollectionMeta = Object.freeze({
+    projectId,
+    name: row.name,
+    columns: Object.freeze(columns) as ColumnSpec[],
+    access: Object.freeze(parseJson(row.access)),
+  });
+  interned.set(key, meta);
+  if (interned.size > MAX_INTERNED) interned.delete(interned.keys().next().value as string);
+  return meta;
 }
 
 /** The metadata of one collection, or null. */
