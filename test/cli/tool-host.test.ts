@@ -18,6 +18,14 @@ export function heap() { const a = []; for (;;) a.push(new Array(1e6).fill(1)); 
 export function buffers() { const a = []; for (;;) a.push(Buffer.alloc(1e7, 1)); }
 export function bigint() { return 10n; }
 export function dates() { return { at: new Date(0), gone: undefined, list: [undefined] }; }
+export function streams() {
+  const fs = require("node:fs");
+  fs.writeSync(1, "fd1-sync\\n");
+  fs.createWriteStream(null, { fd: 1 }).write("fd1-stream\\n");
+  const input = fs.readFileSync(0, "utf8");
+  return { input };
+}
+export function closeOut() { require("node:fs").closeSync(1); return "closed"; }
 export function late() { setTimeout(() => { throw new Error("late"); }, 0); return new Promise(() => {}); }
 `;
 
@@ -74,8 +82,18 @@ describe("tool host", () => {
         });
       }
       expect((await client.call("dates")).result).toEqual({ at: "1970-01-01T00:00:00.000Z", list: [null] });
+      // Writes to fd 1 go to stderr, fd 0 reads nothing, closing fd 1 does not close the protocol stream.
+      expect(await client.call("streams")).toEqual({
+        jsonrpc: "2.0",
+        id: expect.any(Number),
+        result: { input: "" },
+      });
+      expect((await client.call("closeOut")).result).toBe("closed");
+      expect((await client.call("where")).result).toMatchObject({ pid: expect.any(Number) });
       expect(await client.close()).toBe(0);
       expect(client.stderr).not.toMatch(/Warning/);
+      expect(client.stderr).toContain("fd1-sync");
+      expect(client.stderr).toContain("fd1-stream");
     });
   }
 });

@@ -5,6 +5,7 @@
  * `call` messages. Per-call isolation re-runs the module wrapper, which gives a fresh module instance
  * for a few microseconds instead of a new process.
  */
+import fs from "node:fs";
 import moduleApi from "node:module";
 import { dirname } from "node:path";
 import vm from "node:vm";
@@ -88,6 +89,48 @@ function hideChannel(): void {
   Reflect.defineProperty(process, "send", { value: undefined, writable: true, configurable: true });
 }
 
+const STDOUT_ALIASES = new Set(["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]);
+const STDIN_ALIASES = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
+
+/**
+ * A worker thread shares the CLI's file descriptors, where fd 0 and fd 1 carry the protocol. As in
+ * the child process (stdin /dev/null, stdout piped to the CLI's stderr), tool code that writes to
+ * fd 1 (loggers such as pino write with `fs.writeSync(1)`) lands on stderr, reads of fd 0 see an
+ * empty input, and closing a standard descriptor does nothing.
+ */
+function keepOffProtocolStreams(): void {
+  const nullFd = fs.openSync("/dev/null", "r");
+  const redirect = (file: unknown): unknown => {
+    if (file === 1) return 2;
+    if (file === 0) return nullFd;
+    if (typeof file !== "string") return file;
+    if (STDOUT_ALIASES.has(file)) return "/dev/stderr";
+    return STDIN_ALIASES.has(file) ? "/dev/null" : file;
+  };
+  const patch = (owner: Record<string, unknown>, name: string, closes = false) => {
+    const original = owner[name] as ((...args: unknown[]) => unknown) | undefined;
+    if (typeof original !== "function") return;
+    const patched = function (this: unknown, ...args: unknown[]) {
+      if (closes && typeof args[0] === "number" && args[0] <= 2) {
+        const callback = args.at(-1);
+        if (typeof callback === "function") process.nextTick(callback as () => void, null);
+        return undefined;
+      }
+      args[0] = redirect(args[0]);
+      return Reflect.apply(original, this, args);
+    };
+    owner[name] = Object.defineProperty(patched, "name", { value: original.name });
+  };
+  const target = fs as unknown as Record<string, unknown>;
+  for (const base of ["write", "writev", "read", "readv", "readFile", "writeFile", "appendFile", "open"]) {
+    patch(target, base);
+    patch(target, `${base}Sync`);
+  }
+  for (const name of ["close", "closeSync"]) patch(target, name, true);
+  for (const name of ["open", "readFile", "writeFile", "appendFile"])
+    patch(fs.promises as unknown as Record<string, unknown>, name);
+}
+
 function compile(init: InitMessage): () => Record<string, unknown> {
   const options: Record<string, unknown> = { filename: init.filename };
   const mainLoader = (vm as unknown as { constants?: Record<string, symbol> }).constants
@@ -110,6 +153,7 @@ function compile(init: InitMessage): () => Record<string, unknown> {
 function start(init: InitMessage): void {
   key = init.key;
   hideChannel();
+  if (port) keepOffProtocolStreams();
   const policy: Policy = init.policy;
   installBroker(policy, (kind, action, resource, decision) => {
     if (init.audit) send({ t: "audit", e: [kind, action, resource, decision] });
