@@ -6,11 +6,13 @@
 import * as v from "valibot";
 import type { CollectionMeta } from "../data/columns.ts";
 import { operationSchemas, operatorsFor, toolInputSchema, visibleColumns } from "../data/schemas.ts";
+import type { Actor } from "../data/service.ts";
 import type { FunctionMeta } from "../functions/definition.ts";
 import { functionArgumentsSchema, functionToolDescription } from "../functions/invoke.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
 
-export type Scope = "developer" | "end_user";
+/** The credential scope a tool list is generated for (the data service's actor scopes). */
+export type Scope = Actor["scope"];
 
 /** What an app's tool surface is generated from (only what the developer exposed). */
 export interface AppMeta {
@@ -49,11 +51,12 @@ export interface AppTool {
   binding: ToolBinding;
 }
 
-const MAX_PREFIX_LENGTH = 24;
+/** `<app>_fn_<name>` must fit MCP's 64 characters with 40-character function names. */
+const MAX_PREFIX_LENGTH = 20;
 
 /**
  * The `<app>` prefix of the meta and function tools, from the project name: lowercase, runs of
- * anything but `[a-z0-9]` become `_`, at most 24 characters, `app` when nothing is left.
+ * anything but `[a-z0-9]` become `_`, at most 20 characters, `app` when nothing is left.
  */
 export function appToolPrefix(projectName: string): string {
   const cleaned = projectName
@@ -203,7 +206,7 @@ function functionTool(prefix: string, fn: FunctionMeta): AppTool {
 }
 
 /** The meta tools take no arguments (unknown keys are refused). */
-const NO_INPUT = v.strictObject({});
+export const NO_INPUT = v.strictObject({});
 
 /**
  * The app's tools for one scope, in a deterministic order: the two meta tools, then each exposed

@@ -3,7 +3,9 @@
  * schema, the metadata row and the project's `meta_rev` bump — runs in ONE `db.batch`, so the app
  * MCP never sees tools for a table that does not exist (or the reverse).
  */
+
 import { type SQL, sql } from "drizzle-orm";
+import { pgError } from "../db-errors.ts";
 import { conflict, invalidInput } from "../errors.ts";
 import { parseInput } from "../validate.ts";
 import type { Db } from "../worker/db.ts";
@@ -37,8 +39,7 @@ async function batch(db: Db, statements: SQL[], metadata: SQL, projectId: string
   try {
     await db.batch(queries as unknown as Parameters<Db["batch"]>[0]);
   } catch (err) {
-    const pg = (err as { code?: string; cause?: { code?: string } }) ?? {};
-    const code = pg.code ?? pg.cause?.code;
+    const code = pgError(err)?.code;
     if (code === "42704" && JSON.stringify((err as Error).message ?? "").includes("vector")) {
       throw invalidInput("vector columns are not available on this database (pgvector is missing)");
     }

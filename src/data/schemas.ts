@@ -313,19 +313,19 @@ function aggregateSchema(meta: CollectionMeta, where: Schema<Where>): Schema<Agg
   const countable = all.filter((c) => c.type !== "vector").map((c) => c.name);
   const numeric = all.filter((c) => NUMERIC_TYPES.includes(c.type)).map((c) => c.name);
   const orderable = all.filter((c) => ORDERABLE_TYPES.includes(c.type)).map((c) => c.name);
-  const variants: v.ObjectSchema<v.ObjectEntries, undefined>[] = [
-    v.object({
+  const variants: v.StrictObjectSchema<v.ObjectEntries, undefined>[] = [
+    v.strictObject({
       fn: v.literal("count"),
       column: v.optional(v.pipe(v.picklist(countable), v.description("count non-null values of a column"))),
     }),
   ];
   if (numeric.length) {
     for (const fn of ["sum", "avg"] as const) {
-      variants.push(v.object({ fn: v.literal(fn), column: v.picklist(numeric) }));
+      variants.push(v.strictObject({ fn: v.literal(fn), column: v.picklist(numeric) }));
     }
   }
   for (const fn of ["min", "max"] as const)
-    variants.push(v.object({ fn: v.literal(fn), column: v.picklist(orderable) }));
+    variants.push(v.strictObject({ fn: v.literal(fn), column: v.picklist(orderable) }));
   const fns = numeric.length ? "count, sum, avg, min, max" : "count, min, max";
   return v.strictObject({
     metrics: v.pipe(

@@ -4,8 +4,10 @@
  * metadata), access policy, ownership stamping and soft-delete filtering happen here and nowhere
  * else. SQL is compiled by sql.ts; this module only decides which conditions apply and executes.
  */
+
 import type { SQL } from "drizzle-orm";
 import { sql } from "drizzle-orm";
+import { pgError } from "../db-errors.ts";
 import { AppError, conflict, forbidden, invalidInput, notFound } from "../errors.ts";
 import { parseInput } from "../validate.ts";
 import type { Access, CollectionMeta, ColumnSpec } from "./columns.ts";
@@ -92,21 +94,6 @@ function writeConditions(actor: Actor, meta: CollectionMeta): SQL[] {
 
 // ─── execution ──────────────────────────────────────────────────────────────────────────────────
 
-interface PgErrorFields {
-  code: string;
-  message: string;
-  detail?: string;
-  constraint?: string;
-}
-
-function pgError(err: unknown): PgErrorFields | null {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return e as PgErrorFields;
-  }
-  return null;
-}
-
 /** Postgres errors caused by the input become 400 / 409; anything else stays unexpected. */
 export function mapDatabaseError(err: unknown): unknown {
   if (err instanceof AppError) return err;
@@ -120,7 +107,9 @@ export function mapDatabaseError(err: unknown): unknown {
     return invalidInput(`invalid value: ${pg.message}`);
   }
   if (pg.code === "42P01") return notFound("collection not found");
-  if (pg.code === "42703") return conflict("the collection changed while the request ran; retry");
+  if (pg.code === "42703" || pg.code === "42701") {
+    return conflict("the collection changed while the request ran; retry");
+  }
   return err;
 }
 
@@ -232,7 +221,8 @@ export async function deleteRowFor(
   if (hard && actor.scope !== "developer")
     throw forbidden("hard delete is available in developer scope only");
   const conditions = writeConditions(actor, meta);
-  const statement = hard ? hardDeleteRow(meta, id, conditions) : softDeleteRow(meta, id, conditions);
+  // A developer may purge a row that is already soft-deleted (hard delete is developer-only).
+  const statement = hard ? hardDeleteRow(meta, id, []) : softDeleteRow(meta, id, conditions);
   const [row] = await run(db, statement);
   if (!row) throw await missingForWrite(db, actor, meta, id);
   return { id, deleted: true, hard };

@@ -172,6 +172,10 @@ class Checker {
         if (name.length === 0 || name.length > MAX_PROPERTY_NAME_LENGTH) {
           this.fail(at, `property names must be 1-${MAX_PROPERTY_NAME_LENGTH} characters`);
         }
+        // These would set the prototype instead of a property and vanish from the schema.
+        if (name === "__proto__" || name === "constructor" || name === "prototype") {
+          this.fail(at, `"${name}" cannot be a property name`);
+        }
         this.properties += 1;
         if (this.properties > MAX_SCHEMA_PROPERTIES) {
           this.fail(at, `more than ${MAX_SCHEMA_PROPERTIES} properties in one schema`);

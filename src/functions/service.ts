@@ -4,8 +4,10 @@
  * `invokeFunction` — the ONE execution path the REST invoke route and the `<app>_fn_<name>` tool
  * both call (scope check, argument validation, rate limit, upstream call, metering).
  */
+
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { functions, functionVersions } from "../../schema/index.ts";
+import { isUniqueViolation } from "../db-errors.ts";
 import { AppError, forbidden, notFound } from "../errors.ts";
 import type { Principal } from "../worker/auth.ts";
 import type { Db } from "../worker/db.ts";
@@ -34,15 +36,7 @@ export interface FunctionView extends FunctionVersionView {
 const iso = (value: unknown) =>
   value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
 
-const UNIQUE_VIOLATION = "23505";
 const DEPLOY_ATTEMPTS = 3;
-
-function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err; e && typeof e === "object"; e = (e as { cause?: unknown }).cause) {
-    if ((e as { code?: unknown }).code === UNIQUE_VIOLATION) return true;
-  }
-  return false;
-}
 
 interface VersionRow {
   version: number | string;

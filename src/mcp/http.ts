@@ -32,6 +32,14 @@ import {
   unsupportedVersionError,
 } from "./server.ts";
 
+/**
+ * The answer to anything but POST (no SSE stream, no session to DELETE). Exported so servers can
+ * refuse such requests before doing any work (authentication, database).
+ */
+export function methodNotAllowed(): Response {
+  return errorResponse(405, INVALID_REQUEST, "Method Not Allowed: use POST", undefined, { allow: "POST" });
+}
+
 /** Default request body limit: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -144,9 +152,7 @@ export async function handleMcpHttpRequest<Ctx>(
   request: Request,
   options: McpHttpOptions<Ctx>,
 ): Promise<Response> {
-  if (request.method !== "POST") {
-    return errorResponse(405, INVALID_REQUEST, "Method Not Allowed: use POST", undefined, { allow: "POST" });
-  }
+  if (request.method !== "POST") return methodNotAllowed();
   const origin = request.headers.get("origin");
   if (origin !== null && options.validateOrigin && !options.validateOrigin(origin, request)) {
     return errorResponse(403, INVALID_REQUEST, "Forbidden: origin not allowed");

@@ -4,11 +4,12 @@
  * the SDK routes run, policy included); every function tool runs the one function execution path.
  * Successful calls are metered as `agent_tool_calls`.
  */
-import { appToolPrefix, type CollectionOp, type ToolBinding } from "../app-mcp/tools.ts";
+import { appToolPrefix, type CollectionOp, NO_INPUT, type ToolBinding } from "../app-mcp/tools.ts";
 import { type Operation, runOperation } from "../data/service.ts";
 import { AppError } from "../errors.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
+import { parseInput } from "../validate.ts";
 import type { AppSurface } from "./app-surface.ts";
 import { actorOf, type Principal } from "./auth.ts";
 import type { Db } from "./db.ts";
@@ -80,8 +81,10 @@ async function execute(
 ): Promise<ToolOutcome> {
   switch (binding.kind) {
     case "whoami":
+      parseInput(NO_INPUT, args);
       return { value: whoami(ctx) };
     case "list_collections":
+      parseInput(NO_INPUT, args);
       return { value: listCollections(ctx) };
     case "collection": {
       const actor = actorOf(ctx.principal);
@@ -110,7 +113,13 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
         const outcome = await execute(tool.binding, args, ctx);
-        if (!outcome.isError) await recordUsage(ctx.db, ctx.surface.meta.projectId, "agent_tool_calls");
+        if (!outcome.isError) {
+          // The call already happened (a row may be written): a metering failure must not turn it
+          // into an error an agent would retry.
+          await recordUsage(ctx.db, ctx.surface.meta.projectId, "agent_tool_calls").catch((err: unknown) => {
+            console.error("metering failed", err);
+          });
+        }
         return outcome;
       } catch (err) {
         if (err instanceof AppError)

@@ -21,7 +21,9 @@ const MEMORY_LIMIT = 256;
 const KV_TTL_SECONDS = 24 * 60 * 60;
 const memory = new Map<string, AppSurface>();
 
-const cacheKey = (projectId: string, rev: number) => `app-meta:${projectId}:${rev}`;
+/** Bump when the shape of `AppMeta` changes, so a deploy never reads the previous format. */
+const FORMAT = 1;
+const cacheKey = (projectId: string, rev: number) => `app-meta:v${FORMAT}:${projectId}:${rev}`;
 
 function surfaceOf(meta: AppMeta): AppSurface {
   const generated = new Map<Scope, AppTool[]>();

@@ -52,8 +52,9 @@ export function createApp() {
         database: { ok: true, latency_ms: Date.now() - started },
       });
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      return c.json({ ok: false, version: c.env.APP_VERSION, database: { ok: false, error: message } }, 503);
+      // The reason is logged, not shown: driver errors can name hosts and users.
+      console.error("health check: database unreachable", err);
+      return c.json({ ok: false, version: c.env.APP_VERSION, database: { ok: false } }, 503);
     }
   });
 

@@ -30,9 +30,6 @@ import {
 import type { Db } from "./db.ts";
 import type { AppEnv } from "./hono.ts";
 
-/** Which credential mode a caller is in. */
-export type Scope = "developer" | "end_user";
-
 /** The project a request addresses, as resolved with its credentials. */
 export interface ProjectRef {
   id: string;
@@ -46,11 +43,11 @@ export type Principal =
   | { scope: "developer"; developerId: string; project: ProjectRef }
   | { scope: "end_user"; project: ProjectRef; user: { id: string; email: string }; clientKeyId: string };
 
-/** Which credentials may connect to the app MCP surface. */
 /** The data service's view of a principal: developer scope, or the signed-in end user. */
 export const actorOf = (principal: Principal): Actor =>
   principal.scope === "developer" ? { scope: "developer" } : { scope: "end_user", userId: principal.user.id };
 
+/** Which credentials may connect to the app MCP surface. */
 export type AuthMode = "all" | "client_only" | "developer_only";
 
 /** The project's app-MCP config (defaults when the row is absent). */

@@ -10,6 +10,7 @@
  * wire shapes, so the platform MCP's `amba_app_mcp_*` / `amba_billing_status` tools answer exactly
  * what these routes answer — same validation, same errors, same `meta_rev` bumps.
  */
+
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
@@ -18,6 +19,7 @@ import {
   collections as collectionsTable,
   functions as functionsTable,
 } from "../../../schema/index.ts";
+import { isUniqueViolation } from "../../db-errors.ts";
 import { AppError, invalidInput } from "../../errors.ts";
 import { parseInput } from "../../validate.ts";
 import { type AppMcpSettings, authenticateProjectAdmin } from "../auth.ts";
@@ -119,13 +121,6 @@ export const exposureView = (config: AppMcpSettings): ExposureView => ({
   collections: config.exposedCollections,
   functions: config.exposedFunctions,
 });
-
-function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err; e && typeof e === "object"; e = (e as { cause?: unknown }).cause) {
-    if ((e as { code?: unknown }).code === "23505") return true;
-  }
-  return false;
-}
 
 /**
  * Replace the exposure allowlist per kind (`PUT …/app-mcp/exposure`): every name must exist (400

@@ -5,19 +5,13 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { forbidden } from "../../errors.ts";
-import { handleMcpHttpRequest } from "../../mcp/index.ts";
+import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
 import { appMcpHandlers } from "../app-mcp.ts";
 import { appSurface } from "../app-surface.ts";
 import { authenticateProject, type ProjectSelector } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
-
-const METHOD_NOT_ALLOWED = {
-  jsonrpc: "2.0",
-  id: null,
-  error: { code: -32600, message: "Method Not Allowed: use POST" },
-};
 
 /** `<slug>` when the request's host is `<slug>.<suffix>`, else null. */
 export function slugFromHost(host: string, suffix: string): string | null {
@@ -30,7 +24,7 @@ export function slugFromHost(host: string, suffix: string): string | null {
 
 async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Response> {
   // Cheap refusals first: GET (SSE stream) and DELETE (session end) are not offered by this stateless server.
-  if (c.req.method !== "POST") return c.json(METHOD_NOT_ALLOWED, 405, { allow: "POST" });
+  if (c.req.method !== "POST") return methodNotAllowed();
   const { principal, config } = await authenticateProject(c, selector);
   if (!config.enabled)
     throw forbidden("the app MCP endpoint of this project is disabled (config.enabled = false)");

@@ -7,6 +7,7 @@ import { eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
 import { appUsers, sessions } from "../../../schema/index.ts";
+import { isUniqueViolation } from "../../db-errors.ts";
 import { conflict, unauthorized } from "../../errors.ts";
 import { parseInput } from "../../validate.ts";
 import { authenticateClientKey, authenticateEndUser, SESSION_TTL_MS } from "../auth.ts";
@@ -14,7 +15,7 @@ import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
-import { EmailSchema, isUniqueViolation } from "./developers.ts";
+import { EmailSchema } from "./developers.ts";
 
 /** Password rules: 8–1024 characters (the upper bound caps PBKDF2 input work). */
 export const PasswordSchema = v.pipe(

@@ -3,9 +3,11 @@
  * (with its app-MCP config row) and a first client key, written in one batch (one transaction).
  * The token and the key are shown once; only their SHA-256 digests are stored.
  */
+
 import { Hono } from "hono";
 import * as v from "valibot";
 import { appMcpConfigs, clientKeys, developers, developerTokens, projects } from "../../../schema/index.ts";
+import { isUniqueViolation } from "../../db-errors.ts";
 import { conflict } from "../../errors.ts";
 import { issueCredential } from "../crypto.ts";
 import type { Db } from "../db.ts";
@@ -37,14 +39,6 @@ export type DeveloperSignup = v.InferOutput<typeof DeveloperSignupSchema>;
 
 /** Name of the project created at sign-up when none is given. */
 export const FIRST_PROJECT_NAME = "My first project";
-
-/** True when a (possibly wrapped) database error is a unique-constraint violation. */
-export function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err; e && typeof e === "object"; e = (e as { cause?: unknown }).cause) {
-    if ((e as { code?: unknown }).code === "23505") return true;
-  }
-  return false;
-}
 
 /** The sign-up answer: the token and the client key appear here and nowhere else, ever. */
 export interface DeveloperSignupResult {

@@ -36,6 +36,7 @@ import {
   createMcpHandlers,
   handleMcpHttpRequest,
   INVALID_PARAMS,
+  methodNotAllowed,
   RpcError,
   type ToolOutcome,
 } from "../../mcp/index.ts";
@@ -192,17 +193,11 @@ export const platformMcpHandlers = createMcpHandlers<PlatformMcpContext>({
   },
 });
 
-const METHOD_NOT_ALLOWED = {
-  jsonrpc: "2.0",
-  id: null,
-  error: { code: -32600, message: "Method Not Allowed: use POST" },
-};
-
 export const platformMcpRoutes = new Hono<AppEnv>();
 
 platformMcpRoutes.all("/mcp", async (c) => {
   // Stateless server: no SSE stream (GET), no session to end (DELETE).
-  if (c.req.method !== "POST") return c.json(METHOD_NOT_ALLOWED, 405, { allow: "POST" });
+  if (c.req.method !== "POST") return methodNotAllowed();
   let developerId: string | null = null;
   if (c.req.header("authorization") !== undefined) {
     try {

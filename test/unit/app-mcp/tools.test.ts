@@ -138,6 +138,18 @@ describe("buildAppTools", () => {
     ]);
   });
 
+  it("keeps tool names within 64 characters for the longest project, collection and function names", () => {
+    const longest: AppMeta = {
+      ...meta,
+      projectName: "P".repeat(100),
+      collections: [{ ...recipes, name: "c".repeat(51) }],
+      functions: [{ name: "f".repeat(40), version: 1, url: "https://fn.example", mcp: null }],
+    };
+    const all = buildAppTools(longest, "end_user").map((t) => t.definition.name);
+    expect(all).toContain(`${"c".repeat(51)}_find_nearest`);
+    for (const name of all) expect(name.length, name).toBeLessThanOrEqual(64);
+  });
+
   it("keeps every tool name within the MCP limits", () => {
     for (const scope of ["developer", "end_user"] as const) {
       for (const name of names(scope)) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
@@ -152,7 +164,7 @@ describe("appToolPrefix", () => {
     ["  ", "app"],
     ["2048 Game", "app_2048_game"],
     ["Ünïcödé Café", "unicode_cafe"],
-    ["a very long project name that goes on and on", "a_very_long_project_name"],
+    ["a very long project name that goes on and on", "a_very_long_project"],
   ])("%j → %j", (name, prefix) => {
     expect(appToolPrefix(name)).toBe(prefix);
   });

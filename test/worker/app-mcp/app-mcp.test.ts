@@ -409,7 +409,7 @@ describe("app MCP protocol versions and caching", () => {
     const project = await apiJson(`/v1/admin/projects/${dev.projectId}`, { token: dev.token });
     const rev = project.body.meta_rev;
     expect(rev).toEqual(expect.any(Number));
-    const key = `app-meta:${dev.projectId}:${rev}`;
+    const key = `app-meta:v1:${dev.projectId}:${rev}`;
     let cached: { collections: { name: string }[] } | null = null;
     for (let i = 0; i < 20 && !cached; i++) {
       cached = await env.META_KV.get(key, "json");
