@@ -19,6 +19,7 @@ import {
   collections as collectionsTable,
   functions as functionsTable,
 } from "../../../schema/index.ts";
+import { arrayLiteral } from "../../data/values.ts";
 import { isUniqueViolation } from "../../db-errors.ts";
 import { AppError, invalidInput } from "../../errors.ts";
 import { parseInput } from "../../validate.ts";
@@ -162,9 +163,15 @@ export async function setExposure(
   ].filter(Boolean);
   if (problems.length) throw invalidInput(problems.join("; "));
 
+  // The names were checked above; the write re-checks them in the same statement, so a collection or
+  // function dropped in between never stays on the allowlist (where a later namesake would inherit it).
+  const existing = (names: string[], table: typeof collectionsTable | typeof functionsTable) =>
+    sql`ARRAY(SELECT u.name FROM unnest(${arrayLiteral(names)}::text[]) WITH ORDINALITY AS u(name, i)
+      WHERE EXISTS (SELECT 1 FROM ${table} t WHERE t.project_id = ${projectId}::uuid AND t.name = u.name)
+      ORDER BY u.i)`;
   const set = {
-    ...(collections ? { exposedCollections: collections } : {}),
-    ...(functions ? { exposedFunctions: functions } : {}),
+    ...(collections ? { exposedCollections: existing(collections, collectionsTable) } : {}),
+    ...(functions ? { exposedFunctions: existing(functions, functionsTable) } : {}),
     updatedAt: sql`now()`,
   };
   const [rows] = await db.batch([
