@@ -1,7 +1,8 @@
 /**
- * The stdin/stdout loop of `session` and `mcp` on the protocol core's decoder: messages are handled
- * concurrently (so pipelined clients keep the tool process busy) but answered strictly in arrival
- * order, each reply written in the connection's framing. EOF waits for the answers in flight.
+ * The stdin/stdout loop of `session` and `mcp` on the protocol core's decoder: every message is
+ * dispatched on arrival (cheap methods answer at once; `tools/call`s wait their turn in the tool
+ * server's queue, one at a time) and answered strictly in arrival order, each reply written as soon
+ * as it and the ones before it are ready, in the connection's framing. EOF waits for the answers in flight.
  */
 import {
   type DecodedItem,

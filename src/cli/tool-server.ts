@@ -71,7 +71,10 @@ export interface ToolServer {
   policy: Policy;
   audit: AuditSink;
   has(name: string): boolean;
-  /** Calls a tool and writes its `tool:<name>` audit line. */
+  /**
+   * Calls a tool and writes its `tool:<name>` audit line (Deny when it failed or is unknown).
+   * Calls run one at a time in the order they were made, each audit line after that call's checks.
+   */
   call(name: string, args: unknown): Promise<CallOutcome>;
   close(): void;
 }
@@ -173,21 +176,28 @@ export async function openToolServer(command: string, file: string | undefined, 
     },
   });
   const names = new Set(tools.map((t) => t.name));
+  let queue: Promise<unknown> = Promise.resolve();
   const server: ToolServer = {
     entry,
     tools,
     policy,
     audit,
     has: (name) => names.has(name),
-    async call(name, callArgs) {
-      const outcome = await runner.call(name, callArgs);
-      audit.record({
-        kind: "Process",
-        action: "Execute",
-        resource: `tool:${name}`,
-        decision: outcome.ok ? "Allow" : "Deny",
+    call(name, callArgs) {
+      const done = queue.then(async (): Promise<CallOutcome> => {
+        const outcome: CallOutcome = names.has(name)
+          ? await runner.call(name, callArgs)
+          : { ok: false, error: `unknown tool: ${name}` };
+        audit.record({
+          kind: "Process",
+          action: "Execute",
+          resource: `tool:${name}`,
+          decision: outcome.ok ? "Allow" : "Deny",
+        });
+        return outcome;
       });
-      return outcome;
+      queue = done;
+      return done;
     },
     close() {
       runner.close();

@@ -1,7 +1,7 @@
 /**
  * `amber session <file>`: newline-delimited JSON-RPC on stdin/stdout with the contract's own
  * semantics — `tools/call` answers with the tool's raw return value, a tool that threw is -32000.
- * Requests are handled concurrently but answered in arrival order, one line each.
+ * Requests are answered in arrival order, one line each; `tools/call`s run one at a time.
  */
 import {
   type DecodedItem,
@@ -35,10 +35,7 @@ export function sessionHandlers(server: ToolServer): Handlers<null> {
     const p = isObject(params) ? params : {};
     const name = typeof p.name === "string" ? p.name : typeof p.tool === "string" ? p.tool : "";
     const args = p.arguments ?? p.args ?? {};
-    if (!server.has(name)) {
-      server.audit.record({ kind: "Process", action: "Execute", resource: `tool:${name}`, decision: "Deny" });
-      throw new RpcError(TOOL_ERROR, `unknown tool: ${name}`);
-    }
+    // An unknown name is answered (and audited) in its turn, like any other call.
     const outcome = await server.call(name, args);
     if (!outcome.ok) throw new RpcError(TOOL_ERROR, outcome.error);
     return outcome.value;

@@ -2,8 +2,8 @@
  * The messages between the CLI process and its tool host (over the Node IPC channel of a child
  * process, or as JSON text over a worker thread's port).
  * Every message from the tool process carries the secret key handed over in `init`, so tool code
- * that writes to the channel on its own cannot forge results or audit lines. Calls and results are
- * batched per microtask checkpoint, so a pipelining client costs one channel write per batch, not per call.
+ * that writes to the channel on its own cannot forge results or audit lines. The CLI sends one call
+ * at a time (a session runs its calls strictly in order) and the host answers each as soon as it settles.
  */
 import type { Decision, PermissionAction, PermissionKind, Policy } from "../permissions.ts";
 
@@ -64,24 +64,5 @@ export interface AbortMessage {
   t: "abort";
 }
 
-/** Parent → child: calls queued in the same turn of the event loop. */
-export interface CallBatchMessage {
-  t: "calls";
-  m: CallMessage[];
-}
-
-/** Child → parent: results queued in the same turn of the event loop. */
-export interface ResultBatchMessage {
-  k: string;
-  t: "results";
-  m: ResultMessage[];
-}
-
-export type ParentMessage = InitMessage | CallBatchMessage;
-export type ChildMessage =
-  | ReadyMessage
-  | ResultMessage
-  | ResultBatchMessage
-  | AuditMessage
-  | FaultMessage
-  | AbortMessage;
+export type ParentMessage = InitMessage | CallMessage;
+export type ChildMessage = ReadyMessage | ResultMessage | AuditMessage | FaultMessage | AbortMessage;

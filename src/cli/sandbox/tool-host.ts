@@ -12,7 +12,7 @@ import vm from "node:vm";
 import { isMainThread, parentPort } from "node:worker_threads";
 import type { Policy } from "../permissions.ts";
 import { installBroker } from "./broker.ts";
-import type { CallMessage, ChildMessage, InitMessage, ParentMessage, ResultMessage } from "./protocol.ts";
+import type { CallMessage, ChildMessage, InitMessage, ParentMessage } from "./protocol.ts";
 
 type ModuleFactory = (
   exports: unknown,
@@ -35,7 +35,8 @@ let key = "";
 
 type WithoutKey<T> = T extends unknown ? Omit<T, "k"> : never;
 
-function sendNow(message: WithoutKey<ChildMessage>): void {
+/** Sends at once, in order (a call's audit lines before its result). */
+function send(message: WithoutKey<ChildMessage>): void {
   try {
     sendRaw({ ...message, k: key });
   } catch {
@@ -47,30 +48,6 @@ function sendNow(message: WithoutKey<ChildMessage>): void {
       error: "result is not JSON-serializable",
     });
   }
-}
-
-let outbox: ResultMessage[] = [];
-
-function flush(): void {
-  const batch = outbox;
-  outbox = [];
-  if (batch.length === 0) return;
-  try {
-    sendRaw({ k: key, t: "results", m: batch });
-  } catch {
-    for (const result of batch) sendNow(result);
-  }
-}
-
-/** Results wait for the microtasks already queued (the rest of a batch); audit lines go out at once, in order. */
-function send(message: WithoutKey<ChildMessage>): void {
-  if (message.t === "result") {
-    if (outbox.length === 0) queueMicrotask(flush);
-    outbox.push({ ...message, k: key });
-    return;
-  }
-  flush();
-  sendNow(message);
 }
 
 function errorText(error: unknown): string {
@@ -164,7 +141,7 @@ function start(init: InitMessage): void {
   if (port) {
     // Workers cannot abort; end the thread the way an aborting child process would end.
     process.abort = (() => {
-      sendNow({ t: "abort" });
+      send({ t: "abort" });
       exitOriginal(134);
     }) as typeof process.abort;
   }
@@ -210,8 +187,9 @@ function start(init: InitMessage): void {
     if (ok) send({ t: "result", id, ok: true, value: value === undefined ? null : value });
     else send({ t: "result", id, ok: false, error: value as string });
   };
+  // The CLI sends the next call only after this one's result: calls never overlap.
   onMessage((raw: ParentMessage) => {
-    if (raw?.t === "calls") for (const message of raw.m) void call(message);
+    if (raw?.t === "call") void call(raw);
   });
 }
 

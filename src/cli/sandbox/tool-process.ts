@@ -61,7 +61,6 @@ interface Worker {
   key: string;
   ready: Promise<string | undefined>;
   pending: Map<number, Pending>;
-  outbox: CallMessage[];
   stderrTail: string;
   baselineRss: number;
   killedFor?: string;
@@ -106,6 +105,7 @@ export class ToolProcess {
   #closed = false;
   #watchdog: NodeJS.Timeout | undefined;
   #threadHost: boolean;
+  #queue: Promise<void> = Promise.resolve();
 
   constructor(options: ToolProcessOptions) {
     this.#options = options;
@@ -117,13 +117,24 @@ export class ToolProcess {
     if (!this.#closed) this.#ensureWorker();
   }
 
-  /** Calls export `name` with `args`. Never rejects. */
-  async call(name: string, args: unknown): Promise<CallOutcome> {
+  /**
+   * Calls export `name` with `args`. Never rejects. Calls run strictly one at a time, in the order
+   * they were made: the next one reaches the tool host only after the previous one has settled, so
+   * a call that ends the host (timeout, memory, crash) fails alone and the ones queued behind it
+   * start on a fresh host.
+   */
+  call(name: string, args: unknown): Promise<CallOutcome> {
+    const outcome = this.#queue.then(() => this.#run(name, args));
+    this.#queue = outcome.then(() => undefined);
+    return outcome;
+  }
+
+  async #run(name: string, args: unknown): Promise<CallOutcome> {
     if (this.#closed) return { ok: false, error: "tool process is closed" };
     const worker = this.#ensureWorker();
     const loadError = await worker.ready;
     if (loadError !== undefined) return { ok: false, error: loadError };
-    if (worker.exited) return this.call(name, args);
+    if (worker.exited) return this.#run(name, args);
     const id = this.#nextId++;
     return new Promise<CallOutcome>((resolve) => {
       const pending: Pending = { resolve };
@@ -135,8 +146,8 @@ export class ToolProcess {
         }, timeoutMs);
       }
       this.#startWatchdog();
-      if (worker.outbox.length === 0) queueMicrotask(() => this.#flush(worker));
-      worker.outbox.push({ t: "call", id, name, args });
+      const message: CallMessage = { t: "call", id, name, args };
+      worker.host.post(message);
     });
   }
 
@@ -167,7 +178,6 @@ export class ToolProcess {
       thread,
       key,
       pending: new Map(),
-      outbox: [],
       stderrTail: "",
       baselineRss: 0,
       exited: false,
@@ -292,12 +302,6 @@ export class ToolProcess {
     };
   }
 
-  #flush(worker: Worker): void {
-    const batch = worker.outbox;
-    worker.outbox = [];
-    if (batch.length > 0 && !worker.exited) worker.host.post({ t: "calls", m: batch });
-  }
-
   #onMessage(worker: Worker, message: ChildMessage, markReady: (error: string | undefined) => void): void {
     if (message?.k !== worker.key) return;
     switch (message.t) {
@@ -320,9 +324,6 @@ export class ToolProcess {
         this.#options.audit.record({ kind, action, resource, decision });
         return;
       }
-      case "results":
-        for (const result of message.m) this.#settle(worker, result);
-        return;
       case "result":
         this.#settle(worker, message);
         return;

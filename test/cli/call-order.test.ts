@@ -1,0 +1,134 @@
+/**
+ * Calls sent together (one stdin write) run one at a time, in order, on the session's one module
+ * instance — as the original runtime did. A call that times out, blows the memory limit or exits
+ * fails alone: the calls before it keep their results and the ones after it run on a fresh host.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+
+const TOOLS = `
+let n = 0;
+export async function bump() {
+  const v = n;
+  await new Promise((r) => setTimeout(r, 20));
+  n = v + 1;
+  return n;
+}
+export function ok() { return "ok"; }
+export function loop() { for (;;) {} }
+export function mem() { const a = []; for (;;) a.push(new Array(1e6).fill(1)); }
+export function quit() { process.exit(2); }
+export function readIt({ path }) { return require("node:fs").readFileSync(path, "utf8"); }
+`;
+
+function call(id: number, name: string, args: unknown = {}): string {
+  return `${JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } })}\n`;
+}
+
+/** Sends `lines` in one write and returns the parsed responses by id. */
+async function batch(client: LineClient, lines: string[]): Promise<Record<string, unknown>[]> {
+  client.write(lines.join(""));
+  const out: Record<string, unknown>[] = [];
+  for (const _ of lines) out.push(JSON.parse(await client.nextLine()) as Record<string, unknown>);
+  return out;
+}
+
+describe("calls sent together", () => {
+  let bin: string;
+  let cleanup: () => void;
+  let dir: string;
+  beforeAll(async () => {
+    ({ bin, cleanup } = await buildTestCli());
+    dir = scratch({ "tools.js": TOOLS, "data/allowed.txt": "yes", "secret.txt": "no" });
+  });
+  afterAll(() => cleanup());
+
+  for (const flags of [[], ["--sandbox"]]) {
+    it(`run one at a time on the shared instance (session ${flags.join(" ")})`, async () => {
+      const client = new LineClient(bin, ["session", ...flags, "tools.js"], { cwd: dir });
+      const replies = await batch(client, [call(1, "bump"), call(2, "bump"), call(3, "bump")]);
+      expect(replies).toEqual([
+        { jsonrpc: "2.0", id: 1, result: 1 },
+        { jsonrpc: "2.0", id: 2, result: 2 },
+        { jsonrpc: "2.0", id: 3, result: 3 },
+      ]);
+      expect(await client.close()).toBe(0);
+    });
+  }
+
+  it("run one at a time in amber mcp, and each gets a fresh instance with --isolate-per-call", async () => {
+    const mcp = new LineClient(bin, ["mcp", "tools.js"], { cwd: dir });
+    const texts = (await batch(mcp, [call(1, "bump"), call(2, "bump"), call(3, "bump")])).map(
+      (r) => (r.result as { content: { text: string }[] }).content[0]!.text,
+    );
+    expect(texts).toEqual(["1", "2", "3"]);
+    await mcp.close();
+    const isolated = new LineClient(bin, ["session", "--isolate-per-call", "tools.js"], { cwd: dir });
+    const results = (await batch(isolated, [call(1, "bump"), call(2, "bump"), call(3, "bump")])).map(
+      (r) => r.result,
+    );
+    expect(results).toEqual([1, 1, 1]);
+    await isolated.close();
+  });
+
+  for (const flags of [[], ["--deny-run"]]) {
+    it(`fail alone when one of them times out, exits or blows the memory limit (${flags.join(" ") || "thread"})`, async () => {
+      const client = new LineClient(
+        bin,
+        ["session", ...flags, "--timeout", "1000", "--max-memory", "64", "tools.js"],
+        { cwd: dir },
+      );
+      const replies = await batch(client, [
+        call(1, "ok"),
+        call(2, "loop"),
+        call(3, "ok"),
+        call(4, "mem"),
+        call(5, "ok"),
+        call(6, "quit"),
+        call(7, "ok"),
+      ]);
+      expect(replies.map((r) => r.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(replies[0]!.result).toBe("ok");
+      expect(replies[1]!.error).toEqual({ code: -32000, message: "tool call timed out after 1000 ms" });
+      expect(replies[2]!.result).toBe("ok");
+      expect(replies[3]!.error).toEqual({ code: -32000, message: "tool exceeded the memory limit (64 MB)" });
+      expect(replies[4]!.result).toBe("ok");
+      expect(replies[5]!.error).toEqual({ code: -32000, message: "process.exit(2) was called by the tool" });
+      expect(replies[6]!.result).toBe("ok");
+      expect(await client.close()).toBe(0);
+    });
+  }
+
+  it("write each call's audit lines in call order, its checks before its tool:<name> line", async () => {
+    const audit = join(dir, "order.jsonl");
+    const client = new LineClient(
+      bin,
+      ["session", "--sandbox", "--allow-read", "data", "--audit-log", audit, "tools.js"],
+      { cwd: dir },
+    );
+    const replies = await batch(client, [
+      call(1, "readIt", { path: join(dir, "data/allowed.txt") }),
+      call(2, "readIt", { path: join(dir, "secret.txt") }),
+      call(3, "missing"),
+      call(4, "ok"),
+    ]);
+    expect(replies[0]!.result).toBe("yes");
+    expect(replies[1]!.error).toMatchObject({ message: expect.stringContaining("permission denied") });
+    await client.close();
+    const lines = readFileSync(audit, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, string>)
+      .map((l) => `${l.kind} ${l.action} ${l.resource} ${l.decision}`);
+    expect(lines).toEqual([
+      `FileSystem Read ${join(dir, "data/allowed.txt")} Allow`,
+      "Process Execute tool:readIt Allow",
+      `FileSystem Read ${join(dir, "secret.txt")} Deny`,
+      "Process Execute tool:readIt Deny",
+      "Process Execute tool:missing Deny",
+      "Process Execute tool:ok Allow",
+    ]);
+  });
+});
