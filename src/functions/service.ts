@@ -13,6 +13,7 @@ import type { Principal } from "../worker/auth.ts";
 import type { Db } from "../worker/db.ts";
 import type { Env } from "../worker/env.ts";
 import { bumpMetaRev } from "../worker/meta.ts";
+import { enforceRateLimit } from "../worker/rate-limit.ts";
 import { recordUsage } from "../worker/usage.ts";
 import type { DeployFunction, FunctionMeta, McpAnnotation } from "./definition.ts";
 import { buildUpstreamRequest, type CallOptions, callUpstream, type UpstreamResult } from "./invoke.ts";
@@ -276,12 +277,7 @@ export async function invokeFunction(
     },
     input,
   );
-  if (env.RATE_LIMITER) {
-    const { success } = await env.RATE_LIMITER.limit({
-      key: `fn:${principal.clientKeyId}:${principal.user.id}`,
-    });
-    if (!success) throw new AppError(429, "rate_limited", "rate limit exceeded for this client key and user");
-  }
+  await enforceRateLimit(env, `fn:${principal.clientKeyId}:${principal.user.id}`, "this client key and user");
   const result = await callUpstream(request, options);
   if (result.status >= 200 && result.status < 300) {
     const metering = recordUsage(db, principal.project.id, "function_invocations").catch((err: unknown) => {

@@ -162,3 +162,24 @@ describe("junk on the app MCP endpoint", () => {
     }
   });
 });
+
+describe("rate limiting", () => {
+  it("answers 429 rate_limited when the binding says no, and counts per key", async () => {
+    const { enforceRateLimit } = await import("../../src/worker/rate-limit.ts");
+    const seen: string[] = [];
+    const limiter = {
+      limit: async ({ key }: { key: string }) => {
+        seen.push(key);
+        return { success: seen.length < 2 };
+      },
+    } as unknown as RateLimit;
+    await enforceRateLimit({ RATE_LIMITER: limiter }, "k1", "x");
+    await expect(enforceRateLimit({ RATE_LIMITER: limiter }, "k1", "this caller")).rejects.toMatchObject({
+      status: 429,
+      code: "rate_limited",
+      message: expect.stringContaining("this caller"),
+    });
+    expect(seen).toEqual(["k1", "k1"]);
+    await expect(enforceRateLimit({}, "k2", "x")).resolves.toBeUndefined();
+  });
+});

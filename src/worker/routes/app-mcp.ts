@@ -2,6 +2,7 @@
  * The app's own MCP endpoint: /app/:projectId/mcp and <slug>.<APP_MCP_HOST_SUFFIX>/mcp. Both
  * addresses serve the same surface with the same auth, kill switch, auth mode and allowlist.
  */
+
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { forbidden } from "../../errors.ts";
@@ -10,6 +11,7 @@ import { appMcpHandlers } from "../app-mcp.ts";
 import { appSurface } from "../app-surface.ts";
 import { authenticateProject, type ProjectSelector } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
+import { enforceRateLimit } from "../rate-limit.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
 
@@ -36,6 +38,9 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   if (config.authMode === "developer_only" && principal.scope === "end_user") {
     throw forbidden("this app MCP endpoint accepts only developer tokens (auth_mode developer_only)");
   }
+  const caller =
+    principal.scope === "developer" ? `dev:${principal.developerId}` : `user:${principal.user.id}`;
+  await enforceRateLimit(c.env, `mcp:${principal.project.id}:${caller}`, "this app MCP caller");
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const surface = await appSurface(c.env, c.var.db, principal.project, config, waitUntil);
   return handleMcpHttpRequest(c.req.raw, {

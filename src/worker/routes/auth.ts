@@ -3,6 +3,7 @@
  * /v1/auth/signout revokes the session; /v1/auth/me returns the signed-in user. Passwords are stored
  * as PBKDF2-SHA256 with a per-user salt; sessions as SHA-256 digests, expiring after 30 days.
  */
+
 import { eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
@@ -14,6 +15,7 @@ import { authenticateClientKey, authenticateEndUser, SESSION_TTL_MS } from "../a
 import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from "../crypto.ts";
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
+import { enforceRateLimit } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 import { EmailSchema } from "./developers.ts";
 
@@ -55,6 +57,7 @@ export const authRoutes = new Hono<AppEnv>();
 authRoutes.post("/v1/auth/signup", async (c) => {
   const { project } = await authenticateClientKey(c);
   const input = await jsonBody(c, EndUserCredentialsSchema);
+  await enforceRateLimit(c.env, `signup:${project.id}:${input.email}`, "sign-ups with this email");
   const db = c.var.db;
   const userId = crypto.randomUUID();
   const password = await hashPassword(input.password);
@@ -90,6 +93,8 @@ authRoutes.post("/v1/auth/signin", async (c) => {
     signinEmail: parsed.success ? parsed.output.email : undefined,
   });
   const input = parseInput(SigninSchema, body);
+  // Each attempt costs a PBKDF2 run: limit attempts per project and email (credential stuffing).
+  await enforceRateLimit(c.env, `signin:${project.id}:${input.email}`, "sign-ins with this email");
   const ok = user
     ? await verifyPassword(input.password, user.password)
     : await burnPasswordCheck(input.password);
