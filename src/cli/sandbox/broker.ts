@@ -220,6 +220,55 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
     else options = { port: first ?? 0, host: typeof a[1] === "string" ? a[1] : undefined };
     check("Network", "Listen", netResource(options, "0.0.0.0"));
   });
+  // fetch and WebSocket (undici) connect through net.Socket, checked above, but undici reports a
+  // refused connect as a bare "fetch failed". Refuse them up front instead, with the broker's own
+  // error; an allowed request is audited once, by the socket connect it makes.
+  const urlResource = (raw: unknown, ports: Record<string, string>): string | null => {
+    let url: URL;
+    try {
+      url = new URL(raw instanceof Request ? raw.url : String(raw));
+    } catch {
+      return null; // the original reports the bad URL
+    }
+    const port = url.port || ports[url.protocol];
+    if (port === undefined) return null; // data:, blob:, … never touch the network
+    return netResource({ host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port }, "localhost");
+  };
+  const refuseUpFront = (resource: string | null) => {
+    if (resource === null || reporting) return;
+    if (decide(policy, "Network", "Connect", resource) === "Deny")
+      check("Network", "Connect", resource, true);
+  };
+  const HTTP_PORTS = { "http:": "80", "https:": "443" };
+  const globals = globalThis as unknown as Target;
+  if (restricted && typeof globals.fetch === "function") {
+    const originalFetch = globals.fetch as AnyFunction;
+    const checkedFetch = function fetch(this: unknown, ...args: unknown[]) {
+      try {
+        refuseUpFront(urlResource(args[0], HTTP_PORTS));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return Reflect.apply(originalFetch, this, args);
+    };
+    Reflect.defineProperty(globals, "fetch", { value: checkedFetch, writable: true, configurable: true });
+  }
+  if (restricted && typeof globals.WebSocket === "function") {
+    const OriginalWebSocket = globals.WebSocket as typeof WebSocket;
+    const WS_PORTS = { "ws:": "80", "wss:": "443", ...HTTP_PORTS };
+    class CheckedWebSocket extends OriginalWebSocket {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        refuseUpFront(urlResource(url, WS_PORTS));
+        super(url as string, protocols);
+      }
+    }
+    Object.defineProperty(CheckedWebSocket, "name", { value: "WebSocket" });
+    Reflect.defineProperty(globals, "WebSocket", {
+      value: CheckedWebSocket,
+      writable: true,
+      configurable: true,
+    });
+  }
   const dgramTarget = dgram.Socket.prototype as unknown as Target;
   wrap(dgramTarget, "bind", (a) => {
     const o = a[0];

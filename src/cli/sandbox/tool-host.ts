@@ -10,7 +10,7 @@ import moduleApi from "node:module";
 import { dirname } from "node:path";
 import vm from "node:vm";
 import { isMainThread, parentPort } from "node:worker_threads";
-import type { Policy } from "../permissions.ts";
+import { PermissionDeniedError, type Policy } from "../permissions.ts";
 import { installBroker } from "./broker.ts";
 import type { CallMessage, ChildMessage, InitMessage, ParentMessage } from "./protocol.ts";
 
@@ -50,7 +50,19 @@ function send(message: WithoutKey<ChildMessage>): void {
   }
 }
 
+/** A permission denial somewhere in `error`'s `cause` chain (libraries wrap it, e.g. "fetch failed"). */
+function deniedCause(error: unknown): Error | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+    if (current instanceof PermissionDeniedError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 function errorText(error: unknown): string {
+  const denied = deniedCause(error);
+  if (denied) return denied.message;
   if (error instanceof Error) return error.message;
   try {
     return typeof error === "string" ? error : (JSON.stringify(error) ?? String(error));
