@@ -243,5 +243,8 @@ export function buildAppTools(meta: AppMeta, scope: Scope): AppTool[] {
   if (scope === "end_user") {
     for (const fn of [...meta.functions].sort(byName)) tools.push(functionTool(prefix, fn));
   }
-  return tools;
+  // Names could collide (a collection "<app>_fn_x" and a function "x_list"): the first one listed wins,
+  // so a call always reaches the tool the list shows.
+  const seen = new Set<string>();
+  return tools.filter((t) => !seen.has(t.definition.name) && seen.add(t.definition.name));
 }

@@ -17,6 +17,7 @@
 
 import { type SQL, sql } from "drizzle-orm";
 import type { Context } from "hono";
+import { UUID } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
 import { notFound, unauthorized } from "../errors.ts";
 import {
@@ -70,8 +71,6 @@ export interface ProjectAccess {
 
 /** End-user session lifetime: 30 days from sign-up / sign-in (no sliding renewal). */
 export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** True for a canonical uuid string (ids from URLs are checked before they reach SQL). */
 export const isUuid = (value: string): boolean => UUID.test(value);

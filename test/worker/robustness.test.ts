@@ -102,6 +102,18 @@ describe("bad input on every write route", () => {
     expect(failures).toEqual([]);
   });
 
+  it("answers a row id that cannot exist with 404, like an absent row", async () => {
+    const rows = `/v1/projects/${dev.projectId}/collections/things/rows`;
+    for (const method of ["GET", "PATCH", "DELETE"]) {
+      const res = await api(`${rows}/not-a-uuid`, {
+        method,
+        token: dev.token,
+        ...(method === "PATCH" ? { json: {} } : {}),
+      });
+      expect(res.status, method).toBe(404);
+    }
+  });
+
   it("loses nothing: a refused insert writes no row", async () => {
     const rows = `/v1/projects/${dev.projectId}/collections/things/rows`;
     const before = await api(rows, { token: dev.token });

@@ -7,8 +7,8 @@ import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import * as data from "../../data/service.ts";
 import { requireCollection } from "../../data/service.ts";
-import { invalidInput } from "../../errors.ts";
-import { actorOf, authenticateProject } from "../auth.ts";
+import { invalidInput, notFound } from "../../errors.ts";
+import { actorOf, authenticateProject, isUuid } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
 
@@ -26,6 +26,13 @@ async function resolve(c: Context<AppEnv>) {
 
 const body = (c: Context<AppEnv>): Promise<unknown> => jsonBody(c, v.unknown());
 
+/** The `:rowId` path segment; a value that cannot be a row id names no row (404, as an absent one). */
+function rowId(c: Context<AppEnv>): string {
+  const id = c.req.param("rowId") as string;
+  if (!isUuid(id)) throw notFound(`row "${id}" not found`);
+  return id;
+}
+
 /** `?limit=` as a number when it is one (the schema then checks the range), else as given. */
 function limitParam(value: string | undefined): unknown {
   if (value === undefined || value === "") return undefined;
@@ -41,7 +48,7 @@ dataRoutes.get(`${BASE}/rows`, async (c) => {
 
 dataRoutes.get(`${BASE}/rows/:rowId`, async (c) => {
   const { actor, meta } = await resolve(c);
-  return c.json(await data.getRow(c.var.db, actor, meta, { id: c.req.param("rowId") }));
+  return c.json(await data.getRow(c.var.db, actor, meta, { id: rowId(c) }));
 });
 
 dataRoutes.post(`${BASE}/rows`, async (c) => {
@@ -52,7 +59,7 @@ dataRoutes.post(`${BASE}/rows`, async (c) => {
 dataRoutes.patch(`${BASE}/rows/:rowId`, async (c) => {
   const { actor, meta } = await resolve(c);
   const patch = await body(c);
-  return c.json(await data.updateRowFor(c.var.db, actor, meta, { id: c.req.param("rowId"), patch }));
+  return c.json(await data.updateRowFor(c.var.db, actor, meta, { id: rowId(c), patch }));
 });
 
 dataRoutes.delete(`${BASE}/rows/:rowId`, async (c) => {
@@ -61,7 +68,7 @@ dataRoutes.delete(`${BASE}/rows/:rowId`, async (c) => {
   if (hardParam !== undefined && hardParam !== "true" && hardParam !== "false") {
     throw invalidInput('hard: expected "true" or "false"');
   }
-  const input = { id: c.req.param("rowId"), hard: hardParam === "true" };
+  const input = { id: rowId(c), hard: hardParam === "true" };
   return c.json(await data.deleteRowFor(c.var.db, actor, meta, input));
 });
 

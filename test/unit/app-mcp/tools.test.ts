@@ -150,6 +150,18 @@ describe("buildAppTools", () => {
     for (const name of all) expect(name.length, name).toBeLessThanOrEqual(64);
   });
 
+  it("lists each tool name once even when a collection and a function would collide", () => {
+    const clash: AppMeta = {
+      ...meta,
+      collections: [{ ...notes, name: "recipe_box_fn_x" }],
+      functions: [{ name: "x_list", version: 1, url: "https://fn.example", mcp: null }],
+    };
+    const tools = buildAppTools(clash, "end_user");
+    const listed = tools.filter((t) => t.definition.name === "recipe_box_fn_x_list");
+    expect(listed).toHaveLength(1);
+    expect(listed[0]!.binding.kind).toBe("collection");
+  });
+
   it("keeps every tool name within the MCP limits", () => {
     for (const scope of ["developer", "end_user"] as const) {
       for (const name of names(scope)) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);

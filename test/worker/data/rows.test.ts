@@ -148,7 +148,7 @@ describe("rows", () => {
 
   it("answers 404 for unknown rows, malformed ids and unknown collections", async () => {
     expectError(await data(p, p.developer, "things", "rows/0190f2a4-0000-7000-8000-00000000ffff"), 404);
-    expectError(await data(p, p.developer, "things", "rows/not-a-uuid"), 400, "uuid");
+    expectError(await data(p, p.developer, "things", "rows/not-a-uuid"), 404, "not found");
     expectError(await data(p, p.developer, "nothing_here", "rows"), 404);
   });
 });

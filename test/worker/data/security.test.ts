@@ -104,7 +104,7 @@ describe("SQL in identifiers is rejected", () => {
       );
     }
     expectError(await data(p, p.developer, encodeURIComponent("notes; drop table notes"), "rows"), 404);
-    expectError(await data(p, p.developer, "notes", `rows/${encodeURIComponent("' or 1=1 --")}`), 400);
+    expectError(await data(p, p.developer, "notes", `rows/${encodeURIComponent("' or 1=1 --")}`), 404);
     expectError(
       await apiJson(`${base}/notes`, {
         method: "PATCH",
