@@ -1,12 +1,16 @@
 /**
- * Compiles a tool file (.ts/.mts/.js/.mjs) with esbuild into one CommonJS bundle: local imports and
- * packages bundled, Node built-ins left to the (brokered) `require`, `amber:mcp` resolved to the
- * CLI's own McpServer. esbuild is loaded lazily so `--export-tools` never pays for it.
+ * Compiles a tool file (.ts/.mts/.js/.mjs) with esbuild into one CommonJS-style module body: local
+ * imports and packages bundled, Node built-ins left to the (brokered) `require`, `amber:mcp`
+ * resolved to the CLI's own McpServer, `import.meta.url` / `filename` / `dirname` naming the entry
+ * file. A module with top-level await is bundled as ESM instead and wrapped into an async body that
+ * returns a promise (the tool host awaits it). esbuild is loaded lazily so `--export-tools` never pays for it.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 
 /** Options of {@link compileToolFile}. */
 export interface CompileOptions {
@@ -87,21 +91,90 @@ export async function compileToolFile(entry: string, options: CompileOptions): P
   return code.code;
 }
 
+const TOP_LEVEL_AWAIT_IN_CJS = /Top-level await is currently not supported with the "cjs" output format/;
+const BUILTIN = "amber-builtin";
+const builtins = new Set(builtinModules);
+
+/**
+ * For the ESM build: a Node built-in becomes a tiny CommonJS module over the real `require`, so the
+ * output holds no `import` statement (esbuild's interop gives named and default imports).
+ */
+const builtinsViaRequire = {
+  name: BUILTIN,
+  setup(build: import("esbuild").PluginBuild) {
+    build.onResolve({ filter: /.*/ }, (args) => {
+      if (args.namespace === BUILTIN) return { path: args.path, external: true };
+      const bare = args.path.startsWith("node:") ? args.path.slice(5) : args.path;
+      return args.path.startsWith("node:") || builtins.has(bare)
+        ? { path: args.path, namespace: BUILTIN }
+        : undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: BUILTIN }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: "js",
+    }));
+  },
+};
+
+const TRAILING_EXPORT = /\nexport \{([^}]*)\};\n((?:\/\/# sourceMappingURL=[^\n]*\n?)?)$/;
+
+/**
+ * Turns an ESM bundle without imports into a function body: the code runs inside an async arrow
+ * (top-level await allowed), its exports become getters on `module.exports`, and the body returns
+ * the promise of that evaluation. Line 1 stays line 1, so the inline source map still fits.
+ */
+export function esmBundleToAsyncBody(code: string): string {
+  const match = TRAILING_EXPORT.exec(code);
+  const body = match ? code.slice(0, match.index) : code;
+  const sourceMap = match?.[2] ?? "";
+  const getters = (match?.[1] ?? "")
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "")
+    .map((part) => {
+      const [local, exported = local] = part.split(/\s+as\s+/);
+      return `${JSON.stringify(exported)}: { get: () => ${local}, enumerable: true }`;
+    });
+  return (
+    `return (async (__amber_module) => {${body}\n` +
+    `Object.defineProperties(__amber_module.exports, { ${getters.join(", ")} });\n})(module);\n${sourceMap}`
+  );
+}
+
 async function build(entry: string, options: CompileOptions): Promise<CacheEntry> {
+  try {
+    return await buildAs(entry, options, "cjs");
+  } catch (error) {
+    if (!TOP_LEVEL_AWAIT_IN_CJS.test((error as Error).message)) throw error;
+    const esm = await buildAs(entry, options, "esm");
+    return { inputs: esm.inputs, code: esmBundleToAsyncBody(esm.code) };
+  }
+}
+
+async function buildAs(entry: string, options: CompileOptions, format: "cjs" | "esm"): Promise<CacheEntry> {
   const esbuild = await import("esbuild");
+  const url = pathToFileURL(entry).href;
   try {
     const result = await esbuild.build({
       entryPoints: [entry],
       absWorkingDir: dirname(entry),
       bundle: true,
       write: false,
-      format: "cjs",
+      format,
       platform: "node",
       target: "node20",
       logLevel: "silent",
       sourcemap: "inline",
       metafile: true,
+      // As in an ES module loaded from the entry's path (bundled files share the entry's values).
+      define: {
+        "import.meta.url": JSON.stringify(url),
+        "import.meta.filename": JSON.stringify(entry),
+        "import.meta.dirname": JSON.stringify(dirname(entry)),
+      },
+      supported: format === "esm" ? { "top-level-await": true } : undefined,
       plugins: [
+        ...(format === "esm" ? [builtinsViaRequire] : []),
         {
           name: "amber-mcp",
           setup(build) {

@@ -1,13 +1,42 @@
 /**
  * Edges of the CLI contract a black-box review found: denial messages that survive library
- * wrapping (fetch), and more below as they are fixed.
+ * wrapping (fetch), ES module semantics of tool files (`import.meta`, top-level await), and more.
  */
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+
+const ESM_TOOLS = `
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { double } from "./lib/math.ts";
+
+let loads = 0;
+const config = await Promise.resolve({ factor: 3 });
+loads += 1;
+const dataDir = path.join(import.meta.dirname, "data");
+
+/** Where am I? */
+export function where() { return { url: import.meta.url, file: import.meta.filename, loads }; }
+/** Top-level await happened before the first call. */
+export async function scaled({ n }: { n: number }) { return double(n) * config.factor; }
+/** Named import, default import and require of built-ins side by side. */
+export function read() {
+  return [readFileSync(path.join(dataDir, "x.txt"), "utf8"), require("node:fs").readFileSync(new URL("./data/x.txt", import.meta.url), "utf8")];
+}
+`;
+
+const SEED_TOOLS = `
+/** Read a UTF-8 file. */
+export function readText({ path }: { path: string }) {
+  return require("node:fs").readFileSync(path, "utf8");
+}
+export function url() { return import.meta.url; }
+`;
 
 const TOOLS = `
 export async function fetchIt({ url }) { return await (await fetch(url)).text(); }
@@ -78,5 +107,36 @@ describe("contract edges", () => {
       message: expect.stringMatching(/^permission denied: FileSystem Read \/etc\/hostname$/),
     });
     await client.close();
+  });
+
+  for (const flags of [[], ["--sandbox", "--allow-read", "."], ["--isolate-per-call"]]) {
+    it(`tool files get import.meta.url and top-level await (${flags.join(" ") || "plain"})`, async () => {
+      const esm = scratch({
+        "tools.ts": ESM_TOOLS,
+        "lib/math.ts": "export const double = (n: number) => n * 2;\n",
+        "data/x.txt": "x!",
+      });
+      const client = new LineClient(bin, ["session", ...flags, "tools.ts"], { cwd: esm });
+      const entry = join(esm, "tools.ts");
+      expect((await client.call("where")).result).toEqual({
+        url: pathToFileURL(entry).href,
+        file: entry,
+        loads: 1,
+      });
+      expect((await client.call("scaled", { n: 5 })).result).toBe(30);
+      expect((await client.call("read")).result).toEqual(["x!", "x!"]);
+      expect((await client.call("where")).result).toMatchObject({ loads: 1 });
+      expect(await client.close()).toBe(0);
+    });
+  }
+
+  it("the seed's CommonJS-style require keeps working next to import.meta.url", async () => {
+    const seed = scratch({ "tools.ts": SEED_TOOLS, "data/a.txt": "seed" });
+    for (const flags of [[], ["--sandbox", "--allow-read", "data"], ["--isolate-per-call"]]) {
+      const client = new LineClient(bin, ["session", ...flags, "tools.ts"], { cwd: seed });
+      expect((await client.call("readText", { path: join(seed, "data/a.txt") })).result).toBe("seed");
+      expect((await client.call("url")).result).toBe(pathToFileURL(join(seed, "tools.ts")).href);
+      await client.close();
+    }
   });
 });

@@ -14,13 +14,16 @@ import { PermissionDeniedError, type Policy } from "../permissions.ts";
 import { installBroker } from "./broker.ts";
 import type { CallMessage, ChildMessage, InitMessage, ParentMessage } from "./protocol.ts";
 
+/** Runs the module body; a body with top-level await returns the promise of its evaluation. */
 type ModuleFactory = (
   exports: unknown,
   require: NodeJS.Require,
   module: { exports: unknown },
   filename: string,
   dirname: string,
-) => void;
+) => undefined | Promise<void>;
+
+type Exports = Record<string, unknown>;
 
 // In a worker thread messages go out as JSON text, so results have the same JSON semantics
 // (and the same "not JSON-serializable" failure) as over the child process's JSON IPC channel.
@@ -120,7 +123,7 @@ function keepOffProtocolStreams(): void {
     patch(fs.promises as unknown as Record<string, unknown>, name);
 }
 
-function compile(init: InitMessage): () => Record<string, unknown> {
+function compile(init: InitMessage): () => Exports | Promise<Exports> {
   const options: Record<string, unknown> = { filename: init.filename };
   const mainLoader = (vm as unknown as { constants?: Record<string, symbol> }).constants
     ?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
@@ -134,12 +137,20 @@ function compile(init: InitMessage): () => Record<string, unknown> {
   const dir = dirname(init.filename);
   return () => {
     const module = { exports: {} as unknown };
-    factory.call(module.exports, module.exports, requireFromEntry, module, init.filename, dir);
-    return module.exports as Record<string, unknown>;
+    const evaluated = factory.call(
+      module.exports,
+      module.exports,
+      requireFromEntry,
+      module,
+      init.filename,
+      dir,
+    );
+    if (evaluated instanceof Promise) return evaluated.then(() => module.exports as Exports);
+    return module.exports as Exports;
   };
 }
 
-function start(init: InitMessage): void {
+async function start(init: InitMessage): Promise<void> {
   key = init.key;
   hideChannel();
   if (port) keepOffProtocolStreams();
@@ -171,11 +182,11 @@ function start(init: InitMessage): void {
   process.on("uncaughtException", fault);
   process.on("unhandledRejection", fault);
 
-  let instantiate: () => Record<string, unknown>;
-  let shared: Record<string, unknown> | undefined;
+  let instantiate: () => Exports | Promise<Exports>;
+  let shared: Exports | undefined;
   try {
     instantiate = compile(init);
-    if (!init.isolatePerCall) shared = instantiate();
+    if (!init.isolatePerCall) shared = await instantiate();
   } catch (error) {
     send({ t: "ready", error: errorText(error) });
     return;
@@ -187,7 +198,7 @@ function start(init: InitMessage): void {
     let ok = true;
     let value: unknown;
     try {
-      const exports = shared ?? instantiate();
+      const exports = shared ?? (await instantiate());
       const fn = exports[name];
       if (typeof fn !== "function") throw new Error(`tool not found: ${name}`);
       value = await (fn as (args: unknown) => unknown)(args);
@@ -213,5 +224,5 @@ onMessage((message: ParentMessage) => {
   if (started) return;
   started = true;
   if (message?.t !== "init") exitOriginal(70);
-  else start(message);
+  else void start(message);
 });
