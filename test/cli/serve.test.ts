@@ -101,6 +101,28 @@ describe("amber serve", () => {
     await client.close();
   });
 
+  it("/mcp refuses a foreign Origin with 403 and accepts loopback ones", async () => {
+    const ping = (origin?: string) =>
+      fetch(`${base}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(origin === undefined ? {} : { origin }),
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
+    for (const origin of ["https://evil.example", "null", "http://127.0.0.1.evil.example", "file://x"]) {
+      const response = await ping(origin);
+      expect(response.status, origin).toBe(403);
+    }
+    for (const origin of [undefined, "http://localhost:6274", "http://127.0.0.1:3000", "https://[::1]"]) {
+      const response = await ping(origin);
+      expect(response.status, origin).toBe(200);
+      expect(await response.json()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    }
+  });
+
   it("tool files can import amber:mcp and use its McpServer in memory", async () => {
     const response = await fetch(`${base}/viaMcp`, { method: "POST", body: '{"n":21}' });
     const body = (await response.json()) as {

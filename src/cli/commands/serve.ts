@@ -47,8 +47,32 @@ function sendJsonText(res: ServerResponse, status: number, text: string): void {
   res.end(text);
 }
 
-/** Builds the request handler of `amber serve` for a loaded tool file. */
-export function createServeHandler(server: ToolServer) {
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|\[::ffff:127(\.\d{1,3}){3}\])$/i;
+
+/**
+ * The `Origin`s `/mcp` accepts (DNS-rebinding protection, a MUST of the Streamable HTTP transport):
+ * loopback pages on any port, and pages served from the host the server is bound to. `boundHost`
+ * `0.0.0.0`/`::` adds nothing: a wildcard bind names no origin.
+ */
+export function originValidator(boundHost: string): (origin: string) => boolean {
+  const bound = boundHost.includes(":") ? `[${boundHost.toLowerCase()}]` : boundHost.toLowerCase();
+  const wildcard = bound === "0.0.0.0" || bound === "[::]";
+  return (origin) => {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      return false; // includes the opaque "null" origin
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return false;
+    const host = url.hostname.toLowerCase();
+    return LOOPBACK.test(host) || (!wildcard && host === bound);
+  };
+}
+
+/** Builds the request handler of `amber serve` for a loaded tool file bound to `host`. */
+export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
+  const validateOrigin = originValidator(host);
   const handlers = mcpHandlers(server);
   const toolsJson = renderToolsJson(server.tools);
   const mcp = async (req: IncomingMessage, res: ServerResponse) => {
@@ -63,7 +87,7 @@ export function createServeHandler(server: ToolServer) {
       headers,
       body,
     });
-    const response = await handleMcpHttpRequest(request, { handlers, ctx: null });
+    const response = await handleMcpHttpRequest(request, { handlers, ctx: null, validateOrigin });
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   };
@@ -116,8 +140,8 @@ export const serveCommand = defineCommand<ServeArgs>({
     const { server, warm } = await openToolServer("serve", args.positionals[0], args);
     warm();
     const { createServer } = await import("node:http");
-    const http = createServer(createServeHandler(server));
     const host = args.host ?? "127.0.0.1";
+    const http = createServer(createServeHandler(server, host));
     await new Promise<void>((resolve, reject) => {
       http.once("error", (error) => reject(new CliError(`amber serve: cannot listen: ${error.message}`)));
       http.listen(args.port ?? 8000, host, resolve);
