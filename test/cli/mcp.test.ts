@@ -118,6 +118,29 @@ describe("amber mcp", () => {
     await client.close();
   });
 
+  it("accepts JSON-RPC batches only when 2025-03-26 was negotiated", async () => {
+    const pings = `${JSON.stringify([
+      { jsonrpc: "2.0", id: 10, method: "ping" },
+      { jsonrpc: "2.0", id: 11, method: "ping" },
+    ])}\n`;
+    const refused = { jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.any(String) } };
+    for (const version of [undefined, "2024-11-05", "2025-06-18", "2025-11-25"]) {
+      const client = new LineClient(bin, ["mcp", "tools.ts"], { cwd: dir });
+      if (version) await client.request("initialize", { protocolVersion: version, capabilities: {} });
+      client.write(pings);
+      expect(JSON.parse(await client.nextLine()), version).toEqual(refused);
+      await client.close();
+    }
+    const client = new LineClient(bin, ["mcp", "tools.ts"], { cwd: dir });
+    await client.request("initialize", { protocolVersion: "2025-03-26", capabilities: {} });
+    client.write(pings);
+    expect(JSON.parse(await client.nextLine())).toEqual([
+      { jsonrpc: "2.0", id: 10, result: {} },
+      { jsonrpc: "2.0", id: 11, result: {} },
+    ]);
+    await client.close();
+  });
+
   it("answers garbage with -32700 and keeps serving", async () => {
     const client = new LineClient(bin, ["mcp", "tools.ts"], { cwd: dir });
     client.write("{not json\n");

@@ -9,6 +9,7 @@ import {
   failure,
   type Handlers,
   INVALID_PARAMS,
+  type McpSession,
   RpcError,
 } from "../../mcp/index.ts";
 import { defineCommand } from "../command.ts";
@@ -72,8 +73,9 @@ export const mcpCommand = defineCommand<McpArgs>({
     }
     const { server, warm } = await openToolServer("mcp", args.positionals[0], args);
     const handlers = mcpHandlers(server);
+    const session: McpSession = {};
     const dispatchOptions = {
-      transport: { session: {} },
+      transport: { session },
       onInternalError: (error: unknown) =>
         process.stderr.write(`amber mcp: internal error: ${String(error)}\n`),
     };
@@ -84,7 +86,11 @@ export const mcpCommand = defineCommand<McpArgs>({
       answer: async (item) =>
         "error" in item
           ? failure(null, item.error.code, item.error.message)
-          : dispatchPayload(item.message, handlers, null, dispatchOptions),
+          : dispatchPayload(item.message, handlers, null, {
+              ...dispatchOptions,
+              // JSON-RPC batches exist only in 2025-03-26 (before initialize: 2024-11-05, none).
+              allowBatch: session.protocolVersion === "2025-03-26",
+            }),
     });
     server.close();
     return 0;
