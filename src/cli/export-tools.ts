@@ -146,8 +146,9 @@ export function parseToolsManifest(text: string, manifestPath: string): ToolSche
   } catch (error) {
     throw parseError((error as Error).message);
   }
-  if (!isPlainObject(parsed)) throw parseError("expected an object with a `tools` array");
-  const rawTools = parsed.tools ?? [];
+  if (!isPlainObject(parsed)) throw parseError("the manifest must be a JSON object with a `tools` array");
+  // A missing `tools` is an empty list (reported as such below); `null` or any other non-array is malformed.
+  const rawTools = parsed.tools === undefined ? [] : parsed.tools;
   if (!Array.isArray(rawTools)) throw parseError("`tools` must be an array");
   const tools = rawTools.map((raw, index): ToolSchema => {
     if (!isPlainObject(raw)) throw parseError(`tools[${index}] must be an object`);

@@ -43,6 +43,12 @@ export async function fetchIt({ url }) { return await (await fetch(url)).text();
 export async function fetchCaught({ url }) {
   try { await fetch(url); return "reached"; } catch (e) { return [e.name, e.message]; }
 }
+export function envJson() { return JSON.stringify(process.env); }
+export function envAwaited() { return Promise.resolve(process.env).then((env) => Object.keys(env)); }
+export function exists({ path }) { return require("node:fs").existsSync(path); }
+export function existsCallback({ path }) { return new Promise((r) => require("node:fs").exists(path, r)); }
+export function throwObject() { throw { message: "x" }; }
+export function throwOther() { throw { code: 7 }; }
 export function wrapped() {
   try { require("node:fs").readFileSync("/etc/hostname"); } catch (e) { throw new Error("could not read", { cause: e }); }
 }
@@ -138,5 +144,49 @@ describe("contract edges", () => {
       expect((await client.call("url")).result).toBe(pathToFileURL(join(seed, "tools.ts")).href);
       await client.close();
     }
+  });
+
+  it("generic probes of process.env, exists() and thrown objects behave under --sandbox", async () => {
+    const audit = join(dir, "probes.jsonl");
+    const client = new LineClient(
+      bin,
+      ["session", "--sandbox", "--allow-env", "AMBER_OK", "--audit-log", audit, "tools.js"],
+      { cwd: dir, env: { AMBER_OK: "yes", AMBER_SECRET: "no" } },
+    );
+    expect((await client.call("envJson")).result).toBe('{"AMBER_OK":"yes"}');
+    expect((await client.call("envAwaited")).result).toEqual(["AMBER_OK"]);
+    expect((await client.call("exists", { path: "/etc/hostname" })).result).toBe(false);
+    expect((await client.call("existsCallback", { path: "/etc/hostname" })).result).toBe(false);
+    expect((await client.call("exists", { path: join(dir, "tools.js") })).result).toBe(true);
+    expect((await client.call("throwObject")).error).toEqual({ code: -32000, message: "x" });
+    expect((await client.call("throwOther")).error).toEqual({ code: -32000, message: '{"code":7}' });
+    await client.close();
+    const lines = readFileSync(audit, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, string>)
+      .filter((l) => l.kind !== "Process")
+      .map((l) => `${l.kind} ${l.resource} ${l.decision}`);
+    expect(lines).toEqual([
+      "Environment AMBER_OK Allow",
+      "FileSystem /etc/hostname Deny",
+      "FileSystem /etc/hostname Deny",
+      `FileSystem ${join(dir, "tools.js")} Allow`,
+    ]);
+  });
+
+  it("session answers a request with a null id, echoing it", async () => {
+    const client = new LineClient(bin, ["session", "tools.js"], { cwd: dir });
+    client.write('{"jsonrpc":"2.0","id":null,"method":"ping"}\n');
+    expect(JSON.parse(await client.nextLine())).toEqual({ jsonrpc: "2.0", id: null, result: {} });
+    client.write('{"id":null,"method":"tools/call","params":{"name":"throwObject"}}\n');
+    expect(JSON.parse(await client.nextLine())).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32000, message: "x" },
+    });
+    client.write('{"jsonrpc":"2.0","id":null}\n');
+    expect(JSON.parse(await client.nextLine())).toMatchObject({ id: null, error: { code: -32600 } });
+    await client.close();
   });
 });

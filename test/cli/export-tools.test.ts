@@ -264,6 +264,24 @@ export function readText({ path }: { path: string }) {
     });
   }
 
+  for (const [text, messages] of [
+    ["[]", ["Failed to parse tools manifest", "must be a JSON object"]],
+    ['"x"', ["Failed to parse tools manifest", "must be a JSON object"]],
+    ["null", ["Failed to parse tools manifest", "must be a JSON object"]],
+    ['{"tools":null}', ["Failed to parse tools manifest"]],
+    ['{"tools":{}}', ["Failed to parse tools manifest"]],
+    ['{"tools":[]}', ["empty tools array"]],
+  ] as [string, string[]][]) {
+    it(`fails on a tools.json of ${text} with ${messages.join(" + ")}`, () => {
+      const dir = scratch({ "t.ts": "export function f() {}\n", "tools.json": text });
+      const result = runCli(bin, ["run", "--export-tools", "t.ts"], { cwd: dir });
+      expect(result.status).not.toBe(0);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toMatch(/^error: amber run --export-tools: [^\n]*\n$/);
+      for (const message of messages) expect(result.stderr).toContain(message);
+    });
+  }
+
   it("fails with Failed to read on a file that is not UTF-8", () => {
     const dir = scratch({});
     const { writeFileSync } = require("node:fs") as typeof import("node:fs");

@@ -60,7 +60,7 @@ export function sessionHandlers(server: ToolServer): Handlers<null> {
 
 /**
  * Answers one decoded line. Accepts what the original runtime accepted on top of strict JSON-RPC:
- * a missing `jsonrpc` member and the `{"tool","args"}` shorthand.
+ * a missing `jsonrpc` member, the `{"tool","args"}` shorthand and a null `id` (echoed).
  */
 export async function answerLine(
   item: DecodedItem,
@@ -86,6 +86,12 @@ export async function answerLine(
         INVALID_REQUEST,
         "missing method",
       );
+    }
+    // JSON-RPC 2.0 allows a null id (the MCP core does not): answer it, echoing null.
+    const request = message as Record<string, unknown>;
+    if (request.id === null && typeof request.method === "string") {
+      const response = await dispatch({ ...request, id: 0 }, handlers, null);
+      return response === null ? null : ({ ...response, id: null } as JsonRpcResponse);
     }
   }
   return dispatch(message, handlers, null);

@@ -92,11 +92,22 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
     return /[wa+]/.test(String(flags));
   };
 
-  const wrap = (target: Target, name: string, guard: (args: unknown[]) => void) => {
+  /** Replaces `target[name]` with a version that runs `guard` first; `denied` answers a denial instead of throwing. */
+  const wrap = (
+    target: Target,
+    name: string,
+    guard: (args: unknown[]) => void,
+    denied?: (args: unknown[]) => unknown,
+  ) => {
     const original = target[name];
     if (typeof original !== "function") return;
     const checked = function (this: unknown, ...args: unknown[]) {
-      guard(args);
+      try {
+        guard(args);
+      } catch (error) {
+        if (denied && error instanceof PermissionDeniedError) return denied(args);
+        throw error;
+      }
       return Reflect.apply(original as AnyFunction, this, args);
     };
     for (const key of Reflect.ownKeys(original)) {
@@ -115,7 +126,6 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
 
   const READ_1 = [
     "access",
-    "exists",
     "readFile",
     "readdir",
     "readlink",
@@ -187,6 +197,23 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
   const nativeRealpath = fs.realpath.native;
   const nativeRealpathSync = fs.realpathSync.native;
   patchFsLike(fsTarget, ["", "Sync"]);
+  // `exists` answers, it does not throw: a path the tool may not read does not exist for it (audited as Deny).
+  wrap(
+    fsTarget,
+    "existsSync",
+    (a) => checkPath(a[0], "Read"),
+    () => false,
+  );
+  wrap(
+    fsTarget,
+    "exists",
+    (a) => checkPath(a[0], "Read"),
+    (a) => {
+      const callback = a.at(-1);
+      if (typeof callback === "function") process.nextTick(callback as AnyFunction, false);
+      return undefined;
+    },
+  );
   wrap(fs.realpath as unknown as Target, "native", (a) => checkPath(a[0], "Read"));
   wrap(fs.realpathSync as unknown as Target, "native", (a) => checkPath(a[0], "Read"));
   (fs.realpath as unknown as Target).native ??= nativeRealpath;
@@ -380,6 +407,28 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
 
   // ---- environment -------------------------------------------------------------------------
   const realEnv = process.env;
+  // What generic code probes on any object (JSON.stringify, await, util.inspect, test matchers):
+  // unless such a variable really exists, these are not environment reads, neither checked nor audited.
+  const INSPECTION_KEYS = new Set([
+    "toJSON",
+    "then",
+    "constructor",
+    "toString",
+    "toLocaleString",
+    "valueOf",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "propertyIsEnumerable",
+    "__proto__",
+    "inspect",
+    "asymmetricMatch",
+    "$$typeof",
+    "nodeType",
+    "@@__IMMUTABLE_ITERABLE__@@",
+    "@@__IMMUTABLE_RECORD__@@",
+  ]);
+  const notAnEnvRead = (key: string): boolean =>
+    reporting || (INSPECTION_KEYS.has(key) && !Object.hasOwn(realEnv, key));
   const calledFromNodeInternals = () => {
     const stack = new Error().stack?.split("\n") ?? [];
     // [0] "Error", [1] this function, [2] the proxy trap, [3] the reader.
@@ -387,7 +436,7 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
   };
   const envProxy = new Proxy(realEnv, {
     get(target, key, receiver) {
-      if (typeof key !== "string" || reporting) return Reflect.get(target, key, receiver);
+      if (typeof key !== "string" || notAnEnvRead(key)) return Reflect.get(target, key, receiver);
       if (calledFromNodeInternals()) {
         return decide(policy, "Environment", "Read", key) === "Allow"
           ? Reflect.get(target, key, receiver)
@@ -397,7 +446,7 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
       return Reflect.get(target, key, receiver);
     },
     has(target, key) {
-      if (typeof key !== "string" || reporting) return Reflect.has(target, key);
+      if (typeof key !== "string" || notAnEnvRead(key)) return Reflect.has(target, key);
       if (calledFromNodeInternals()) {
         return decide(policy, "Environment", "Read", key) === "Allow" && Reflect.has(target, key);
       }

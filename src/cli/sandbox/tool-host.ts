@@ -67,6 +67,10 @@ function errorText(error: unknown): string {
   const denied = deniedCause(error);
   if (denied) return denied.message;
   if (error instanceof Error) return error.message;
+  // A thrown error-like object ({message: "…"}, or an Error from another realm) reads as its message.
+  const message =
+    typeof error === "object" && error !== null ? (error as { message?: unknown }).message : undefined;
+  if (typeof message === "string") return message;
   try {
     return typeof error === "string" ? error : (JSON.stringify(error) ?? String(error));
   } catch {
