@@ -196,7 +196,7 @@ export async function openToolServer(command: string, file: string | undefined, 
         });
         return outcome;
       });
-      queue = done;
+      queue = done.catch(() => undefined);
       return done;
     },
     close() {

@@ -125,7 +125,10 @@ export class ToolProcess {
    */
   call(name: string, args: unknown): Promise<CallOutcome> {
     const outcome = this.#queue.then(() => this.#run(name, args));
-    this.#queue = outcome.then(() => undefined);
+    this.#queue = outcome.then(
+      () => undefined,
+      () => undefined,
+    );
     return outcome;
   }
 
