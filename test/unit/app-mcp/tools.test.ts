@@ -1,16 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { type AppMeta, appToolPrefix, buildAppTools } from "../../../src/app-mcp/tools.ts";
 import type { CollectionMeta } from "../../../src/data/columns.ts";
+import { RECIPES_COLUMNS, WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 
 const recipes: CollectionMeta = {
   projectId: "p1",
   name: "recipes",
-  columns: [
-    { name: "title", type: "text", required: true, description: "Dish name" },
-    { name: "calories", type: "integer" },
-    { name: "tags", type: "text[]" },
-    { name: "embedding", type: "vector", dimensions: 3 },
-  ],
+  columns: RECIPES_COLUMNS,
   access: { read: "owner", write: "owner" },
 };
 const notes: CollectionMeta = {
@@ -29,17 +25,7 @@ const meta: AppMeta = {
       name: "send_welcome_email",
       version: 2,
       url: "https://fn.example/welcome",
-      mcp: {
-        description: "Send the branded welcome email to a user.",
-        input_schema: {
-          type: "object",
-          properties: {
-            user_id: { type: "string", description: "The recipient app user id" },
-            template: { type: "string", enum: ["short", "full"] },
-          },
-          required: ["user_id"],
-        },
-      },
+      mcp: WELCOME_EMAIL_MCP,
     },
     { name: "ping", version: 1, url: "https://fn.example/ping", mcp: null },
   ],

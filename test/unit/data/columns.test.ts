@@ -9,6 +9,7 @@ import {
   nameProblem,
   pgType,
 } from "../../../src/data/columns.ts";
+import { RECIPES_COLUMNS } from "../../fixtures.ts";
 
 const parse = (input: unknown) => v.safeParse(CollectionDefinitionSchema, input);
 const firstMessage = (input: unknown) => {
@@ -61,22 +62,12 @@ describe("CollectionDefinitionSchema", () => {
   it("parses the DESIGN.md example with the default policy (read owner, write owner)", () => {
     const result = parse({
       name: "recipes",
-      columns: [
-        { name: "title", type: "text", required: true, description: "Dish name" },
-        { name: "calories", type: "integer" },
-        { name: "tags", type: "text[]" },
-        { name: "embedding", type: "vector", dimensions: 3 },
-      ],
+      columns: RECIPES_COLUMNS,
     });
     expect(result.success).toBe(true);
     expect(result.output).toEqual({
       name: "recipes",
-      columns: [
-        { name: "title", type: "text", required: true, description: "Dish name" },
-        { name: "calories", type: "integer" },
-        { name: "tags", type: "text[]" },
-        { name: "embedding", type: "vector", dimensions: 3 },
-      ],
+      columns: RECIPES_COLUMNS,
       access: { read: "owner", write: "owner" },
     });
   });

@@ -6,6 +6,7 @@
 import { env } from "cloudflare:workers";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { RECIPES_COLUMNS, WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 import {
   api,
   apiJson,
@@ -20,12 +21,7 @@ import { connectClient, resultJson } from "./mcp-client.ts";
 
 const RECIPES = {
   name: "recipes",
-  columns: [
-    { name: "title", type: "text", required: true, description: "Dish name" },
-    { name: "calories", type: "integer" },
-    { name: "tags", type: "text[]" },
-    { name: "embedding", type: "vector", dimensions: 3 },
-  ],
+  columns: RECIPES_COLUMNS,
   access: { read: "owner", write: "owner" },
 };
 
@@ -305,17 +301,7 @@ describe("app MCP configuration", () => {
       json: {
         name: "send_welcome_email",
         url: `${echo}/welcome`,
-        mcp: {
-          description: "Send the branded welcome email to a user.",
-          input_schema: {
-            type: "object",
-            properties: {
-              user_id: { type: "string", description: "The recipient app user id" },
-              template: { type: "string", enum: ["short", "full"] },
-            },
-            required: ["user_id"],
-          },
-        },
+        mcp: WELCOME_EMAIL_MCP,
       },
     });
     expect(deployed.status, JSON.stringify(deployed.body)).toBe(201);

@@ -1,16 +1,9 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { RECIPES_COLUMNS } from "../../fixtures.ts";
 import { apiJson, expectError, signupDeveloper, testDb } from "../helpers.ts";
 
-const recipes = {
-  name: "recipes",
-  columns: [
-    { name: "title", type: "text", required: true, description: "Dish name" },
-    { name: "calories", type: "integer" },
-    { name: "tags", type: "text[]" },
-    { name: "embedding", type: "vector", dimensions: 3 },
-  ],
-};
+const recipes = { name: "recipes", columns: RECIPES_COLUMNS };
 
 async function metaRev(projectId: string): Promise<number> {
   const result = await testDb().execute(sql`select meta_rev from projects where id = ${projectId}::uuid`);

@@ -5,6 +5,7 @@ import { AppError } from "../../../src/errors.ts";
 import { invokeFunction, loadFunction, loadFunctions } from "../../../src/functions/service.ts";
 import type { Principal } from "../../../src/worker/auth.ts";
 import type { Env } from "../../../src/worker/env.ts";
+import { WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 import {
   apiJson,
   endUserHeaders,
@@ -17,17 +18,7 @@ import {
 
 const echoUrl = inject("echoUrl");
 
-const WELCOME = {
-  description: "Send the branded welcome email to a user.",
-  input_schema: {
-    type: "object",
-    properties: {
-      user_id: { type: "string", description: "The recipient app user id" },
-      template: { type: "string", enum: ["short", "full"] },
-    },
-    required: ["user_id"],
-  },
-};
+const WELCOME = WELCOME_EMAIL_MCP;
 
 const admin = (dev: TestDeveloper, path = "") => `/v1/admin/projects/${dev.projectId}/functions${path}`;
 
