@@ -272,6 +272,19 @@ export async function nearest(
   return { rows: rowsOf(await run(db, nearestRows(meta, column, parsed.vector, conditions, limit))) };
 }
 
+type OperationFn = (db: SqlRunner, actor: Actor, meta: CollectionMeta, input: unknown) => Promise<unknown>;
+
+const OPERATIONS: Record<Operation, OperationFn> = {
+  list: listRows,
+  get: getRow,
+  find: findRows,
+  insert: insertRowFor,
+  update: updateRowFor,
+  delete: deleteRowFor,
+  aggregate,
+  nearest,
+};
+
 /** Run an operation by name (the app MCP's collection tools). */
 export function runOperation(
   db: SqlRunner,
@@ -280,24 +293,7 @@ export function runOperation(
   operation: Operation,
   input: unknown,
 ): Promise<unknown> {
-  switch (operation) {
-    case "list":
-      return listRows(db, actor, meta, input);
-    case "get":
-      return getRow(db, actor, meta, input);
-    case "find":
-      return findRows(db, actor, meta, input);
-    case "insert":
-      return insertRowFor(db, actor, meta, input);
-    case "update":
-      return updateRowFor(db, actor, meta, input);
-    case "delete":
-      return deleteRowFor(db, actor, meta, input);
-    case "aggregate":
-      return aggregate(db, actor, meta, input);
-    case "nearest":
-      return nearest(db, actor, meta, input);
-  }
+  return OPERATIONS[operation](db, actor, meta, input);
 }
 
 // ─── metadata ───────────────────────────────────────────────────────────────────────────────────
