@@ -17,6 +17,7 @@ export default defineConfig({
               bindings: {
                 DATABASE_URL: "postgresql://amba:amba@localhost/amba",
                 LOCAL_DB_URL: inject<string>("localDbUrl"),
+                FUNCTION_URL_POLICY: "dev",
               },
             },
           })),

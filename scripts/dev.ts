@@ -108,6 +108,8 @@ async function main() {
       "DATABASE_URL:postgresql://amba:amba@localhost/amba",
       "--var",
       `PUBLIC_BASE_URL:${BASE}`,
+      "--var",
+      "FUNCTION_URL_POLICY:dev",
     ],
     {
       detached: true,

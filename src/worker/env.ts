@@ -14,4 +14,9 @@ export interface Env {
   /** Metadata cache keyed by project, validated against `meta_rev`. */
   META_KV: KVNamespace;
   RATE_LIMITER?: RateLimit;
+  /**
+   * Outbound policy for function URLs: `dev` also allows http and loopback (`npm run dev`, tests);
+   * anything else (the default) is `strict` — https to public destinations only.
+   */
+  FUNCTION_URL_POLICY?: string;
 }
