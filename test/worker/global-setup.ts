@@ -1,6 +1,6 @@
 /**
  * Starts, once per run, the embedded database (from a migrated snapshot) behind the local Neon
- * endpoint, plus a loopback echo server; hands their URLs to the Worker tests.
+ * endpoint (with a fresh secret), plus a loopback echo server; hands their URLs to the Worker tests.
  */
 import type { TestProject } from "vitest/node";
 import { openConfigured, openFromSnapshot } from "../../src/dev/embedded.ts";
@@ -10,6 +10,8 @@ import { startEchoServer } from "./echo-server.ts";
 declare module "vitest" {
   export interface ProvidedContext {
     localDbUrl: string;
+    /** The Worker's `DATABASE_URL`: its password is the endpoint's secret, fresh per run. */
+    databaseUrl: string;
     echoUrl: string;
   }
 }
@@ -19,6 +21,7 @@ export default async function setup(project: TestProject) {
   const endpoint = await startNeonEndpoint(backend);
   const echo = await startEchoServer();
   project.provide("localDbUrl", endpoint.url);
+  project.provide("databaseUrl", endpoint.connectionString);
   project.provide("echoUrl", echo.url);
   return async () => {
     await echo.close();
