@@ -6,6 +6,8 @@ export interface Env {
   DATABASE_URL: string;
   /** Local Neon-protocol endpoint (`npm run dev`, tests). When set, the driver talks to it. */
   LOCAL_DB_URL?: string;
+  /** Deadline of one database round trip in ms (default 8000; tests use less). */
+  DB_TIMEOUT_MS?: string;
   /** Host suffix of per-app MCP hostnames: `<slug>.<suffix>`. */
   APP_MCP_HOST_SUFFIX: string;
   /** Public base URL of the platform, used to build connection URLs. */
