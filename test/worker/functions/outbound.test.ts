@@ -21,6 +21,7 @@ import {
 } from "../helpers.ts";
 
 const echoUrl = inject("echoUrl");
+const localDbUrl = inject("localDbUrl");
 const echoPort = new URL(echoUrl).port;
 
 const deploy = (dev: TestDeveloper, name: string, url: string) =>
@@ -91,11 +92,9 @@ describe("function URLs: invoke", () => {
     const dev = await signupDeveloper();
     const user = await signupUser(dev.projectId, dev.clientKey);
     expect((await deploy(dev, "f", url)).status).toBe(201);
-    const invoke = () =>
-      apiJson(`/v1/projects/${dev.projectId}/functions/f/invoke`, {
-        headers: endUserHeaders(dev.clientKey, user.sessionToken),
-        json: {},
-      });
+    const path = `/v1/projects/${dev.projectId}/functions/f/invoke`;
+    const headers = endUserHeaders(dev.clientKey, user.sessionToken);
+    const invoke = Object.assign(() => apiJson(path, { headers, json: {} }), { path, headers });
     const principal: Principal = {
       scope: "end_user",
       project: { id: dev.projectId },
@@ -104,6 +103,16 @@ describe("function URLs: invoke", () => {
     } as unknown as Principal;
     return { dev, invoke, principal };
   }
+
+  it("a function pointed at the local database endpoint gets a 401 there, not SQL (dev policy)", async () => {
+    const { invoke } = await setup(localDbUrl);
+    const res = await apiJson(invoke.path, {
+      headers: invoke.headers,
+      json: { body: { query: "select email from developers", params: [] } },
+    });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ message: "missing or invalid database credential" });
+  });
 
   it("does not follow redirects: a 3xx is the upstream's answer", async () => {
     const { invoke } = await setup(`${echoUrl}/redirect`);
