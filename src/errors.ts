@@ -6,6 +6,8 @@
 export class AppError extends Error {
   readonly status: number;
   readonly code: string;
+  /** Extra response headers (e.g. `Retry-After` on a 429). */
+  readonly headers?: Record<string, string>;
 
   constructor(status: number, code: string, message: string) {
     super(message);

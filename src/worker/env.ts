@@ -16,6 +16,10 @@ export interface Env {
   /** Metadata cache keyed by project, validated against `meta_rev`. */
   META_KV: KVNamespace;
   RATE_LIMITER?: RateLimit;
+  /** Strict auth limit (10/min): sign-ins per project and email, developer sign-ups per IP. */
+  AUTH_RATE_LIMITER?: RateLimit;
+  /** End-user sign-in and sign-up attempts per client IP (60/min). */
+  AUTH_IP_RATE_LIMITER?: RateLimit;
   /**
    * Outbound policy for function URLs: `dev` also allows http and loopback (`npm run dev`, tests);
    * anything else (the default) is `strict` — https to public destinations only.

@@ -10,7 +10,11 @@ import { toAppError } from "../errors.ts";
 export function renderError(err: Error, c: Context): Response {
   const appError = toAppError(err);
   if (appError) {
-    return c.json({ error: { code: appError.code, message: appError.message } }, appError.status as 400);
+    return c.json(
+      { error: { code: appError.code, message: appError.message } },
+      appError.status as 400,
+      appError.headers,
+    );
   }
   if (err instanceof HTTPException) {
     const status = err.status;
