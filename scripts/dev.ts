@@ -2,10 +2,12 @@
  * `npm run dev`: the whole platform on this machine, offline. Embedded Postgres (PGlite + pgvector,
  * persisted in `.amba/pgdata`) or `DATABASE_URL`, migrations, the local Neon endpoint, `wrangler
  * dev`, a seeded demo app — then the URLs, tokens and a paste-ready MCP client config.
+ * The endpoint's secret is fresh per start and reaches the Worker only as the password of its
+ * `DATABASE_URL`, through an env file readable by this user alone (never on a command line).
  * Ctrl-C stops every child (wrangler runs in its own process group and is signalled as a group).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
@@ -85,6 +87,8 @@ async function main() {
     fail(`cannot open the database${process.env.DATABASE_URL ? " at DATABASE_URL" : ""}: ${reason}`);
   }
   endpoint = await startNeonEndpoint(backend);
+  const secrets = join(AMBA_DIR, "worker.env");
+  writeFileSync(secrets, `DATABASE_URL=${endpoint.connectionString}\n`, { mode: 0o600 });
 
   const wranglerPkg = createRequire(import.meta.url).resolve("wrangler/package.json");
   const wranglerBin = join(dirname(wranglerPkg), "bin/wrangler.js");
@@ -104,10 +108,12 @@ async function main() {
       "warn",
       "--var",
       `LOCAL_DB_URL:${endpoint.url}`,
-      "--var",
-      "DATABASE_URL:postgresql://amba:amba@localhost/amba",
+      "--env-file",
+      secrets,
       "--var",
       `PUBLIC_BASE_URL:${BASE}`,
+      "--var",
+      "FUNCTION_URL_POLICY:dev",
     ],
     {
       detached: true,
