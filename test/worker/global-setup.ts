@@ -40,7 +40,9 @@ export default async function setup(project: TestProject) {
   const echo = await startEchoServer();
   project.provide("localDbUrl", endpoint.url);
   project.provide("echoUrl", echo.url);
-  project.provide("hasVector", await hasPgvector(backend));
+  const hasVector = await hasPgvector(backend);
+  if (!hasVector) console.warn("pgvector is not installed on the test database: vector tests are skipped");
+  project.provide("hasVector", hasVector);
   return async () => {
     await echo.close();
     await endpoint.close();
