@@ -13,8 +13,8 @@ import {
   openMigratedPostgres,
 } from "../../src/dev/embedded.ts";
 import { startNeonEndpoint } from "../../src/dev/neon-endpoint.ts";
+import { startTestPostgres, type TestPostgres } from "../postgres-server.ts";
 import { startEchoServer } from "./echo-server.ts";
-import { startTestPostgres, type TestPostgres } from "./postgres-server.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

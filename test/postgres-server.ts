@@ -1,6 +1,7 @@
 /**
- * A throw-away PostgreSQL cluster for the second Worker test run (`AMBA_TEST_PG=1`): `initdb` into a
- * temporary directory, a server on a free loopback port, one database, removed again on close.
+ * A throw-away PostgreSQL cluster for the second Worker test run (`AMBA_TEST_PG=1`) and the
+ * dev-server test on a plain Postgres: `initdb` into a temporary directory, a server on a free
+ * loopback port, one database, removed again on close.
  * PostgreSQL refuses to run as root, so as root the cluster belongs to a system user made for it.
  * The binaries come from `AMBA_PG_BIN`, else the newest `/usr/lib/postgresql/<major>/bin`.
  */
@@ -20,13 +21,13 @@ export interface TestPostgres {
   close(): Promise<void>;
 }
 
-function pgBinDir(): string {
+/** The directory holding `initdb` and `pg_ctl`, or null when PostgreSQL is not installed. */
+export function findPostgres(): string | null {
   if (process.env.AMBA_PG_BIN) return process.env.AMBA_PG_BIN;
   const root = "/usr/lib/postgresql";
   const majors = existsSync(root) ? readdirSync(root).filter((d) => /^\d+$/.test(d)) : [];
   const newest = majors.sort((a, b) => Number(b) - Number(a))[0];
-  if (!newest) throw new Error("AMBA_TEST_PG: no PostgreSQL found (install postgresql or set AMBA_PG_BIN)");
-  return join(root, newest, "bin");
+  return newest && existsSync(join(root, newest, "bin/initdb")) ? join(root, newest, "bin") : null;
 }
 
 /** Run a command to completion (as `user` when given); rejects with its output on failure. */
@@ -79,7 +80,8 @@ async function clusterOwner(): Promise<{ name: string; uid: number; gid: number 
 
 /** Start a fresh cluster with an empty database `amba`. */
 export async function startTestPostgres(): Promise<TestPostgres> {
-  const bin = pgBinDir();
+  const bin = findPostgres();
+  if (!bin) throw new Error("no PostgreSQL server found: install postgresql or set AMBA_PG_BIN");
   const owner = await clusterOwner();
   const dir = mkdtempSync(join(tmpdir(), "amba-pg-"));
   if (owner) chownSync(dir, owner.uid, owner.gid);
