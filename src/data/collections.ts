@@ -51,11 +51,11 @@ const schemaLock = (projectId: string): SQL =>
   sql`SELECT pg_advisory_xact_lock(${sql.raw(String(SCHEMA_LOCK_CLASS))}, hashtext(${projectSchemaName(projectId)}))`;
 
 /**
- * The metadata write of an alter or drop, guarded: it applies only while the row still holds what
- * the request read (`expected` columns and access; just existence for a drop). Otherwise
- * `amba_guard()` raises SQLSTATE 40001 and the whole batch, DDL included, rolls back. The
- * statement takes the row lock first in its batch, so a concurrent change waits for it and then
- * re-checks the condition against the committed row.
+ * The metadata write of an alter or drop, guarded: `write` carries the condition (for an alter,
+ * the columns and access the request read; for a drop, that the row exists) and must touch one
+ * row, otherwise `amba_guard()` raises SQLSTATE 40001 and the whole batch, DDL included, rolls
+ * back. The statement takes the row lock first in its batch, so a concurrent change waits for it
+ * and then re-checks the condition against the committed row.
  */
 const guarded = (write: SQL, name: string): SQL =>
   sql`WITH changed AS (${write} RETURNING 1)
