@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import type { SqlBackend } from "../src/dev/backends.ts";
-import { AMBA_DIR, openConfigured, openPersisted } from "../src/dev/embedded.ts";
+import { AMBA_DIR, hasPgvector, openConfigured, openPersisted } from "../src/dev/embedded.ts";
 import { type NeonEndpoint, startNeonEndpoint } from "../src/dev/neon-endpoint.ts";
 import { seedDemo } from "./seed.ts";
 
@@ -130,7 +130,8 @@ async function main() {
 
   const health = await waitForHealth(60_000);
   const ready = ((performance.now() - started) / 1000).toFixed(1);
-  const demo = await seedDemo(BASE, join(AMBA_DIR, "demo.json"));
+  const vectors = await hasPgvector(backend);
+  const demo = await seedDemo(BASE, join(AMBA_DIR, "demo.json"), { vectors });
   const mcpUrl = `${BASE}/app/${demo.projectId}/mcp`;
   const config = {
     mcpServers: {
@@ -146,6 +147,7 @@ async function main() {
     [
       "",
       `Amba app MCP is running (ready in ${ready}s; database: ${backend.kind}).`,
+      ...(vectors ? [] : ["  (no pgvector on this database: the demo recipes have no embedding column)"]),
       `  health          ${BASE}/healthz  ${JSON.stringify(health)}`,
       `  app MCP         ${mcpUrl}`,
       `  platform MCP    ${BASE}/mcp`,
