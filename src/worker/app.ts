@@ -7,6 +7,7 @@ import { bodyLimit } from "hono/body-limit";
 import { createDb } from "./db.ts";
 import { renderError, renderNotFound } from "./errors.ts";
 import type { AppEnv } from "./hono.ts";
+import { pathGuard } from "./path-guard.ts";
 import { appMcpRoutes } from "./routes/app-mcp.ts";
 import { appMcpAdminRoutes } from "./routes/app-mcp-admin.ts";
 import { authRoutes } from "./routes/auth.ts";
@@ -37,6 +38,7 @@ export function createApp() {
         ),
     }),
   );
+  app.use("*", pathGuard());
   app.use("*", async function database(c, next) {
     c.set("db", createDb(c.env));
     await next();
