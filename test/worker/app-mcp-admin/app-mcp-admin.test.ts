@@ -129,6 +129,7 @@ describe("/v1/admin/projects/:id/app-mcp/config", () => {
       enabled: true,
       auth_mode: "all",
       slug: null,
+      allowed_origins: [],
       connection: { url: `https://mcp.amba.dev/app/${dev.projectId}/mcp`, hostname_url: null },
     });
   });
