@@ -7,6 +7,7 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { projectSchemaName } from "../../src/data/sql.ts";
+import { connectClient } from "./app-mcp/mcp-client.ts";
 import {
   api,
   apiJson,
@@ -250,6 +251,11 @@ describe("issue 8: input limits, batches, 401s, Origin/CORS, capabilities", () =
     expect(platform.headers.get("www-authenticate")).toMatch(
       /^Bearer realm="amba", error="invalid_token", error_description="[^"]+"$/,
     );
+  });
+
+  it("finding 9: the official SDK client shows the server's reason for a wrong token", async () => {
+    const attempt = connectClient(`http://local${appUrl}`, { authorization: "Bearer amba_dev_wrong" });
+    await expect(attempt).rejects.toThrow(/invalid developer token/);
   });
 
   describe("finding 10: Origin and CORS", () => {
