@@ -327,6 +327,23 @@ describe("issue 8: input limits, batches, 401s, Origin/CORS, capabilities", () =
       expect(unknown.headers.get("access-control-allow-origin")).toBeNull();
     });
 
+    it("applies the app's origins on its hostname address too, and the platform's on /mcp preflights", async () => {
+      const slug = `cors-${crypto.randomUUID().slice(0, 8)}`;
+      expect((await config({ slug, allowed_origins: ["https://app.example.com"] })).status).toBe(200);
+      const preflight = (url: string, origin: string) =>
+        api(url, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } });
+      const hostUrl = `http://${slug}.mcp.amba.host/mcp`;
+      expect((await preflight(hostUrl, "https://app.example.com")).status).toBe(204);
+      expect((await preflight(hostUrl, "https://evil.example")).status).toBe(403);
+      const served = await mcp(hostUrl, { ...auth, origin: "https://app.example.com" }, ping);
+      expect(served.status).toBe(200);
+      expect(served.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+      const platform = await preflight("/mcp", "https://mcp.amba.dev");
+      expect(platform.status).toBe(204);
+      expect(platform.headers.get("access-control-allow-origin")).toBe("https://mcp.amba.dev");
+      expect((await preflight("/mcp", "https://app.example.com")).status).toBe(403);
+    });
+
     it("lets only the platform's own origin (and loopback in local dev) call /mcp", async () => {
       const init = {
         jsonrpc: "2.0",
