@@ -1,7 +1,8 @@
 /**
  * MCP method handlers on top of the JSON-RPC dispatcher: lifecycle and version negotiation
  * (2024-11-05 … 2025-11-25 through `initialize`, 2026-07-28 through `server/discover` and per-request
- * `_meta`), `ping`, tools, and the empty prompt/resource lists. Tools come from a {@link ToolProvider},
+ * `_meta`), `ping`, tools, and — where a server offers them (`lists`) — the empty prompt/resource
+ * lists, declared in `capabilities` only then. Tools come from a {@link ToolProvider},
  * so the Worker can generate them per request and the CLI from a tool file.
  */
 import type { Handlers, McpSession, TransportInfo } from "./dispatch.ts";
