@@ -157,7 +157,10 @@ export const functionVersions = pgTable(
   (t) => [unique("function_versions_function_version_key").on(t.functionId, t.version)],
 );
 
-/** App-MCP surface config: kill switch, auth mode, hostname slug and the exposure allowlist. */
+/**
+ * App-MCP surface config: kill switch, auth mode, hostname slug, the exposure allowlist and the
+ * browser origins allowed to call the endpoint (CORS).
+ */
 export const appMcpConfigs = pgTable("app_mcp_configs", {
   projectId: uuid("project_id")
     .primaryKey()
@@ -168,6 +171,8 @@ export const appMcpConfigs = pgTable("app_mcp_configs", {
   slug: text("slug").unique(),
   exposedCollections: text("exposed_collections").array().notNull().default(sql`'{}'::text[]`),
   exposedFunctions: text("exposed_functions").array().notNull().default(sql`'{}'::text[]`),
+  /** Exact origins (`https://app.example.com`) whose pages may call the app MCP. */
+  allowedOrigins: text("allowed_origins").array().notNull().default(sql`'{}'::text[]`),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 

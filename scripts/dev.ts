@@ -6,14 +6,14 @@
  * `DATABASE_URL`, through an env file readable by this user alone (never on a command line).
  * Ctrl-C stops every child (wrangler runs in its own process group and is signalled as a group).
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import type { ChildProcess } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { SqlBackend } from "../src/dev/backends.ts";
 import { AMBA_DIR, hasPgvector, openConfigured, openPersisted } from "../src/dev/embedded.ts";
 import { type NeonEndpoint, startNeonEndpoint } from "../src/dev/neon-endpoint.ts";
+import { spawnWranglerDev } from "./lib/wrangler-dev.ts";
 import { seedDemo } from "./seed.ts";
 
 const PORT = Number(process.env.PORT ?? 8787);
@@ -87,40 +87,13 @@ async function main() {
     fail(`cannot open the database${process.env.DATABASE_URL ? " at DATABASE_URL" : ""}: ${reason}`);
   }
   endpoint = await startNeonEndpoint(backend);
-  const secrets = join(AMBA_DIR, "worker.env");
-  writeFileSync(secrets, `DATABASE_URL=${endpoint.connectionString}\n`, { mode: 0o600 });
-
-  const wranglerPkg = createRequire(import.meta.url).resolve("wrangler/package.json");
-  const wranglerBin = join(dirname(wranglerPkg), "bin/wrangler.js");
-  wrangler = spawn(
-    process.execPath,
-    [
-      wranglerBin,
-      "dev",
-      "--ip",
-      HOST,
-      "--port",
-      String(PORT),
-      "--persist-to",
-      join(AMBA_DIR, "wrangler"),
-      "--show-interactive-dev-session=false",
-      "--log-level",
-      "warn",
-      "--var",
-      `LOCAL_DB_URL:${endpoint.url}`,
-      "--env-file",
-      secrets,
-      "--var",
-      `PUBLIC_BASE_URL:${BASE}`,
-      "--var",
-      "FUNCTION_URL_POLICY:dev",
-    ],
-    {
-      detached: true,
-      stdio: ["ignore", "inherit", "inherit"],
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
-    },
-  );
+  wrangler = spawnWranglerDev({
+    host: HOST,
+    port: PORT,
+    endpoint,
+    stateDir: AMBA_DIR,
+    vars: { PUBLIC_BASE_URL: BASE, FUNCTION_URL_POLICY: "dev" },
+  });
   wrangler.on("exit", (code) => {
     if (!stopping) {
       process.stderr.write(`error: wrangler dev exited (code ${code})\n`);

@@ -4,6 +4,7 @@
  */
 import * as v from "valibot";
 import { invalidInput } from "./errors.ts";
+import { findLimitViolation } from "./limits.ts";
 
 /** Human-readable summary of valibot issues, field path first. */
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string {
@@ -26,4 +27,13 @@ export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown)
   const result = v.safeParse(schema, input);
   if (!result.success) throw invalidInput(describeIssues(result.issues));
   return result.output;
+}
+
+/**
+ * Throw a 400 `invalid_input` when parsed JSON breaks an input limit (depth, sizes, non-finite
+ * numbers, NUL, control characters in keys); `root` names the value in the message (`body`, `arguments`).
+ */
+export function checkInputLimits(value: unknown, root: string): void {
+  const problem = findLimitViolation(value, root);
+  if (problem) throw invalidInput(problem);
 }

@@ -56,6 +56,13 @@ export function decodeCursor(cursor: string, order: string): CursorPosition {
   ) {
     throw invalidInput("cursor: not a cursor returned by this collection");
   }
+  const value: unknown = parsed[1];
+  if (
+    (typeof value === "number" && !Number.isFinite(value)) ||
+    (typeof value === "string" && value.includes("\u0000"))
+  ) {
+    throw invalidInput("cursor: not a cursor returned by this collection");
+  }
   if (parsed[0] !== order) {
     throw invalidInput(
       `cursor: issued for order "${parsed[0]}", not "${order}"; start again without a cursor`,

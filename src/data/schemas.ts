@@ -28,6 +28,35 @@ export const MAX_LIST_VALUES = 1000;
 /** Most metrics and group columns in one aggregate. */
 export const MAX_METRICS = 20;
 export const MAX_GROUP_BY = 5;
+/** Deepest nesting of `and` / `or` / `not` in a `where` (the top level is 0). */
+export const MAX_WHERE_DEPTH = 8;
+
+/**
+ * The `where` nesting check, iterative so that a filter nested thousands deep is refused before the
+ * recursive schema (and the recursive compiler) would overflow the stack on it. Null when fine.
+ */
+export function whereDepthProblem(where: unknown, root = "where"): string | null {
+  const stack: Array<{ node: unknown; path: string; depth: number }> = [
+    { node: where, path: root, depth: 0 },
+  ];
+  for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+    const { node, path, depth } = frame;
+    if (typeof node !== "object" || node === null || Array.isArray(node)) continue;
+    if (depth > MAX_WHERE_DEPTH) return `${path}: filters nest deeper than ${MAX_WHERE_DEPTH} levels`;
+    const { and, or, not } = node as Record<string, unknown>;
+    for (const [key, list] of [
+      ["and", and],
+      ["or", or],
+    ] as const) {
+      if (!Array.isArray(list)) continue;
+      for (let i = 0; i < list.length; i++) {
+        stack.push({ node: list[i], path: `${path}.${key}.${i}`, depth: depth + 1 });
+      }
+    }
+    if (not !== undefined) stack.push({ node: not, path: `${path}.not`, depth: depth + 1 });
+  }
+  return null;
+}
 
 /** A parsed `where`: column filters plus `and` / `or` / `not`. */
 export type Where = { [column: string]: unknown } & { and?: Where[]; or?: Where[]; not?: Where };

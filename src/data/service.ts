@@ -7,6 +7,7 @@
 
 import type { SQL } from "drizzle-orm";
 import { sql } from "drizzle-orm";
+import type * as v from "valibot";
 import { pgError } from "../db-errors.ts";
 import { AppError, conflict, forbidden, invalidInput, notFound } from "../errors.ts";
 import { parseInput } from "../validate.ts";
@@ -22,6 +23,7 @@ import {
   type NearestInput,
   operationSchemas,
   type UpdateInput,
+  whereDepthProblem,
 } from "./schemas.ts";
 import {
   aggregateRows,
@@ -127,6 +129,18 @@ const rowsOf = (rows: Row[]): Row[] => rows.map((r) => r.row as Row);
 
 // ─── operations ─────────────────────────────────────────────────────────────────────────────────
 
+/**
+ * Parse an input that may carry a `where`: its nesting is checked first, iteratively, because the
+ * `where` schema is recursive (a filter nested thousands deep would overflow the stack in it).
+ */
+function parseFiltered<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  if (typeof input === "object" && input !== null && "where" in input) {
+    const problem = whereDepthProblem((input as { where: unknown }).where);
+    if (problem) throw invalidInput(problem);
+  }
+  return parseInput(schema, input);
+}
+
 /** `list`: newest first, keyset paged. */
 export function listRows(db: SqlRunner, actor: Actor, meta: CollectionMeta, input: unknown): Promise<Page> {
   const parsed = parseInput(operationSchemas(meta).list, input ?? {});
@@ -135,7 +149,7 @@ export function listRows(db: SqlRunner, actor: Actor, meta: CollectionMeta, inpu
 
 /** `find`: typed where, any sortable order, keyset paged. */
 export function findRows(db: SqlRunner, actor: Actor, meta: CollectionMeta, input: unknown): Promise<Page> {
-  return page(db, actor, meta, parseInput(operationSchemas(meta).find, input ?? {}));
+  return page(db, actor, meta, parseFiltered(operationSchemas(meta).find, input ?? {}));
 }
 
 async function page(db: SqlRunner, actor: Actor, meta: CollectionMeta, input: FindInput): Promise<Page> {
@@ -235,7 +249,7 @@ export async function aggregate(
   meta: CollectionMeta,
   input: unknown,
 ): Promise<{ rows: Row[] }> {
-  const parsed = parseInput(operationSchemas(meta).aggregate, input) as AggregateInput;
+  const parsed = parseFiltered(operationSchemas(meta).aggregate, input) as AggregateInput;
   const seen = new Set<string>();
   const metrics = parsed.metrics.filter((m) => {
     const key = metricKey(m);
@@ -260,7 +274,7 @@ export async function nearest(
 ): Promise<{ rows: Row[] }> {
   const schema = operationSchemas(meta).nearest;
   if (!schema) throw invalidInput(`"${meta.name}" has no vector column`);
-  const parsed = parseInput(schema, input) as NearestInput;
+  const parsed = parseFiltered(schema, input) as NearestInput;
   const vectors = meta.columns.filter((c) => c.type === "vector");
   const column = (parsed.column ? vectors.find((c) => c.name === parsed.column) : vectors[0]) as ColumnSpec;
   if (parsed.vector.length !== column.dimensions) {

@@ -20,13 +20,12 @@ import {
 } from "./columns.ts";
 import type { CursorPosition } from "./cursor.ts";
 import type { Metric, Where } from "./schemas.ts";
-import { acceptsBareValue, operatorsFor, visibleColumns } from "./schemas.ts";
+import { acceptsBareValue, MAX_WHERE_DEPTH, operatorsFor, visibleColumns } from "./schemas.ts";
 import { bind, bindList, defaultLiteral } from "./values.ts";
 
 type Column = Pick<ColumnSpec, "name" | "type" | "dimensions" | "required">;
 
 /** Deepest `and` / `or` / `not` nesting and most conditions one `where` may have. */
-export const MAX_WHERE_DEPTH = 8;
 export const MAX_WHERE_CONDITIONS = 100;
 /** Most groups one aggregate returns. */
 export const MAX_GROUPS = 1000;

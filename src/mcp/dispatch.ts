@@ -52,12 +52,17 @@ export type Handlers<Ctx> = Record<string, Handler<Ctx>>;
 /** Called with errors that are not {@link RpcError}s (they are answered generically; log them here). */
 export type InternalErrorHook = (error: unknown, method: string) => void;
 
+/** Most messages one JSON-RPC batch may hold; a larger batch is one -32600 and nothing runs. */
+export const MAX_BATCH_MESSAGES = 100;
+
 /** Options of the dispatch helpers. */
 export interface DispatchOptions {
   /** Extra facts from the transport, handed to every handler. */
   transport?: TransportInfo;
   /** Observes unexpected handler errors; the client only sees "Internal error". */
   onInternalError?: InternalErrorHook;
+  /** Most messages of a batch handled at once (default: all of them). */
+  batchConcurrency?: number;
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -116,8 +121,9 @@ export async function dispatch<Ctx>(
 
 /**
  * Handles an already-parsed payload that may be a batch. A batch answers with the array of its
- * responses (or `null` when it held only notifications); an empty batch is an invalid request.
- * With `allowBatch: false` an array is answered with a single -32600.
+ * responses in message order (or `null` when it held only notifications); an empty batch, or one of
+ * more than {@link MAX_BATCH_MESSAGES} messages, is a single -32600 and nothing in it runs. Messages
+ * run at most `batchConcurrency` at a time. With `allowBatch: false` an array is a single -32600.
  */
 export async function dispatchPayload<Ctx>(
   payload: unknown,
@@ -133,7 +139,23 @@ export async function dispatchPayload<Ctx>(
       payload.length === 0 ? "Invalid Request: empty batch" : "Invalid Request: batches are not supported",
     );
   }
-  const responses = await Promise.all(payload.map((item) => dispatch(item, handlers, ctx, options)));
+  if (payload.length > MAX_BATCH_MESSAGES) {
+    return failure(
+      null,
+      INVALID_REQUEST,
+      `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages (got ${payload.length}); nothing was run`,
+    );
+  }
+  const responses: Array<JsonRpcResponse | null> = new Array(payload.length).fill(null);
+  let next = 0;
+  const worker = async () => {
+    while (next < payload.length) {
+      const index = next++;
+      responses[index] = await dispatch(payload[index], handlers, ctx, options);
+    }
+  };
+  const lanes = Math.max(1, Math.min(options?.batchConcurrency ?? payload.length, payload.length));
+  await Promise.all(Array.from({ length: lanes }, worker));
   const answered = responses.filter((r): r is JsonRpcResponse => r !== null);
   return answered.length === 0 ? null : answered;
 }

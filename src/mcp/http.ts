@@ -40,6 +40,9 @@ export function methodNotAllowed(): Response {
   return errorResponse(405, INVALID_REQUEST, "Method Not Allowed: use POST", undefined, { allow: "POST" });
 }
 
+/** Tool calls of one batch run at most this many at a time (the Workers connection cap). */
+export const DEFAULT_BATCH_CONCURRENCY = 6;
+
 /** Default request body limit: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
@@ -56,6 +59,8 @@ export interface McpHttpOptions<Ctx> {
   validateOrigin?: (origin: string, request: Request) => boolean;
   /** Observes unexpected handler errors (answered with a generic -32603). */
   onInternalError?: DispatchOptions["onInternalError"];
+  /** Messages of one batch handled at once (default {@link DEFAULT_BATCH_CONCURRENCY}). */
+  batchConcurrency?: number;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -179,7 +184,11 @@ export async function handleMcpHttpRequest<Ctx>(
   }
   const version = headerVersion ?? DEFAULT_PROTOCOL_VERSION;
   const transport: TransportInfo = headerVersion === null ? {} : { protocolVersion: headerVersion };
-  const dispatchOptions: DispatchOptions = { transport, onInternalError: options.onInternalError };
+  const dispatchOptions: DispatchOptions = {
+    transport,
+    onInternalError: options.onInternalError,
+    batchConcurrency: options.batchConcurrency ?? DEFAULT_BATCH_CONCURRENCY,
+  };
 
   if (Array.isArray(payload)) {
     if (version !== "2025-03-26") {

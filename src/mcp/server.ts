@@ -1,7 +1,8 @@
 /**
  * MCP method handlers on top of the JSON-RPC dispatcher: lifecycle and version negotiation
  * (2024-11-05 … 2025-11-25 through `initialize`, 2026-07-28 through `server/discover` and per-request
- * `_meta`), `ping`, tools, and the empty prompt/resource lists. Tools come from a {@link ToolProvider},
+ * `_meta`), `ping`, tools, and — where a server offers them (`lists`) — the empty prompt/resource
+ * lists, declared in `capabilities` only then. Tools come from a {@link ToolProvider},
  * so the Worker can generate them per request and the CLI from a tool file.
  */
 import type { Handlers, McpSession, TransportInfo } from "./dispatch.ts";
@@ -131,6 +132,12 @@ export interface McpServerOptions<Ctx> {
   tools: ToolProvider<Ctx>;
   /** Caching hints for 2026-07-28 list results (default: private, 0 ms — tool lists are live). */
   cache?: CacheHint;
+  /**
+   * Which of the (always empty) prompt and resource lists this server offers besides tools: each one
+   * listed is declared in `capabilities` and answers its list methods; one left out is neither
+   * declared nor answered (-32601). Default both (`amber session`'s contract declares them).
+   */
+  lists?: ReadonlyArray<"prompts" | "resources">;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -200,8 +207,6 @@ export function resolveRequestInfo(params: unknown, transport?: TransportInfo): 
   return info;
 }
 
-const CAPABILITIES = { tools: {}, prompts: {}, resources: {} };
-
 /**
  * Builds the MCP handler table. The provider sees the per-request {@link McpRequestInfo}
  * (negotiated version, client capabilities) as the argument after `ctx`.
@@ -212,6 +217,9 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
   const { serverInfo, instructions, tools } = options;
   const cache = options.cache ?? { scope: "private", ttlMs: 0 };
   const resultMeta = { [META_SERVER_INFO]: serverInfo };
+  const lists = options.lists ?? ["prompts", "resources"];
+  const CAPABILITIES: Record<string, object> = { tools: {} };
+  for (const kind of lists) CAPABILITIES[kind] = {};
 
   /** Adds the 2026-07-28 result fields (and caching hints for cacheable results). */
   const finish = <T extends object>(result: T, info: McpRequestInfo, cacheable = false): T => {
@@ -232,7 +240,24 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
     return info;
   };
 
+  const promptHandlers: Handlers<Ctx> = {
+    "prompts/list"(params, _ctx, _message, transport) {
+      return finish({ prompts: [] }, resolveRequestInfo(params, transport), true);
+    },
+  };
+  const resourceHandlers: Handlers<Ctx> = {
+    "resources/list"(params, _ctx, _message, transport) {
+      return finish({ resources: [] }, resolveRequestInfo(params, transport), true);
+    },
+
+    "resources/templates/list"(params, _ctx, _message, transport) {
+      return finish({ resourceTemplates: [] }, resolveRequestInfo(params, transport), true);
+    },
+  };
+
   return {
+    ...(lists.includes("prompts") ? promptHandlers : {}),
+    ...(lists.includes("resources") ? resourceHandlers : {}),
     initialize(params, _ctx, _message, transport) {
       const p = isPlainObject(params) ? params : {};
       if (isPlainObject(p._meta) && p._meta[META_PROTOCOL_VERSION] !== undefined) {
@@ -302,18 +327,6 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
         throw new RpcError(INVALID_PARAMS, "Invalid params: `arguments` must be an object");
       const outcome = await tools.call(params.name, args, ctx, info);
       return finish(renderToolResult(outcome, info.protocolVersion), info);
-    },
-
-    "prompts/list"(params, _ctx, _message, transport) {
-      return finish({ prompts: [] }, resolveRequestInfo(params, transport), true);
-    },
-
-    "resources/list"(params, _ctx, _message, transport) {
-      return finish({ resources: [] }, resolveRequestInfo(params, transport), true);
-    },
-
-    "resources/templates/list"(params, _ctx, _message, transport) {
-      return finish({ resourceTemplates: [] }, resolveRequestInfo(params, transport), true);
     },
 
     "notifications/initialized"() {},

@@ -2,18 +2,20 @@
  * The app MCP server: protocol handlers from the core, with a tool provider whose tools are the
  * app's generated surface. Every collection tool runs the data service's operation (the same code
  * the SDK routes run, policy included); every function tool runs the one function execution path.
- * Successful calls are metered as `agent_tool_calls`.
+ * Successful calls are metered as `agent_tool_calls`. Every `tools/call` (batched or not) counts
+ * against the caller's rate limit, and its arguments meet the input limits (src/limits.ts) first.
  */
 import { appToolPrefix, type CollectionOp, NO_INPUT, type ToolBinding } from "../app-mcp/tools.ts";
 import { type Operation, runOperation } from "../data/service.ts";
 import { toAppError } from "../errors.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
-import { parseInput } from "../validate.ts";
+import { checkInputLimits, parseInput } from "../validate.ts";
 import type { AppSurface } from "./app-surface.ts";
 import { actorOf, type Principal } from "./auth.ts";
 import type { Db } from "./db.ts";
 import type { Env } from "./env.ts";
+import { enforceRateLimit } from "./rate-limit.ts";
 import { recordUsage } from "./usage.ts";
 
 /** Everything one app-MCP request needs. */
@@ -74,6 +76,13 @@ function listCollections(ctx: AppMcpContext) {
   };
 }
 
+/** The rate-limit key of the caller: one per project and developer or end user. */
+function callerKey({ principal }: AppMcpContext): string {
+  const caller =
+    principal.scope === "developer" ? `dev:${principal.developerId}` : `user:${principal.user.id}`;
+  return `mcp:${principal.project.id}:${caller}`;
+}
+
 async function execute(
   binding: ToolBinding,
   args: Record<string, unknown>,
@@ -106,12 +115,15 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
   serverInfo: { name: "amba-app-mcp", title: "Amba app MCP", version: "0.1.0" },
   instructions:
     "Tools generated from this app's exposed collections and functions. Call <app>_list_collections for the index and <app>_whoami for your scope; list/find return next_cursor for paging.",
+  lists: [],
   tools: {
     list: (ctx) => ctx.surface.tools(ctx.principal.scope).map((t) => t.definition),
     async call(name, args, ctx) {
       const tool = ctx.surface.tools(ctx.principal.scope).find((t) => t.definition.name === name);
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
+        checkInputLimits(args, "arguments");
+        await enforceRateLimit(ctx.env, callerKey(ctx), "this app MCP caller");
         const outcome = await execute(tool.binding, args, ctx);
         if (!outcome.isError) {
           // The call already happened (a row may be written): a metering failure must not turn it

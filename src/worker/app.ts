@@ -8,6 +8,7 @@ import { toAppError } from "../errors.ts";
 import { createDb } from "./db.ts";
 import { renderError, renderNotFound } from "./errors.ts";
 import type { AppEnv } from "./hono.ts";
+import { pathGuard } from "./path-guard.ts";
 import { appMcpRoutes } from "./routes/app-mcp.ts";
 import { appMcpAdminRoutes } from "./routes/app-mcp-admin.ts";
 import { authRoutes } from "./routes/auth.ts";
@@ -38,6 +39,7 @@ export function createApp() {
         ),
     }),
   );
+  app.use("*", pathGuard());
   app.use("*", async function database(c, next) {
     c.set("db", createDb(c.env));
     await next();

@@ -1,6 +1,6 @@
 /**
  * App-MCP admin under /v1/admin/projects/:id/…: the exposure allowlist, the surface config
- * (kill switch, auth mode, hostname slug, connection URLs) and billing usage.
+ * (kill switch, auth mode, hostname slug, allowed browser origins, connection URLs) and billing usage.
  *
  * Connection URL: `${PUBLIC_BASE_URL}/app/<id>/mcp`; when `PUBLIC_BASE_URL` is empty (local
  * development can set it so) the origin of the admin request is used instead. The hostname URL is
@@ -57,11 +57,41 @@ export const SlugSchema = v.pipe(
 
 export const AUTH_MODES = ["all", "client_only", "developer_only"] as const;
 
+/** Most browser origins one app may allow. */
+export const MAX_ALLOWED_ORIGINS = 20;
+
+/** True when `value` is exactly an origin: http(s) scheme, host, optional port, nothing else. */
+export function isExactOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/** One browser origin allowed to call the app MCP (`https://app.example.com`, `http://localhost:5173`). */
+export const OriginSchema = v.pipe(
+  v.string(),
+  v.maxLength(255, "must be at most 255 characters"),
+  v.check(
+    isExactOrigin,
+    "must be an exact origin: http(s)://host[:port] in lowercase, without path, query or trailing slash",
+  ),
+);
+
+/** The origins list: full replacement, at most {@link MAX_ALLOWED_ORIGINS}. */
+export const AllowedOriginsSchema = v.pipe(
+  v.array(OriginSchema),
+  v.maxLength(MAX_ALLOWED_ORIGINS, `at most ${MAX_ALLOWED_ORIGINS} origins`),
+);
+
 /** `PATCH …/app-mcp/config`: any subset; `slug: null` releases the hostname. */
 export const ConfigPatchSchema = v.strictObject({
   enabled: v.optional(v.boolean()),
   auth_mode: v.optional(v.picklist(AUTH_MODES, `must be one of ${AUTH_MODES.join(", ")}`)),
   slug: v.optional(v.nullable(SlugSchema)),
+  allowed_origins: v.optional(AllowedOriginsSchema),
 });
 
 /** `GET …/billing?period=YYYY-MM` (default: the current UTC month). */
@@ -91,6 +121,7 @@ export interface AppMcpConfigView {
   enabled: boolean;
   auth_mode: AppMcpSettings["authMode"];
   slug: string | null;
+  allowed_origins: string[];
   connection: { url: string; hostname_url: string | null };
 }
 
@@ -99,16 +130,37 @@ export function appMcpConfigView(
   base: ConnectionBase,
   projectId: string,
   config: Pick<AppMcpSettings, "enabled" | "authMode" | "slug">,
+  allowedOrigins: string[] = [],
 ): AppMcpConfigView {
   return {
     enabled: config.enabled,
     auth_mode: config.authMode,
     slug: config.slug,
+    allowed_origins: allowedOrigins,
     connection: {
       url: `${base.baseUrl}/app/${projectId}/mcp`,
       hostname_url: config.slug && base.hostSuffix ? `https://${config.slug}.${base.hostSuffix}/mcp` : null,
     },
   };
+}
+
+/** The browser origins a project allows (empty when it has no config row). */
+export async function allowedOriginsOf(db: Db, projectId: string): Promise<string[]> {
+  const [row] = await db
+    .select({ origins: appMcpConfigs.allowedOrigins })
+    .from(appMcpConfigs)
+    .where(eq(appMcpConfigs.projectId, projectId));
+  return row?.origins ?? [];
+}
+
+/** `GET …/app-mcp/config`: the view of `config` plus the stored origins. */
+export async function readAppMcpConfig(
+  db: Db,
+  base: ConnectionBase,
+  projectId: string,
+  config: AppMcpSettings,
+): Promise<AppMcpConfigView> {
+  return appMcpConfigView(base, projectId, config, await allowedOriginsOf(db, projectId));
 }
 
 /** The exposure allowlist as `GET …/app-mcp/exposure` answers it. */
@@ -189,8 +241,8 @@ export async function setExposure(
 }
 
 /**
- * Patch the config (`PATCH …/app-mcp/config`): any subset of enabled / auth_mode / slug; 409 when
- * the slug is taken. One batch with the `meta_rev` bump.
+ * Patch the config (`PATCH …/app-mcp/config`): any subset of enabled / auth_mode / slug /
+ * allowed_origins (full replacement); 409 when the slug is taken. One batch with the `meta_rev` bump.
  */
 export async function updateAppMcpConfig(
   db: Db,
@@ -203,9 +255,11 @@ export async function updateAppMcpConfig(
     ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
     ...(patch.auth_mode !== undefined ? { authMode: patch.auth_mode } : {}),
     ...(patch.slug !== undefined ? { slug: patch.slug } : {}),
+    ...(patch.allowed_origins !== undefined ? { allowedOrigins: [...new Set(patch.allowed_origins)] } : {}),
     updatedAt: sql`now()`,
   };
-  let rows: Array<{ enabled: boolean; authMode: string; slug: string | null }>;
+  type Stored = { enabled: boolean; authMode: string; slug: string | null; allowedOrigins: string[] };
+  let rows: Stored[];
   try {
     [rows] = await db.batch([
       db
@@ -216,6 +270,7 @@ export async function updateAppMcpConfig(
           enabled: appMcpConfigs.enabled,
           authMode: appMcpConfigs.authMode,
           slug: appMcpConfigs.slug,
+          allowedOrigins: appMcpConfigs.allowedOrigins,
         }),
       bumpMetaRev(db, projectId),
     ]);
@@ -225,12 +280,13 @@ export async function updateAppMcpConfig(
     }
     throw err;
   }
-  const row = rows[0] as { enabled: boolean; authMode: string; slug: string | null };
-  return appMcpConfigView(base, projectId, {
+  const row = rows[0] as Stored;
+  const settings = {
     enabled: row.enabled,
     authMode: row.authMode as AppMcpSettings["authMode"],
     slug: row.slug,
-  });
+  };
+  return appMcpConfigView(base, projectId, settings, row.allowedOrigins);
 }
 
 /** Usage of a period (`GET …/billing?period=YYYY-MM`; `undefined` = the current UTC month). */
@@ -260,7 +316,7 @@ appMcpAdminRoutes.put("/v1/admin/projects/:id/app-mcp/exposure", async (c) => {
 
 appMcpAdminRoutes.get("/v1/admin/projects/:id/app-mcp/config", async (c) => {
   const { project, config } = await authenticateProjectAdmin(c, c.req.param("id"));
-  return c.json(appMcpConfigView(connectionBase(c.env, c.req.url), project.id, config));
+  return c.json(await readAppMcpConfig(c.var.db, connectionBase(c.env, c.req.url), project.id, config));
 });
 
 appMcpAdminRoutes.patch("/v1/admin/projects/:id/app-mcp/config", async (c) => {

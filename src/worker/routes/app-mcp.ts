@@ -1,17 +1,22 @@
 /**
  * The app's own MCP endpoint: /app/:projectId/mcp and <slug>.<APP_MCP_HOST_SUFFIX>/mcp. Both
- * addresses serve the same surface with the same auth, kill switch, auth mode and allowlist.
+ * addresses serve the same surface with the same auth, kill switch, auth mode, allowlist and
+ * allowed browser origins (CORS, src/worker/mcp-edge.ts). Failed authentication is a 401 with
+ * `WWW-Authenticate: Bearer realm="amba", error="invalid_token", error_description="…"`. The rate
+ * limit is charged per `tools/call` (src/worker/app-mcp.ts), so a batch pays for every call in it.
  */
 
-import type { Context } from "hono";
+import { eq } from "drizzle-orm";
+import type { Context, Next } from "hono";
 import { Hono } from "hono";
-import { forbidden } from "../../errors.ts";
+import { appMcpConfigs, projects } from "../../../schema/index.ts";
+import { AppError, forbidden } from "../../errors.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
 import { appMcpHandlers } from "../app-mcp.ts";
 import { appSurface } from "../app-surface.ts";
-import { authenticateProject, type ProjectSelector } from "../auth.ts";
+import { authenticateProject, isUuid, type ProjectAccess, type ProjectSelector } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
-import { enforceRateLimit } from "../rate-limit.ts";
+import { mcpOrigin, unauthorizedResponse } from "../mcp-edge.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
 
@@ -24,10 +29,60 @@ export function slugFromHost(host: string, suffix: string): string | null {
   return /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(slug) ? slug : null;
 }
 
+/** How the request names its project: the path's id, or the slug of its host (null: neither). */
+function selectorOf(c: Context<AppEnv>): ProjectSelector | null {
+  const projectId = c.req.param("projectId");
+  if (projectId !== undefined) return { projectId };
+  const slug = slugFromHost(new URL(c.req.url).hostname, c.env.APP_MCP_HOST_SUFFIX);
+  return slug ? { slug } : null;
+}
+
+/**
+ * The app's `allowed_origins`, looked up without credentials (a CORS preflight carries none);
+ * null for an unknown project.
+ */
+async function appAllowedOrigins(c: Context<AppEnv>): Promise<readonly string[] | null> {
+  const selector = selectorOf(c);
+  if (selector === null) return null;
+  const db = c.var.db;
+  if ("slug" in selector) {
+    const [row] = await db
+      .select({ origins: appMcpConfigs.allowedOrigins })
+      .from(appMcpConfigs)
+      .where(eq(appMcpConfigs.slug, selector.slug));
+    return row?.origins ?? null;
+  }
+  if (!isUuid(selector.projectId)) return null;
+  const [row] = await db
+    .select({ id: projects.id, origins: appMcpConfigs.allowedOrigins })
+    .from(projects)
+    .leftJoin(appMcpConfigs, eq(appMcpConfigs.projectId, projects.id))
+    .where(eq(projects.id, selector.projectId));
+  return row ? (row.origins ?? []) : null;
+}
+
+const appOrigin = mcpOrigin({ allowedOrigins: appAllowedOrigins });
+
+/** Authenticate, answering a failure with the RFC 6750 401 (which clients such as mcp-remote show). */
+async function authenticate(
+  c: Context<AppEnv>,
+  selector: ProjectSelector,
+): Promise<ProjectAccess | Response> {
+  try {
+    return await authenticateProject(c, selector);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status !== 401) throw err;
+    const presented = c.req.header("authorization") !== undefined || c.req.header("x-api-key") !== undefined;
+    return unauthorizedResponse(err, presented);
+  }
+}
+
 async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Response> {
   // Cheap refusals first: GET (SSE stream) and DELETE (session end) are not offered by this stateless server.
   if (c.req.method !== "POST") return methodNotAllowed();
-  const { principal, config } = await authenticateProject(c, selector);
+  const access = await authenticate(c, selector);
+  if (access instanceof Response) return access;
+  const { principal, config } = access;
   if (!config.enabled)
     throw forbidden("the app MCP endpoint of this project is disabled (config.enabled = false)");
   if (config.authMode === "client_only" && principal.scope === "developer") {
@@ -38,9 +93,6 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   if (config.authMode === "developer_only" && principal.scope === "end_user") {
     throw forbidden("this app MCP endpoint accepts only developer tokens (auth_mode developer_only)");
   }
-  const caller =
-    principal.scope === "developer" ? `dev:${principal.developerId}` : `user:${principal.user.id}`;
-  await enforceRateLimit(c.env, `mcp:${principal.project.id}:${caller}`, "this app MCP caller");
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const surface = await appSurface(c.env, c.var.db, principal.project, config, waitUntil);
   return handleMcpHttpRequest(c.req.raw, {
@@ -50,9 +102,12 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   });
 }
 
+appMcpRoutes.use("/app/:projectId/mcp", appOrigin);
 appMcpRoutes.all("/app/:projectId/mcp", (c) => serve(c, { projectId: c.req.param("projectId") }));
 
+// `/mcp` on a `<slug>.<suffix>` host is this app's endpoint; on any other host, the platform MCP's.
+appMcpRoutes.use("/mcp", (c: Context<AppEnv>, next: Next) => (selectorOf(c) ? appOrigin(c, next) : next()));
 appMcpRoutes.all("/mcp", (c, next) => {
-  const slug = slugFromHost(new URL(c.req.url).hostname, c.env.APP_MCP_HOST_SUFFIX);
-  return slug ? serve(c, { slug }) : next();
+  const selector = selectorOf(c);
+  return selector ? serve(c, selector) : next();
 });

@@ -11,7 +11,8 @@
  *   tool answers an `isError` result `{error: {code: "unauthorized", message}}` telling the agent to
  *   reconnect with the token;
  * - an Authorization header that is not a valid developer token: HTTP 401 for every request
- *   (with `WWW-Authenticate: Bearer`), so a misconfigured client fails loudly at connect time;
+ *   (with `WWW-Authenticate: Bearer realm="amba", error="invalid_token", error_description="…"`), so
+ *   a misconfigured client fails loudly at connect time and shows why;
  * - a valid token: every tool; a `project_id` tool also resolves the project the way the admin
  *   routes do (`authenticateProjectAdmin`: another developer's project is "project not found").
  *
@@ -48,7 +49,7 @@ import {
   platformToolDefinitions,
   type ToolCall,
 } from "../../platform-mcp/tools.ts";
-import { parseInput } from "../../validate.ts";
+import { checkInputLimits, parseInput } from "../../validate.ts";
 import {
   type AppMcpSettings,
   authenticateDeveloper,
@@ -57,11 +58,12 @@ import {
 } from "../auth.ts";
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
+import { mcpOrigin, unauthorizedResponse } from "../mcp-edge.ts";
 import {
-  appMcpConfigView,
   billingStatus,
   connectionBase,
   exposureView,
+  readAppMcpConfig,
   setExposure,
   updateAppMcpConfig,
 } from "./app-mcp-admin.ts";
@@ -145,8 +147,8 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
   },
   amba_app_mcp_get_exposure: async (_call, { config }) => exposureView(config),
   amba_app_mcp_set_exposure: ({ body }, { db, project, config }) => setExposure(db, project.id, config, body),
-  amba_app_mcp_get_config: async (_call, { c, project, config }) =>
-    appMcpConfigView(connectionBase(c.env, c.req.url), project.id, config),
+  amba_app_mcp_get_config: (_call, { c, db, project, config }) =>
+    readAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, config),
   amba_app_mcp_update_config: ({ body }, { c, db, project }) =>
     updateAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, body),
   amba_billing_status: ({ params }, { db, project }) => billingStatus(db, project.id, params.period),
@@ -163,6 +165,7 @@ async function runTool<N extends PlatformToolName>(
 ): Promise<unknown> {
   const { auth } = PLATFORM_TOOLS[name];
   if (auth !== "none" && developerId === null) throw unauthorized(NO_TOKEN);
+  checkInputLimits(args, "arguments");
   const call = parseToolArguments(name, args);
   const run = RUN[name] as Runner<PlatformToolName>;
   const db = c.var.db;
@@ -178,6 +181,7 @@ export const platformMcpHandlers = createMcpHandlers<PlatformMcpContext>({
   serverInfo: { name: "amba-platform-mcp", title: "Amba platform MCP", version: "0.1.0" },
   instructions:
     "Provision an Amba backend: projects, client keys, typed collections, functions, and each app's own MCP surface. Without credentials, call amba_developer_signup and reconnect with Authorization: Bearer <token>. Then amba_collections_create, amba_app_mcp_set_exposure, and connect to the app MCP at connection.url from amba_app_mcp_get_config.",
+  lists: [],
   tools: {
     list: () => platformToolDefinitions(),
     async call(name, args, ctx): Promise<ToolOutcome> {
@@ -195,6 +199,9 @@ export const platformMcpHandlers = createMcpHandlers<PlatformMcpContext>({
 
 export const platformMcpRoutes = new Hono<AppEnv>();
 
+// Browsers: only the platform's own origin (and loopback origins on a loopback host) may call.
+platformMcpRoutes.use("/mcp", mcpOrigin());
+
 platformMcpRoutes.all("/mcp", async (c) => {
   // Stateless server: no SSE stream (GET), no session to end (DELETE).
   if (c.req.method !== "POST") return methodNotAllowed();
@@ -204,8 +211,7 @@ platformMcpRoutes.all("/mcp", async (c) => {
       ({ developerId } = await authenticateDeveloper(c));
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 401) throw err;
-      const error = { code: err.code, message: err.message };
-      return c.json({ error }, 401, { "www-authenticate": 'Bearer realm="amba", error="invalid_token"' });
+      return unauthorizedResponse(err, true);
     }
   }
   return handleMcpHttpRequest(c.req.raw, {

@@ -129,6 +129,7 @@ describe("/v1/admin/projects/:id/app-mcp/config", () => {
       enabled: true,
       auth_mode: "all",
       slug: null,
+      allowed_origins: [],
       connection: { url: `https://mcp.amba.dev/app/${dev.projectId}/mcp`, hostname_url: null },
     });
   });
@@ -143,6 +144,7 @@ describe("/v1/admin/projects/:id/app-mcp/config", () => {
       enabled: false,
       auth_mode: "client_only",
       slug,
+      allowed_origins: [],
       connection: {
         url: `https://mcp.amba.dev/app/${dev.projectId}/mcp`,
         hostname_url: `https://${slug}.mcp.amba.host/mcp`,

@@ -321,6 +321,7 @@ describe("platform MCP with a developer token", () => {
       enabled: true,
       auth_mode: "developer_only",
       slug,
+      allowed_origins: [],
       connection: { url: expect.stringMatching(/\/mcp$/), hostname_url: `https://${slug}.mcp.amba.host/mcp` },
     });
     expect(await ok(client, "amba_app_mcp_get_config", { project_id })).toEqual(

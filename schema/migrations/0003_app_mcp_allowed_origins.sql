@@ -1,0 +1,1 @@
+ALTER TABLE "app_mcp_configs" ADD COLUMN "allowed_origins" text[] DEFAULT '{}'::text[] NOT NULL;

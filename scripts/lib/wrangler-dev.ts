@@ -1,0 +1,55 @@
+/**
+ * The Worker under `wrangler dev`, wired to a local Neon-protocol endpoint exactly as `npm run dev`
+ * does: the endpoint's secret travels in an env file (mode 0600), never on a command line. Shared by
+ * `npm run dev`, the conformance run, benchmarks and black-box tests.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import type { NeonEndpoint } from "../../src/dev/neon-endpoint.ts";
+
+export interface WranglerDevOptions {
+  host: string;
+  port: number;
+  endpoint: Pick<NeonEndpoint, "url" | "connectionString">;
+  /** Folder for wrangler's local state (KV); the env file is written next to it. */
+  stateDir: string;
+  /** Extra `--var NAME:value` pairs (PUBLIC_BASE_URL, FUNCTION_URL_POLICY, …). */
+  vars?: Record<string, string>;
+  logLevel?: "error" | "warn" | "info";
+  /** Where wrangler's stdout goes (its stderr is always inherited). */
+  stdout?: "inherit" | "ignore";
+}
+
+/** Spawn `wrangler dev` in its own process group (stop it with `process.kill(-child.pid)`). */
+export function spawnWranglerDev(options: WranglerDevOptions): ChildProcess {
+  const secrets = join(options.stateDir, "worker.env");
+  writeFileSync(secrets, `DATABASE_URL=${options.endpoint.connectionString}\n`, { mode: 0o600 });
+  const vars = { LOCAL_DB_URL: options.endpoint.url, ...options.vars };
+  const wranglerPkg = createRequire(import.meta.url).resolve("wrangler/package.json");
+  return spawn(
+    process.execPath,
+    [
+      join(dirname(wranglerPkg), "bin/wrangler.js"),
+      "dev",
+      "--ip",
+      options.host,
+      "--port",
+      String(options.port),
+      "--persist-to",
+      join(options.stateDir, "wrangler"),
+      "--show-interactive-dev-session=false",
+      "--log-level",
+      options.logLevel ?? "warn",
+      "--env-file",
+      secrets,
+      ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
+    ],
+    {
+      detached: true,
+      stdio: ["ignore", options.stdout ?? "inherit", "inherit"],
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+    },
+  );
+}
