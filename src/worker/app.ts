@@ -11,6 +11,7 @@ import { appMcpRoutes } from "./routes/app-mcp.ts";
 import { appMcpAdminRoutes } from "./routes/app-mcp-admin.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { collectionRoutes } from "./routes/collections.ts";
+import { consoleRoutes } from "./routes/console.ts";
 import { dataRoutes } from "./routes/data.ts";
 import { developerRoutes } from "./routes/developers.ts";
 import { functionRoutes } from "./routes/functions.ts";
@@ -70,6 +71,7 @@ export function createApp() {
   app.route("/", appMcpAdminRoutes);
   app.route("/", platformMcpRoutes);
   app.route("/", openApiRoutes);
+  app.route("/", consoleRoutes);
 
   return app;
 }

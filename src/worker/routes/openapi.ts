@@ -3,6 +3,7 @@
  * routes' own valibot schemas) and `GET /docs` (its reference page, server-rendered, no CDN).
  */
 import { Hono } from "hono";
+import { CONSOLE_OPERATIONS } from "../../console/operations.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../openapi/document.ts";
 import { OPERATIONS } from "../../openapi/operations.ts";
 import { referencePage } from "../../openapi/reference.ts";
@@ -15,7 +16,7 @@ const documents = new Map<string, OpenApiDocument>();
 export function openApiDocument(serverUrl: string, version: string): OpenApiDocument {
   let doc = documents.get(serverUrl);
   if (!doc) {
-    doc = buildOpenApiDocument(serverUrl, version, OPERATIONS);
+    doc = buildOpenApiDocument(serverUrl, version, [...OPERATIONS, ...CONSOLE_OPERATIONS]);
     documents.set(serverUrl, doc);
   }
   return doc;
