@@ -108,6 +108,9 @@ async function main() {
       "DATABASE_URL:postgresql://amba:amba@localhost/amba",
       "--var",
       `PUBLIC_BASE_URL:${BASE}`,
+      // Per-app hostnames locally: <slug>.mcp.localhost (wrangler.toml keeps production's suffix).
+      "--var",
+      "APP_MCP_HOST_SUFFIX:mcp.localhost",
     ],
     {
       detached: true,
@@ -142,7 +145,9 @@ async function main() {
       `Amba app MCP is running (ready in ${ready}s; database: ${backend.kind}).`,
       `  health          ${BASE}/healthz  ${JSON.stringify(health)}`,
       `  app MCP         ${mcpUrl}`,
+      `  hostname MCP    ${demo.hostnameUrl ?? "(no slug)"}`,
       `  platform MCP    ${BASE}/mcp`,
+      `  console         ${BASE}/console   API reference ${BASE}/docs`,
       `  project id      ${demo.projectId}`,
       `  developer token ${demo.developerToken}`,
       `  client key      ${demo.clientKey}`,

@@ -166,6 +166,16 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
     await shot("05-project");
   });
 
+  it("reaches the demo app's MCP at <slug>.mcp.localhost (Chromium resolves *.localhost itself)", async () => {
+    const hostnameUrl = `http://demo.mcp.localhost:${server.port}/mcp`;
+    expect(server.output()).toContain(`hostname MCP    ${hostnameUrl}`);
+    await page.goto(`http://demo.mcp.localhost:${server.port}/healthz`);
+    const names = await page.evaluate(
+      `fetch("/mcp", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer ${server.demo.developerToken}" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) }).then((r) => r.json()).then((b) => b.result.tools.map((t) => t.name))`,
+    );
+    expect(names).toEqual(expect.arrayContaining(["my_first_project_list_collections", "recipes_list"]));
+  });
+
   it("renders /docs", async () => {
     await page.goto(`${server.base}/docs`);
     await expect(page.locator("h1").textContent()).resolves.toContain("Amba app MCP API");

@@ -4,6 +4,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -174,6 +175,40 @@ describe("amba CLI against a running Worker", () => {
     });
     const asJson = json(amba(["mcp", "config", "--client", "claude", "--json"]));
     expect(asJson.alternatives[0].text).toContain("claude mcp add-json amba-cookbook");
+  });
+
+  it("prints the demo's hostname URL, which reaches its app MCP when the name resolves to loopback", async () => {
+    const hostnameUrl = new URL(`http://demo.mcp.localhost:${server.port}/mcp`);
+    expect(server.output()).toContain(`hostname MCP    ${hostnameUrl.href}`);
+    // Node's resolver (getaddrinfo) does not map *.localhost to loopback; curl and browsers do.
+    const body = await new Promise<string>((done, fail) => {
+      const req = httpRequest(
+        hostnameUrl,
+        {
+          method: "POST",
+          lookup: (_host, options, callback) =>
+            // biome-ignore lint/suspicious/noExplicitAny: net's lookup callback is overloaded on options.all
+            (callback as any)(null, options.all ? [{ address: "127.0.0.1", family: 4 }] : "127.0.0.1", 4),
+          headers: {
+            "content-type": "application/json",
+            authorization: `Bearer ${server.demo.developerToken}`,
+          },
+        },
+        (res) => {
+          let text = "";
+          res.on("data", (chunk) => {
+            text += chunk;
+          });
+          res.on("end", () => done(text));
+        },
+      );
+      req.on("error", fail);
+      req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
+    });
+    const names = (JSON.parse(body) as { result: { tools: { name: string }[] } }).result.tools.map(
+      (t) => t.name,
+    );
+    expect(names).toContain("recipes_list");
   });
 
   it("fails with one readable line and a non-zero status", async () => {
