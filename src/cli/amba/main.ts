@@ -17,7 +17,7 @@ import { type Connection, configPath, resolveConnection, writeStoredLogin } from
 const USAGE = `amba — the Amba developer CLI (talks to the platform MCP at $AMBA_URL/mcp)
 
 Usage:
-  amba login --url <url> --token <developer token>   store them in ${"<config dir>/amba/config.json"} (0600)
+  amba login --url <url> --token <developer token>   store them in <config dir>/amba/config.json (0600)
 ${TOOL_COMMANDS.map((c) => `  amba ${c.path.join(" ")}${(c.positionals ?? []).map((p) => ` <${p}>`).join("")}`.padEnd(52) + c.summary).join("\n")}
   amba mcp config [--client ${MCP_CLIENTS.join("|")}] [--hostname]   paste-ready MCP client config
 
