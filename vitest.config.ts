@@ -33,7 +33,7 @@ export default defineConfig({
       {
         test: {
           name: "node",
-          include: ["test/{mcp,cli,dev,unit}/**/*.test.ts"],
+          include: ["test/{mcp,cli,cli-amba,browser,dev,unit}/**/*.test.ts"],
           environment: "node",
           testTimeout: 20_000,
           hookTimeout: 60_000,

@@ -92,7 +92,12 @@ async function main() {
     port: PORT,
     endpoint,
     stateDir: AMBA_DIR,
-    vars: { PUBLIC_BASE_URL: BASE, FUNCTION_URL_POLICY: "dev" },
+    vars: {
+      PUBLIC_BASE_URL: BASE,
+      FUNCTION_URL_POLICY: "dev",
+      // Per-app hostnames locally: <slug>.mcp.localhost (wrangler.toml keeps production's suffix).
+      APP_MCP_HOST_SUFFIX: "mcp.localhost",
+    },
   });
   wrangler.on("exit", (code) => {
     if (!stopping) {
@@ -123,7 +128,9 @@ async function main() {
       ...(vectors ? [] : ["  (no pgvector on this database: the demo recipes have no embedding column)"]),
       `  health          ${BASE}/healthz  ${JSON.stringify(health)}`,
       `  app MCP         ${mcpUrl}`,
+      `  hostname MCP    ${demo.hostnameUrl ?? "(no slug)"}`,
       `  platform MCP    ${BASE}/mcp`,
+      `  console         ${BASE}/console   API reference ${BASE}/docs`,
       `  project id      ${demo.projectId}`,
       `  developer token ${demo.developerToken}`,
       `  client key      ${demo.clientKey}`,

@@ -1,9 +1,10 @@
 /**
  * Seeds the demo app through the platform's own HTTP API (the same paths a user takes): a developer,
- * a project, a client key, an end user and an exposed `recipes` collection with a few rows. The
- * credentials are shown once by the API, so they are kept in `.amba/demo.json`; on a restart the
- * file is checked against the server and reused (idempotent). On a database without pgvector the
- * recipes have no `embedding` column (the platform refuses vector columns there).
+ * a project, a client key, an end user, an exposed `recipes` collection with a few rows and the
+ * hostname slug `demo`. The credentials are shown once by the API, so they are kept in
+ * `.amba/demo.json`; on a restart the file is checked against the server and reused (idempotent).
+ * On a database without pgvector the recipes have no `embedding` column (the platform refuses
+ * vector columns there).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 
@@ -15,6 +16,34 @@ export interface DemoCredentials {
   userEmail: string;
   userPassword: string;
   sessionToken: string;
+  /** The demo app's hostname slug and its MCP URL (`http://<slug>.mcp.localhost:<port>/mcp` locally). */
+  slug?: string;
+  hostnameUrl?: string;
+}
+
+/**
+ * Give the demo app a hostname slug (`demo`, or `demo-<project id>` when another project holds it);
+ * also for demo data seeded before slugs existed.
+ */
+async function ensureSlug(base: string, demo: DemoCredentials): Promise<DemoCredentials> {
+  const path = `/v1/admin/projects/${demo.projectId}/app-mcp/config`;
+  const headers = { authorization: `Bearer ${demo.developerToken}` };
+  type Config = { slug: string | null; connection: { hostname_url: string | null } };
+  let config = await call<Config>(base, path, { headers });
+  if (config.slug === null) {
+    config = await call<Config>(base, path, { method: "PATCH", headers, json: { slug: "demo" } }).catch(() =>
+      call<Config>(base, path, {
+        method: "PATCH",
+        headers,
+        json: { slug: `demo-${demo.projectId.slice(0, 8)}` },
+      }),
+    );
+  }
+  return {
+    ...demo,
+    slug: config.slug ?? undefined,
+    hostnameUrl: config.connection.hostname_url ?? undefined,
+  };
 }
 
 async function call<T>(base: string, path: string, init: RequestInit & { json?: unknown } = {}): Promise<T> {
@@ -66,7 +95,7 @@ export async function seedDemo(
         headers: { "x-api-key": demo.clientKey },
         json: { email: demo.userEmail, password: demo.userPassword },
       });
-      const refreshed = { ...demo, sessionToken: session.session_token };
+      const refreshed = await ensureSlug(base, { ...demo, sessionToken: session.session_token });
       writeFileSync(stateFile, JSON.stringify(refreshed, null, 2));
       return refreshed;
     }
@@ -112,7 +141,7 @@ export async function seedDemo(
     headers: { "x-api-key": signup.client_key },
     json: { email: userEmail, password: userPassword },
   });
-  const demo: DemoCredentials = {
+  const demo: DemoCredentials = await ensureSlug(base, {
     email,
     developerToken: signup.token,
     projectId,
@@ -120,7 +149,7 @@ export async function seedDemo(
     userEmail,
     userPassword,
     sessionToken: user.session_token,
-  };
+  });
   writeFileSync(stateFile, JSON.stringify(demo, null, 2));
   return demo;
 }

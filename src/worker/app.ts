@@ -13,9 +13,11 @@ import { appMcpRoutes } from "./routes/app-mcp.ts";
 import { appMcpAdminRoutes } from "./routes/app-mcp-admin.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { collectionRoutes } from "./routes/collections.ts";
+import { consoleRoutes } from "./routes/console.ts";
 import { dataRoutes } from "./routes/data.ts";
 import { developerRoutes } from "./routes/developers.ts";
 import { functionRoutes } from "./routes/functions.ts";
+import { openApiRoutes } from "./routes/openapi.ts";
 import { platformMcpRoutes } from "./routes/platform-mcp.ts";
 import { projectRoutes } from "./routes/projects.ts";
 
@@ -72,6 +74,8 @@ export function createApp() {
   app.route("/", functionRoutes);
   app.route("/", appMcpAdminRoutes);
   app.route("/", platformMcpRoutes);
+  app.route("/", openApiRoutes);
+  app.route("/", consoleRoutes);
 
   return app;
 }

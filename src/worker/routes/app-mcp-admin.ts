@@ -4,7 +4,8 @@
  *
  * Connection URL: `${PUBLIC_BASE_URL}/app/<id>/mcp`; when `PUBLIC_BASE_URL` is empty (local
  * development can set it so) the origin of the admin request is used instead. The hostname URL is
- * `https://<slug>.<APP_MCP_HOST_SUFFIX>/mcp` once a slug is set, else null.
+ * `<scheme>://<slug>.<APP_MCP_HOST_SUFFIX>[:port]/mcp` (scheme and port of the base URL) once a slug
+ * is set, else null.
  *
  * The operations are exported as plain functions (input `unknown`, validated inside) returning the
  * wire shapes, so the platform MCP's `amba_app_mcp_*` / `amba_billing_status` tools answer exactly
@@ -125,6 +126,15 @@ export interface AppMcpConfigView {
   connection: { url: string; hostname_url: string | null };
 }
 
+/**
+ * `<slug>.<suffix>/mcp` with the platform base URL's scheme and port: `https://<slug>.mcp.amba.host/mcp`
+ * in production, `http://<slug>.mcp.localhost:8787/mcp` under `npm run dev`.
+ */
+function hostnameUrl(base: ConnectionBase, slug: string): string {
+  const { protocol, port } = new URL(base.baseUrl);
+  return `${protocol}//${slug}.${base.hostSuffix}${port ? `:${port}` : ""}/mcp`;
+}
+
 /** The config view of a project's settings (pure). */
 export function appMcpConfigView(
   base: ConnectionBase,
@@ -139,7 +149,7 @@ export function appMcpConfigView(
     allowed_origins: allowedOrigins,
     connection: {
       url: `${base.baseUrl}/app/${projectId}/mcp`,
-      hostname_url: config.slug && base.hostSuffix ? `https://${config.slug}.${base.hostSuffix}/mcp` : null,
+      hostname_url: config.slug && base.hostSuffix ? hostnameUrl(base, config.slug) : null,
     },
   };
 }

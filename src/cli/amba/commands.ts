@@ -1,0 +1,85 @@
+/**
+ * The `amba` commands as data: each maps a command path to one platform catalogue operation
+ * (`amba_*` tool), with the tool arguments that may be given positionally. Flags come from the
+ * tool's input schema (see args.ts); `project_id` comes from `--project` (or the first project).
+ */
+
+/** One catalogue-backed command. */
+export interface ToolCommand {
+  path: readonly string[];
+  tool: string;
+  positionals?: readonly string[];
+  summary: string;
+}
+
+/** Every catalogue-backed command, in help order. */
+export const TOOL_COMMANDS: readonly ToolCommand[] = [
+  { path: ["whoami"], tool: "amba_whoami", summary: "the developer this token belongs to" },
+  { path: ["projects"], tool: "amba_projects_list", summary: "your projects" },
+  {
+    path: ["projects", "create"],
+    tool: "amba_projects_create",
+    positionals: ["name"],
+    summary: "create a project",
+  },
+  {
+    path: ["collections", "list"],
+    tool: "amba_collections_list",
+    summary: "collections with columns and policy",
+  },
+  {
+    path: ["collections", "create"],
+    tool: "amba_collections_create",
+    positionals: ["name"],
+    summary: "create a collection (--columns JSON, --access JSON)",
+  },
+  {
+    path: ["expose"],
+    tool: "amba_app_mcp_set_exposure",
+    summary: "set what the app MCP exposes (--collections a,b --functions f)",
+  },
+  { path: ["config", "get"], tool: "amba_app_mcp_get_config", summary: "app MCP config and connection URLs" },
+  {
+    path: ["config", "set"],
+    tool: "amba_app_mcp_update_config",
+    summary: "change enabled, auth_mode, slug",
+  },
+  {
+    path: ["functions", "list"],
+    tool: "amba_functions_list",
+    summary: "functions and their active versions",
+  },
+  {
+    path: ["functions", "deploy"],
+    tool: "amba_functions_deploy",
+    positionals: ["name"],
+    summary: "deploy a new version (--url, --mcp JSON)",
+  },
+  {
+    path: ["functions", "versions"],
+    tool: "amba_functions_versions",
+    positionals: ["name"],
+    summary: "every version of a function",
+  },
+  {
+    path: ["functions", "promote"],
+    tool: "amba_functions_promote",
+    positionals: ["name", "version"],
+    summary: "make a version the active one",
+  },
+  {
+    path: ["billing", "status"],
+    tool: "amba_billing_status",
+    summary: "usage of a billing period (--period YYYY-MM)",
+  },
+];
+
+/** The command `argv` starts with (longest path first), and the rest of argv. */
+export function findCommand(argv: string[]): { command: ToolCommand; rest: string[] } | undefined {
+  const candidates = [...TOOL_COMMANDS].sort((a, b) => b.path.length - a.path.length);
+  for (const command of candidates) {
+    if (command.path.every((word, i) => argv[i] === word))
+      return { command, rest: argv.slice(command.path.length) };
+  }
+  return undefined;
+}

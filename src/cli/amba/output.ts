@@ -1,0 +1,55 @@
+/**
+ * Human output of a tool result (pure): top-level scalars as `key: value` lines, the first array of
+ * objects as an aligned table; nested values compact (`[{name, type}]` lists as `title text, …`).
+ * `--json` bypasses this and prints the result as JSON.
+ */
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** One cell: scalars as text, named lists as names, anything else as compact JSON. */
+export function cell(value: unknown): string {
+  if (value === null || value === undefined) return "-";
+  if (typeof value !== "object") return String(value);
+  if (Array.isArray(value)) {
+    if (value.every((v) => typeof v !== "object")) return value.join(", ") || "-";
+    if (value.every((v) => isObject(v) && typeof v.name === "string"))
+      return value.map((v) => [v.name, v.type].filter((x) => x !== undefined).join(" ")).join(", ");
+  }
+  if (isObject(value) && Object.values(value).every((v) => typeof v !== "object"))
+    return Object.entries(value)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ");
+  return JSON.stringify(value);
+}
+
+/** An aligned table of rows (columns: the keys of all rows, in first-seen order). */
+export function table(rows: Record<string, unknown>[]): string {
+  if (rows.length === 0) return "(none)";
+  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const cells = rows.map((r) => columns.map((c) => cell(r[c])));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => (row[i] as string).length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i] as number))
+      .join("  ")
+      .trimEnd();
+  return [line(columns), ...cells.map(line)].join("\n");
+}
+
+/** The human rendering of a result. */
+export function render(result: Record<string, unknown>): string {
+  const lines: string[] = [];
+  let listed = false;
+  for (const [key, value] of Object.entries(result)) {
+    if (!listed && Array.isArray(value) && value.length > 0 && value.every(isObject)) {
+      listed = true;
+      lines.push(table(value as Record<string, unknown>[]));
+    } else if (isObject(value) && !Object.values(value).every((v) => typeof v !== "object")) {
+      for (const [k, v] of Object.entries(value)) lines.push(`${key}.${k}: ${cell(v)}`);
+    } else {
+      lines.push(`${key}: ${cell(value)}`);
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}

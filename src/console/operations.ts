@@ -1,0 +1,83 @@
+/**
+ * The console's routes as OpenAPI operations (HTML pages and form posts), so `/openapi.json` lists
+ * every route the Worker registers. Pure data.
+ */
+import type { OperationSpec } from "../openapi/operations.ts";
+
+const CSRF = { type: "string", description: "The page's CSRF token." };
+
+export const CONSOLE_OPERATIONS: readonly OperationSpec[] = [
+  {
+    method: "get",
+    path: "/console",
+    tag: "console",
+    summary: "Console: sign-in page, or your projects",
+    access: "none",
+    response: { status: 200, schema: "html", description: "HTML page" },
+  },
+  {
+    method: "post",
+    path: "/console/login",
+    tag: "console",
+    summary: "Sign in with a developer token (sets the session cookie)",
+    access: "none",
+    form: { type: "object", properties: { token: { type: "string" } }, required: ["token"] },
+    response: { status: 303, schema: "redirect", description: "To /console" },
+  },
+  {
+    method: "post",
+    path: "/console/logout",
+    tag: "console",
+    summary: "Sign out (clears the cookie)",
+    access: "console",
+    form: { type: "object", properties: { csrf: CSRF }, required: ["csrf"] },
+    response: { status: 303, schema: "redirect", description: "To /console" },
+  },
+  {
+    method: "get",
+    path: "/console/projects/{id}",
+    tag: "console",
+    summary: "A project: collections, exposure, config, connection, tools preview, usage",
+    access: "console",
+    response: { status: 200, schema: "html", description: "HTML page" },
+  },
+  {
+    method: "post",
+    path: "/console/projects/{id}/exposure",
+    tag: "console",
+    summary: "Set the exposure",
+    access: "console",
+    form: {
+      type: "object",
+      properties: {
+        csrf: CSRF,
+        collections: { type: "array", items: { type: "string" } },
+        functions: { type: "array", items: { type: "string" } },
+      },
+      required: ["csrf"],
+    },
+    response: { status: 303, schema: "redirect", description: "Back to the project" },
+  },
+  {
+    method: "post",
+    path: "/console/projects/{id}/config",
+    tag: "console",
+    summary: "Change enabled, auth_mode, slug",
+    access: "console",
+    form: {
+      type: "object",
+      properties: {
+        csrf: CSRF,
+        enabled: { const: "on" },
+        auth_mode: { enum: ["all", "client_only", "developer_only"] },
+        slug: { type: "string" },
+      },
+      required: ["csrf"],
+    },
+    response: {
+      status: 303,
+      schema: "redirect",
+      description: "Back to the project (400 with the page and a message when invalid)",
+    },
+  },
+];

@@ -1,0 +1,195 @@
+/**
+ * The console's pages, server-rendered with `hono/html` (interpolations are escaped): sign-in, the
+ * project list, and a project's page — collections with columns and policy, exposure toggles,
+ * config, connection panel, live tools preview per scope, usage. Pure: data in, markup out. The
+ * inline script (copy buttons) is progressive enhancement; every action is a plain form.
+ */
+import { html, raw } from "hono/html";
+import type { CollectionView } from "../data/collections.ts";
+import type { FunctionView } from "../functions/service.ts";
+import type { ToolDefinition } from "../mcp/server.ts";
+import type { ClientConfig } from "../platform-mcp/client-configs.ts";
+import { type UsagePoint, usageChart } from "./chart.ts";
+
+type Markup = ReturnType<typeof html>;
+
+/** A flash line above the page content. */
+export interface Notice {
+  kind: "error" | "ok";
+  text: string;
+}
+
+const STYLE = `
+*{box-sizing:border-box}body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d2230;background:#f7f8fb}
+header{background:#1d2230;color:#fff;padding:10px 24px;display:flex;gap:16px;align-items:center}
+header a{color:#cfe0ff}header form{margin-left:auto}
+main{max-width:1100px;margin:0 auto;padding:16px 24px}
+section{background:#fff;border:1px solid #d8dce6;border-radius:6px;padding:12px 16px;margin:12px 0}
+h2{margin:0 0 8px;font-size:18px}table{border-collapse:collapse;width:100%}
+td,th{border-bottom:1px solid #e6e9f0;padding:4px 8px;text-align:left;vertical-align:top}
+pre{background:#f1f3f8;padding:8px;overflow:auto;font-size:12px;white-space:pre-wrap;word-break:break-all}
+.notice{padding:8px 12px;border-radius:6px}.notice.error{background:#fde8e7;color:#8a1f17}.notice.ok{background:#e5f5ea;color:#1d5a33}
+.grid{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#6b7285}
+button{font:inherit;padding:4px 12px;cursor:pointer}label{display:block;margin:4px 0}
+.tag{display:inline-block;background:#eef1f7;border-radius:4px;padding:0 6px;font-size:12px;margin-right:4px}`;
+
+const COPY_SCRIPT = `document.querySelectorAll("button[data-copy]").forEach((b) => {
+  b.hidden = false;
+  b.addEventListener("click", async () => {
+    const text = document.getElementById(b.dataset.copy).textContent;
+    try { await navigator.clipboard.writeText(text); b.textContent = "Copied"; } catch { b.textContent = "Select and copy"; }
+  });
+});`;
+
+function layout(title: string, nonce: string, body: Markup | Markup[], header: Markup | string = "") {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${title} — Amba console</title><style>${raw(STYLE)}</style></head>
+<body><header><b>Amba console</b> <a href="/console">Projects</a> <a href="/docs">API reference</a>${header}</header>
+<main>${body}</main><script nonce="${nonce}">${raw(COPY_SCRIPT)}</script></body></html>`;
+}
+
+const notice = (n?: Notice) =>
+  n ? html`<p class="notice ${n.kind}" role="${n.kind === "error" ? "alert" : "status"}">${n.text}</p>` : "";
+
+const signOut = (csrf: string) =>
+  html`<form method="post" action="/console/logout"><input type="hidden" name="csrf" value="${csrf}"><button>Sign out</button></form>`;
+
+/** The sign-in page: one form posting the developer token. */
+export function signInPage(nonce: string, message?: Notice) {
+  return layout(
+    "Sign in",
+    nonce,
+    html`<section><h2>Sign in</h2>${notice(message)}
+<form method="post" action="/console/login">
+  <label>Developer token <input name="token" type="password" autocomplete="off" required size="60" placeholder="amba_dev_…"></label>
+  <button type="submit">Sign in</button>
+</form>
+<p class="muted">The token is kept in an HttpOnly cookie for this site only (8 hours). No account yet? <code>POST /v1/developers/signup</code> or <code>npm run dev</code> prints one.</p></section>`,
+  );
+}
+
+/** The project list. */
+export function projectsPage(
+  nonce: string,
+  csrf: string,
+  email: string,
+  projects: { id: string; name: string; created_at: string | null }[],
+) {
+  return layout(
+    "Projects",
+    nonce,
+    html`<section><h2>Projects of ${email}</h2>
+<table><tr><th>name</th><th>id</th><th>created</th></tr>
+${projects.map((p) => html`<tr><td><a href="/console/projects/${p.id}">${p.name}</a></td><td><code>${p.id}</code></td><td>${p.created_at ?? ""}</td></tr>`)}
+</table></section>`,
+    signOut(csrf),
+  );
+}
+
+/** Everything a project's page shows. */
+export interface ProjectPageData {
+  project: { id: string; name: string };
+  csrf: string;
+  collections: CollectionView[];
+  functions: FunctionView[];
+  exposure: { collections: string[]; functions: string[] };
+  config: {
+    enabled: boolean;
+    auth_mode: string;
+    slug: string | null;
+    connection: { url: string; hostname_url: string | null };
+  };
+  authModes: readonly string[];
+  /** Per scope: the tools, and why the endpoint refuses that scope now (null: it connects). */
+  tools: { scope: string; label: string; refused: string | null; tools: ToolDefinition[] }[];
+  clientConfigs: ClientConfig[];
+  usage: UsagePoint[];
+  billing: { period: string; usage: Record<string, number> };
+  notices: { exposure?: Notice; config?: Notice };
+}
+
+const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
+
+function collectionsSection(d: ProjectPageData) {
+  return html`<section id="collections"><h2>Collections</h2>
+${d.collections.length === 0 ? html`<p class="muted">No collections yet (<code>amba collections create</code>).</p>` : ""}
+${d.collections.map(
+  (
+    c,
+  ) => html`<h3>${c.name} <span class="tag">read: ${c.access.read}</span><span class="tag">write: ${c.access.write}</span></h3>
+<table class="columns" data-collection="${c.name}"><tr><th>column</th><th>type</th><th>flags</th><th>description</th></tr>
+${c.columns.map(
+  (col) =>
+    html`<tr><td><code>${col.name}</code></td><td>${col.type === "vector" ? `vector(${col.dimensions})` : col.type}</td><td>${[col.required ? "required" : "", col.unique ? "unique" : ""].filter(Boolean).join(", ")}</td><td>${col.description ?? ""}</td></tr>`,
+)}</table>`,
+)}
+</section>`;
+}
+
+function exposureSection(d: ProjectPageData) {
+  const box = (kind: "collections" | "functions", name: string) =>
+    html`<label><input type="checkbox" name="${kind}" value="${name}" ${d.exposure[kind].includes(name) ? "checked" : ""}> ${name}</label>`;
+  return html`<section id="exposure"><h2>Exposure</h2>${notice(d.notices.exposure)}
+<form method="post" action="/console/projects/${d.project.id}/exposure">${csrfField(d.csrf)}
+<div class="grid"><fieldset><legend>Collections</legend>${d.collections.map((c) => box("collections", c.name))}${d.collections.length ? "" : html`<span class="muted">none</span>`}</fieldset>
+<fieldset><legend>Functions</legend>${d.functions.map((f) => box("functions", f.name))}${d.functions.length ? "" : html`<span class="muted">none</span>`}</fieldset></div>
+<button type="submit">Save exposure</button></form></section>`;
+}
+
+function configSection(d: ProjectPageData) {
+  return html`<section id="config"><h2>App MCP config</h2>${notice(d.notices.config)}
+<form method="post" action="/console/projects/${d.project.id}/config">${csrfField(d.csrf)}
+<label><input type="checkbox" name="enabled" value="on" ${d.config.enabled ? "checked" : ""}> enabled (off: the endpoint answers 403)</label>
+<label>auth_mode <select name="auth_mode">${d.authModes.map((m) => html`<option value="${m}" ${m === d.config.auth_mode ? "selected" : ""}>${m}</option>`)}</select></label>
+<label>slug <input name="slug" value="${d.config.slug ?? ""}" placeholder="(none)" pattern="[a-z0-9]([a-z0-9-]*[a-z0-9])?" title="lowercase letters, digits and inner hyphens"> <span class="muted">empty releases it</span></label>
+<button type="submit">Save config</button></form>
+<p>Current: <span id="current-config">enabled=${String(d.config.enabled)} auth_mode=${d.config.auth_mode} slug=${d.config.slug ?? "none"}</span></p></section>`;
+}
+
+function connectionSection(d: ProjectPageData) {
+  return html`<section id="connection"><h2>Connect an MCP client</h2>
+<p>Path URL: <code id="path-url">${d.config.connection.url}</code></p>
+<p>Hostname URL: ${d.config.connection.hostname_url ? html`<code id="hostname-url">${d.config.connection.hostname_url}</code>` : html`<span class="muted">set a slug to get one</span>`}</p>
+<p class="muted">The configs name your token as <code>&lt;developer token&gt;</code>: the console never shows it. <code>amba mcp config --client …</code> prints them filled in.</p>
+${d.clientConfigs.map(
+  (
+    c,
+  ) => html`<details class="client-config" data-client="${c.client}"><summary>${c.label} <span class="muted">— ${c.where}</span></summary>
+<pre id="config-${c.client}">${c.text}</pre><button type="button" data-copy="config-${c.client}" hidden>Copy</button>
+${c.alternatives.map((a, i) => html`<p class="muted">or ${a.where}:</p><pre id="config-${c.client}-${i}">${a.text}</pre>`)}
+</details>`,
+)}</section>`;
+}
+
+function toolsSection(d: ProjectPageData) {
+  return html`<section id="tools"><h2>Tools preview <span class="muted">(what tools/list returns now)</span></h2>
+<div class="grid">${d.tools.map(
+    (
+      scope,
+    ) => html`<div class="scope" data-scope="${scope.scope}"><h3>${scope.label} (${scope.tools.length})</h3>
+${scope.tools.map(
+  (t) => html`<details class="tool" data-tool="${t.name}"><summary><code>${t.name}</code></summary>
+<p>${t.description ?? ""}</p><pre>${JSON.stringify(t.inputSchema, null, 2)}</pre></details>`,
+)}</div>`,
+  )}</div></section>`;
+}
+
+function usageSection(d: ProjectPageData) {
+  return html`<section id="usage"><h2>Usage</h2>
+<p>Agent tool calls per month (successful app MCP tool calls):</p>
+${usageChart(d.usage, "Agent tool calls per month")}
+<p>Billing period <b>${d.billing.period}</b>: ${Object.entries(d.billing.usage).map(([k, v]) => html`<span class="tag" data-metric="${k}">${k}: ${v}</span>`)}</p>
+</section>`;
+}
+
+/** A project's page. */
+export function projectPage(nonce: string, d: ProjectPageData) {
+  return layout(
+    d.project.name,
+    nonce,
+    html`<h1>${d.project.name} <small class="muted"><code>${d.project.id}</code></small></h1>
+${collectionsSection(d)}${exposureSection(d)}${configSection(d)}${toolsSection(d)}${connectionSection(d)}${usageSection(d)}`,
+    signOut(d.csrf),
+  );
+}

@@ -1,0 +1,65 @@
+/**
+ * The console's session: the developer token lives in an HttpOnly, Secure, SameSite=Strict cookie
+ * scoped to `/console` (never in a URL, never readable by page script), set by the sign-in form's
+ * POST. Every state-changing form carries a CSRF token derived from the cookie (SHA-256 of a label
+ * and the token): a page of another site can neither read the cookie nor compute the token, and
+ * SameSite=Strict keeps the cookie off cross-site requests anyway. POSTs with a foreign `Origin` are
+ * refused outright.
+ */
+
+/** Name of the session cookie. */
+export const SESSION_COOKIE = "amba_console";
+/** Session cookie lifetime: 8 hours. */
+export const SESSION_MAX_AGE_SECONDS = 8 * 60 * 60;
+
+const base64url = (bytes: ArrayBuffer) =>
+  btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+
+/** The CSRF token of a session (deterministic per developer token). */
+export async function csrfToken(sessionToken: string): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(`amba-console-csrf:${sessionToken}`),
+  );
+  return base64url(digest);
+}
+
+/** True when `given` is the CSRF token of `sessionToken` (compared without early exit). */
+export async function csrfMatches(sessionToken: string, given: unknown): Promise<boolean> {
+  if (typeof given !== "string") return false;
+  const expected = await csrfToken(sessionToken);
+  if (given.length !== expected.length) return false;
+  let diff = 0;
+  for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ given.charCodeAt(i);
+  return diff === 0;
+}
+
+/** True when a POST's `Origin` (if any) is the console's own origin. */
+export function sameOrigin(originHeader: string | undefined, requestUrl: string): boolean {
+  return originHeader === undefined || originHeader === new URL(requestUrl).origin;
+}
+
+/** Secure cookies everywhere but plain-HTTP loopback development (`npm run dev`). */
+export function secureCookie(requestUrl: string): boolean {
+  const url = new URL(requestUrl);
+  return url.protocol === "https:" || !["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+}
+
+/** A per-response nonce for the inline script (Content-Security-Policy). */
+export function scriptNonce(): string {
+  return base64url(crypto.getRandomValues(new Uint8Array(16)).buffer);
+}
+
+/** Headers of every console page: no caching, no framing, scripts only with the nonce. */
+export function pageHeaders(nonce: string): Record<string, string> {
+  return {
+    "cache-control": "no-store",
+    "x-frame-options": "DENY",
+    "referrer-policy": "same-origin",
+    "x-content-type-options": "nosniff",
+    "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; connect-src 'self'`,
+  };
+}

@@ -1,0 +1,450 @@
+/**
+ * Every public route of the Worker as an OpenAPI operation: method, path, who may call it, the
+ * request body's valibot schema (imported from where the route validates with it) and the response.
+ * `test/worker/openapi.test.ts` checks this table against the Hono app's registered routes, so a new
+ * route without an entry fails the build. Pure data.
+ */
+import type * as v from "valibot";
+import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
+import { DeployFunctionSchema } from "../functions/definition.ts";
+import { ConfigPatchSchema, ExposureSchema } from "../worker/routes/app-mcp-admin.ts";
+import { EndUserCredentialsSchema, SigninSchema } from "../worker/routes/auth.ts";
+import { DeveloperSignupSchema } from "../worker/routes/developers.ts";
+import { PromoteFunctionSchema } from "../worker/routes/functions.ts";
+import {
+  CreateClientKeySchema,
+  CreateProjectSchema,
+  UpdateProjectSchema,
+} from "../worker/routes/projects.ts";
+import type { JsonSchema } from "./schemas.ts";
+
+/** Who may call an operation (maps to OpenAPI security requirements). */
+export type Access = "none" | "developer" | "client_key" | "end_user" | "developer_or_end_user" | "console";
+
+export type Method = "get" | "post" | "put" | "patch" | "delete";
+
+/** One documented operation. */
+export interface OperationSpec {
+  method: Method;
+  /** OpenAPI path (`{id}` parameters). */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  access: Access;
+  /** The valibot schema the route validates the JSON body with (or a JSON Schema when it is per-collection). */
+  body?: v.GenericSchema | JsonSchema;
+  /** Form fields (console pages: `application/x-www-form-urlencoded`). */
+  form?: JsonSchema;
+  query?: { name: string; description: string; schema: JsonSchema }[];
+  /** Success status and the `#/components/schemas` name of its body (`html`: a page; `none`: empty). */
+  response: { status: number; schema: string | "html" | "none" | "redirect"; description: string };
+  /** Documented as the methods a route registered with `app.all` answers (the others: 405). */
+  allMethods?: boolean;
+}
+
+/** Per-collection bodies: their shape follows the collection's columns. */
+const ROW_BODY: JsonSchema = {
+  type: "object",
+  description: "Column values of the collection (server-managed columns are rejected).",
+  additionalProperties: true,
+};
+const QUERY_BODY = (what: string): JsonSchema => ({
+  type: "object",
+  description: `${what}; the accepted fields follow the collection's columns (see the app MCP's tools/list input schemas).`,
+  additionalProperties: true,
+});
+
+const ADMIN = "/v1/admin/projects/{id}";
+const DATA = "/v1/projects/{id}/collections/{name}";
+const period = {
+  name: "period",
+  description: "Billing period YYYY-MM (UTC); default the current month.",
+  schema: { type: "string", pattern: "^\\d{4}-(0[1-9]|1[0-2])$" },
+};
+
+/** The public REST surface, in document order. */
+export const OPERATIONS: readonly OperationSpec[] = [
+  {
+    method: "get",
+    path: "/healthz",
+    tag: "platform",
+    summary: "Health check (database round trip)",
+    access: "none",
+    response: {
+      status: 200,
+      schema: "Health",
+      description: "Healthy (503 when the database is unreachable)",
+    },
+  },
+  {
+    method: "post",
+    path: "/v1/developers/signup",
+    tag: "developers",
+    summary: "Sign up as a developer",
+    description:
+      "A developer, a developer token, a first project and a client key; the secrets are shown once.",
+    access: "none",
+    body: DeveloperSignupSchema,
+    response: { status: 201, schema: "DeveloperSignup", description: "Created" },
+  },
+  {
+    method: "get",
+    path: "/v1/admin/projects",
+    tag: "projects",
+    summary: "List your projects",
+    access: "developer",
+    response: { status: 200, schema: "ProjectList", description: "Projects, oldest first" },
+  },
+  {
+    method: "post",
+    path: "/v1/admin/projects",
+    tag: "projects",
+    summary: "Create a project",
+    access: "developer",
+    body: CreateProjectSchema,
+    response: { status: 201, schema: "Project", description: "Created" },
+  },
+  {
+    method: "get",
+    path: ADMIN,
+    tag: "projects",
+    summary: "Get a project",
+    access: "developer",
+    response: { status: 200, schema: "Project", description: "The project" },
+  },
+  {
+    method: "patch",
+    path: ADMIN,
+    tag: "projects",
+    summary: "Rename a project",
+    access: "developer",
+    body: UpdateProjectSchema,
+    response: { status: 200, schema: "Project", description: "Renamed" },
+  },
+  {
+    method: "delete",
+    path: ADMIN,
+    tag: "projects",
+    summary: "Delete a project with all its data",
+    access: "developer",
+    response: { status: 200, schema: "Deleted", description: "Deleted" },
+  },
+  {
+    method: "post",
+    path: `${ADMIN}/client-keys`,
+    tag: "projects",
+    summary: "Create a client key",
+    access: "developer",
+    body: CreateClientKeySchema,
+    response: { status: 201, schema: "ClientKey", description: "Created; client_key is shown once" },
+  },
+  {
+    method: "get",
+    path: `${ADMIN}/client-keys`,
+    tag: "projects",
+    summary: "List client keys (no secrets)",
+    access: "developer",
+    response: { status: 200, schema: "ClientKeyList", description: "Client keys" },
+  },
+  {
+    method: "delete",
+    path: `${ADMIN}/client-keys/{keyId}`,
+    tag: "projects",
+    summary: "Revoke a client key",
+    access: "developer",
+    response: { status: 200, schema: "ClientKey", description: "Revoked" },
+  },
+  {
+    method: "post",
+    path: `${ADMIN}/collections`,
+    tag: "collections",
+    summary: "Create a collection",
+    access: "developer",
+    body: CollectionDefinitionSchema,
+    response: { status: 201, schema: "Collection", description: "Created" },
+  },
+  {
+    method: "get",
+    path: `${ADMIN}/collections`,
+    tag: "collections",
+    summary: "List collections",
+    access: "developer",
+    response: { status: 200, schema: "CollectionList", description: "Collections with columns and policy" },
+  },
+  {
+    method: "patch",
+    path: `${ADMIN}/collections/{name}`,
+    tag: "collections",
+    summary: "Alter a collection (add/drop columns, policy)",
+    access: "developer",
+    body: AlterCollectionSchema,
+    response: { status: 200, schema: "Collection", description: "Altered" },
+  },
+  {
+    method: "delete",
+    path: `${ADMIN}/collections/{name}`,
+    tag: "collections",
+    summary: "Drop a collection",
+    access: "developer",
+    response: { status: 200, schema: "NamedDeleted", description: "Dropped" },
+  },
+  {
+    method: "post",
+    path: `${ADMIN}/functions/deploy`,
+    tag: "functions",
+    summary: "Deploy a function version (becomes active)",
+    access: "developer",
+    body: DeployFunctionSchema,
+    response: { status: 201, schema: "FunctionVersion", description: "Deployed" },
+  },
+  {
+    method: "get",
+    path: `${ADMIN}/functions`,
+    tag: "functions",
+    summary: "List functions",
+    access: "developer",
+    response: { status: 200, schema: "FunctionList", description: "Functions with their active version" },
+  },
+  {
+    method: "get",
+    path: `${ADMIN}/functions/{name}/versions`,
+    tag: "functions",
+    summary: "List a function's versions",
+    access: "developer",
+    response: { status: 200, schema: "FunctionVersions", description: "Versions, oldest first" },
+  },
+  {
+    method: "post",
+    path: `${ADMIN}/functions/{name}/promote`,
+    tag: "functions",
+    summary: "Make a version active",
+    access: "developer",
+    body: PromoteFunctionSchema,
+    response: { status: 200, schema: "FunctionVersion", description: "Promoted" },
+  },
+  {
+    method: "delete",
+    path: `${ADMIN}/functions/{name}`,
+    tag: "functions",
+    summary: "Delete a function",
+    access: "developer",
+    response: { status: 200, schema: "NamedDeleted", description: "Deleted" },
+  },
+  {
+    method: "get",
+    path: `${ADMIN}/app-mcp/exposure`,
+    tag: "app-mcp",
+    summary: "What the app MCP exposes",
+    access: "developer",
+    response: { status: 200, schema: "Exposure", description: "Exposure allowlist" },
+  },
+  {
+    method: "put",
+    path: `${ADMIN}/app-mcp/exposure`,
+    tag: "app-mcp",
+    summary: "Set the exposure (full-set replacement per kind)",
+    access: "developer",
+    body: ExposureSchema,
+    response: { status: 200, schema: "Exposure", description: "The new allowlist" },
+  },
+  {
+    method: "get",
+    path: `${ADMIN}/app-mcp/config`,
+    tag: "app-mcp",
+    summary: "App MCP config and connection URLs",
+    access: "developer",
+    response: { status: 200, schema: "AppMcpConfig", description: "Config" },
+  },
+  {
+    method: "patch",
+    path: `${ADMIN}/app-mcp/config`,
+    tag: "app-mcp",
+    summary: "Change enabled, auth_mode, slug",
+    access: "developer",
+    body: ConfigPatchSchema,
+    response: {
+      status: 200,
+      schema: "AppMcpConfig",
+      description: "The new config (409 when the slug is taken)",
+    },
+  },
+  {
+    method: "get",
+    path: `${ADMIN}/billing`,
+    tag: "billing",
+    summary: "Usage of a billing period",
+    access: "developer",
+    query: [period],
+    response: { status: 200, schema: "Billing", description: "Usage, including agent_tool_calls" },
+  },
+  {
+    method: "post",
+    path: "/v1/auth/signup",
+    tag: "end-users",
+    summary: "Sign up an end user",
+    access: "client_key",
+    body: EndUserCredentialsSchema,
+    response: { status: 201, schema: "Session", description: "Signed up and signed in" },
+  },
+  {
+    method: "post",
+    path: "/v1/auth/signin",
+    tag: "end-users",
+    summary: "Sign in an end user",
+    access: "client_key",
+    body: SigninSchema,
+    response: { status: 200, schema: "Session", description: "Signed in" },
+  },
+  {
+    method: "post",
+    path: "/v1/auth/signout",
+    tag: "end-users",
+    summary: "Revoke the session",
+    access: "end_user",
+    response: { status: 200, schema: "none", description: "Signed out ({signed_out: true})" },
+  },
+  {
+    method: "get",
+    path: "/v1/auth/me",
+    tag: "end-users",
+    summary: "The signed-in end user",
+    access: "end_user",
+    response: { status: 200, schema: "Me", description: "The user and project" },
+  },
+  {
+    method: "get",
+    path: `${DATA}/rows`,
+    tag: "data",
+    summary: "List rows (policy applies)",
+    access: "developer_or_end_user",
+    query: [
+      {
+        name: "limit",
+        description: "Page size (1–100, default 20).",
+        schema: { type: "integer", minimum: 1, maximum: 100 },
+      },
+      { name: "cursor", description: "next_cursor of the previous page.", schema: { type: "string" } },
+    ],
+    response: { status: 200, schema: "RowPage", description: "A page of rows" },
+  },
+  {
+    method: "get",
+    path: `${DATA}/rows/{rowId}`,
+    tag: "data",
+    summary: "Get a row",
+    access: "developer_or_end_user",
+    response: { status: 200, schema: "Row", description: "The row" },
+  },
+  {
+    method: "post",
+    path: `${DATA}/rows`,
+    tag: "data",
+    summary: "Insert a row",
+    access: "developer_or_end_user",
+    body: ROW_BODY,
+    response: { status: 201, schema: "Row", description: "Inserted" },
+  },
+  {
+    method: "patch",
+    path: `${DATA}/rows/{rowId}`,
+    tag: "data",
+    summary: "Update a row",
+    access: "developer_or_end_user",
+    body: ROW_BODY,
+    response: { status: 200, schema: "Row", description: "Updated" },
+  },
+  {
+    method: "delete",
+    path: `${DATA}/rows/{rowId}`,
+    tag: "data",
+    summary: "Delete a row (soft unless hard=true)",
+    access: "developer_or_end_user",
+    query: [{ name: "hard", description: "true: delete for good.", schema: { enum: ["true", "false"] } }],
+    response: { status: 200, schema: "RowDeleted", description: "Deleted" },
+  },
+  {
+    method: "post",
+    path: `${DATA}/find`,
+    tag: "data",
+    summary: "Find rows with a where / order_by",
+    access: "developer_or_end_user",
+    body: QUERY_BODY("{where?, order_by?, limit?, cursor?}"),
+    response: { status: 200, schema: "RowPage", description: "A page of rows" },
+  },
+  {
+    method: "post",
+    path: `${DATA}/aggregate`,
+    tag: "data",
+    summary: "Aggregate (count, sum, avg, min, max; group_by)",
+    access: "developer_or_end_user",
+    body: QUERY_BODY("{aggregates, group_by?, where?}"),
+    response: { status: 200, schema: "none", description: "{groups: [...]}" },
+  },
+  {
+    method: "post",
+    path: `${DATA}/nearest`,
+    tag: "data",
+    summary: "Nearest rows by a vector column",
+    access: "developer_or_end_user",
+    body: QUERY_BODY("{column, vector, limit?, where?}"),
+    response: { status: 200, schema: "none", description: "Rows with their distance" },
+  },
+  {
+    method: "post",
+    path: "/v1/projects/{id}/functions/{name}/invoke",
+    tag: "functions",
+    summary: "Invoke a function (the function execution path)",
+    access: "developer_or_end_user",
+    body: {
+      type: "object",
+      description: "The function's input (checked against its declared input_schema).",
+    },
+    response: { status: 200, schema: "none", description: "The upstream's status and body" },
+  },
+  {
+    method: "post",
+    path: "/app/{projectId}/mcp",
+    tag: "mcp",
+    summary: "The app's MCP endpoint (Streamable HTTP)",
+    description:
+      "Also at https://<slug>.<APP_MCP_HOST_SUFFIX>/mcp. GET and DELETE answer 405 (stateless server).",
+    access: "developer_or_end_user",
+    body: { $ref: "#/components/schemas/JsonRpc" },
+    allMethods: true,
+    response: { status: 200, schema: "JsonRpc", description: "JSON-RPC response (202 for notifications)" },
+  },
+  {
+    method: "post",
+    path: "/mcp",
+    tag: "mcp",
+    summary: "The platform MCP (amba_* tools)",
+    description:
+      "Developer Bearer optional: without it only initialize, tools/list and amba_developer_signup work. On a <slug> host this path is the app MCP.",
+    access: "developer",
+    body: { $ref: "#/components/schemas/JsonRpc" },
+    allMethods: true,
+    response: { status: 200, schema: "JsonRpc", description: "JSON-RPC response" },
+  },
+  {
+    method: "get",
+    path: "/openapi.json",
+    tag: "platform",
+    summary: "This document",
+    access: "none",
+    response: { status: 200, schema: "none", description: "OpenAPI 3.1" },
+  },
+  {
+    method: "get",
+    path: "/docs",
+    tag: "platform",
+    summary: "API reference page",
+    access: "none",
+    response: { status: 200, schema: "html", description: "HTML" },
+  },
+];
+
+/** True when `body` is a valibot schema (else it is already JSON Schema). */
+export const isValibot = (body: v.GenericSchema | JsonSchema): body is v.GenericSchema =>
+  (body as { kind?: unknown }).kind === "schema" &&
+  typeof (body as { "~run"?: unknown })["~run"] === "function";

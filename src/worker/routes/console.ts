@@ -1,0 +1,244 @@
+/**
+ * The developer console at /console: server-rendered pages over the same service functions the
+ * admin REST routes call (no HTTP to itself). The session cookie's developer token is put where
+ * the admin routes read theirs (`Authorization`), so `authenticateDeveloper` /
+ * `authenticateProjectAdmin` check it exactly as they check an API call. Cookie, CSRF and CSP
+ * decisions: src/console/session.ts and README "Console".
+ */
+
+import { eq } from "drizzle-orm";
+import { type Context, Hono } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { developers } from "../../../schema/index.ts";
+import { buildAppTools, type Scope } from "../../app-mcp/tools.ts";
+import { lastPeriods } from "../../console/chart.ts";
+import { type Notice, projectPage, projectsPage, signInPage } from "../../console/pages.ts";
+import {
+  csrfMatches,
+  csrfToken,
+  pageHeaders,
+  SESSION_COOKIE,
+  SESSION_MAX_AGE_SECONDS,
+  sameOrigin,
+  scriptNonce,
+  secureCookie,
+} from "../../console/session.ts";
+import { collectionView } from "../../data/collections.ts";
+import { listCollections } from "../../data/service.ts";
+import { AppError, forbidden } from "../../errors.ts";
+import { listFunctions } from "../../functions/service.ts";
+import { allClientConfigs, serverName } from "../../platform-mcp/client-configs.ts";
+import { loadAppMeta } from "../app-surface.ts";
+import { type AppMcpSettings, authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
+import type { AppEnv } from "../hono.ts";
+import { billingPeriod } from "../usage.ts";
+import {
+  AUTH_MODES,
+  appMcpConfigView,
+  billingStatus,
+  connectionBase,
+  exposureView,
+  setExposure,
+  updateAppMcpConfig,
+} from "./app-mcp-admin.ts";
+import { listProjects } from "./projects.ts";
+
+type C = Context<AppEnv>;
+
+export const consoleRoutes = new Hono<AppEnv>();
+
+/**
+ * Make `token` the request's developer credential for the admin authentication functions. The
+ * stand-in request has no body: read a form (`parseBody`) before calling this.
+ */
+function useToken(c: C, token: string): void {
+  const headers = new Headers(c.req.raw.headers);
+  headers.set("authorization", `Bearer ${token}`);
+  c.req.raw = new Request(c.req.url, { method: c.req.method, headers });
+}
+
+function render(c: C, page: (nonce: string) => ReturnType<typeof signInPage>, status = 200) {
+  const nonce = scriptNonce();
+  return c.html(page(nonce), status as 200, pageHeaders(nonce));
+}
+
+/** The signed-in developer, or null (no cookie, or a token that no longer works: cookie cleared). */
+async function signedIn(c: C): Promise<{ developerId: string; token: string } | null> {
+  const token = getCookie(c, SESSION_COOKIE);
+  if (!token) return null;
+  useToken(c, token);
+  try {
+    return { ...(await authenticateDeveloper(c)), token };
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status !== 401) throw err;
+    deleteCookie(c, SESSION_COOKIE, { path: "/console" });
+    return null;
+  }
+}
+
+/** A state-changing form: same origin, signed in, CSRF token of this session. Returns the form. */
+async function checkedForm(
+  c: C,
+): Promise<{ token: string; form: Record<string, string | File | (string | File)[]> } | null> {
+  if (!sameOrigin(c.req.header("origin"), c.req.url)) throw forbidden("cross-origin form post refused");
+  const form = await c.req.parseBody({ all: true });
+  const session = await signedIn(c);
+  if (!session) return null;
+  if (!(await csrfMatches(session.token, form.csrf))) throw forbidden("invalid CSRF token: reload the page");
+  return { token: session.token, form };
+}
+
+const list = (value: unknown): string[] =>
+  (Array.isArray(value) ? value : value === undefined ? [] : [value]).filter(
+    (v): v is string => typeof v === "string",
+  );
+
+consoleRoutes.get("/console", async (c) => {
+  const session = await signedIn(c);
+  if (!session) return render(c, (nonce) => signInPage(nonce));
+  const db = c.var.db;
+  const [[developer], projects, csrf] = await Promise.all([
+    db.select({ email: developers.email }).from(developers).where(eq(developers.id, session.developerId)),
+    listProjects(db, session.developerId),
+    csrfToken(session.token),
+  ]);
+  return render(c, (nonce) => projectsPage(nonce, csrf, developer?.email ?? "", projects));
+});
+
+consoleRoutes.post("/console/login", async (c) => {
+  if (!sameOrigin(c.req.header("origin"), c.req.url)) throw forbidden("cross-origin form post refused");
+  const form = await c.req.parseBody();
+  const token = typeof form.token === "string" ? form.token.trim() : "";
+  useToken(c, token);
+  try {
+    await authenticateDeveloper(c);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status !== 401) throw err;
+    return render(
+      c,
+      (nonce) => signInPage(nonce, { kind: "error", text: "That developer token is not valid." }),
+      401,
+    );
+  }
+  setCookie(c, SESSION_COOKIE, token, {
+    path: "/console",
+    httpOnly: true,
+    secure: secureCookie(c.req.url),
+    sameSite: "Strict",
+    maxAge: SESSION_MAX_AGE_SECONDS,
+  });
+  return c.redirect("/console", 303);
+});
+
+consoleRoutes.post("/console/logout", async (c) => {
+  await checkedForm(c);
+  deleteCookie(c, SESSION_COOKIE, { path: "/console" });
+  return c.redirect("/console", 303);
+});
+
+/** Render a project's page (with optional notices), reading everything through the services. */
+async function showProject(c: C, token: string, notices: ProjectPageData["notices"] = {}, status = 200) {
+  const { project, config } = await authenticateProjectAdmin(c, c.req.param("id") as string);
+  const db = c.var.db;
+  const period = billingPeriod();
+  const periods = lastPeriods(period, 6);
+  const [collections, functions, meta, usage, csrf] = await Promise.all([
+    listCollections(db, project.id),
+    listFunctions(db, project.id),
+    loadAppMeta(db, project, config),
+    Promise.all(periods.map((p) => billingStatus(db, project.id, p))),
+    csrfToken(token),
+  ]);
+  const view = appMcpConfigView(connectionBase(c.env, c.req.url), project.id, config);
+  const target = {
+    name: serverName(project.name),
+    url: view.connection.url,
+    headers: { Authorization: "Bearer <developer token>" },
+  };
+  const data: ProjectPageData = {
+    project: { id: project.id, name: project.name },
+    csrf,
+    collections: collections.map(collectionView),
+    functions,
+    exposure: exposureView(config),
+    config: view,
+    authModes: AUTH_MODES,
+    tools: [
+      {
+        scope: "developer",
+        label: "Developer token",
+        refused: refusal(config, "developer"),
+        tools: buildAppTools(meta, "developer").map((t) => t.definition),
+      },
+      {
+        scope: "end_user",
+        label: "End user (client key + session)",
+        refused: refusal(config, "end_user"),
+        tools: buildAppTools(meta, "end_user").map((t) => t.definition),
+      },
+    ],
+    clientConfigs: allClientConfigs(target),
+    usage: usage.map((u) => ({ period: u.period, value: u.usage.agent_tool_calls ?? 0 })),
+    billing: usage[usage.length - 1] as { period: string; usage: Record<string, number> },
+    notices,
+  };
+  return render(c, (nonce) => projectPage(nonce, data), status);
+}
+
+type ProjectPageData = Parameters<typeof projectPage>[1];
+
+/** Why the app MCP refuses a scope's connections now (the checks routes/app-mcp.ts makes), or null. */
+function refusal(config: AppMcpSettings, scope: Scope): string | null {
+  if (!config.enabled) return "the endpoint is disabled";
+  if (config.authMode === "client_only" && scope === "developer")
+    return "auth_mode client_only refuses developer tokens";
+  if (config.authMode === "developer_only" && scope === "end_user")
+    return "auth_mode developer_only refuses end users";
+  return null;
+}
+
+consoleRoutes.get("/console/projects/:id", async (c) => {
+  const session = await signedIn(c);
+  if (!session) return c.redirect("/console", 303);
+  return showProject(c, session.token);
+});
+
+/** Run a form's operation; an invalid input re-renders the page with the message (400). */
+async function formAction(
+  c: C,
+  section: "exposure" | "config",
+  run: (form: Record<string, unknown>) => Promise<unknown>,
+) {
+  const checked = await checkedForm(c);
+  if (!checked) return c.redirect("/console", 303);
+  try {
+    await run(checked.form);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status === 401 || err.status === 404) throw err;
+    const notice: Notice = { kind: "error", text: err.message };
+    return showProject(c, checked.token, { [section]: notice }, err.status);
+  }
+  return c.redirect(`/console/projects/${c.req.param("id")}#${section}`, 303);
+}
+
+consoleRoutes.post("/console/projects/:id/exposure", (c) =>
+  formAction(c, "exposure", async (form) => {
+    const { project, config } = await authenticateProjectAdmin(c, c.req.param("id"));
+    await setExposure(c.var.db, project.id, config, {
+      collections: list(form.collections),
+      functions: list(form.functions),
+    });
+  }),
+);
+
+consoleRoutes.post("/console/projects/:id/config", (c) =>
+  formAction(c, "config", async (form) => {
+    const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+    const slug = typeof form.slug === "string" ? form.slug.trim() : "";
+    await updateAppMcpConfig(c.var.db, connectionBase(c.env, c.req.url), project.id, {
+      enabled: form.enabled === "on",
+      auth_mode: form.auth_mode,
+      slug: slug === "" ? null : slug,
+    });
+  }),
+);

@@ -1,0 +1,32 @@
+/**
+ * `GET /openapi.json` (the OpenAPI 3.1 document of the REST API, built from the route table and the
+ * routes' own valibot schemas) and `GET /docs` (its reference page, server-rendered, no CDN).
+ */
+import { Hono } from "hono";
+import { CONSOLE_OPERATIONS } from "../../console/operations.ts";
+import { buildOpenApiDocument, type OpenApiDocument } from "../../openapi/document.ts";
+import { OPERATIONS } from "../../openapi/operations.ts";
+import { referencePage } from "../../openapi/reference.ts";
+import type { AppEnv } from "../hono.ts";
+import { connectionBase } from "./app-mcp-admin.ts";
+
+const documents = new Map<string, OpenApiDocument>();
+
+/** The document for a server URL (built once per URL and isolate). */
+export function openApiDocument(serverUrl: string, version: string): OpenApiDocument {
+  let doc = documents.get(serverUrl);
+  if (!doc) {
+    doc = buildOpenApiDocument(serverUrl, version, [...OPERATIONS, ...CONSOLE_OPERATIONS]);
+    documents.set(serverUrl, doc);
+  }
+  return doc;
+}
+
+export const openApiRoutes = new Hono<AppEnv>();
+
+const documentOf = (c: { env: AppEnv["Bindings"]; req: { url: string } }) =>
+  openApiDocument(connectionBase(c.env, c.req.url).baseUrl, c.env.APP_VERSION);
+
+openApiRoutes.get("/openapi.json", (c) => c.json(documentOf(c)));
+
+openApiRoutes.get("/docs", (c) => c.html(referencePage(documentOf(c))));

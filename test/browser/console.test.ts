@@ -1,0 +1,193 @@
+/**
+ * The console and /docs in a real browser: Playwright (`playwright-core`) driving Debian's Chromium
+ * against a Worker started like `npm run dev`. Signs in, toggles exposure and watches the tools
+ * preview change, changes auth_mode (and sees a validation message), reads the usage chart, renders
+ * /docs. Screenshots land in `test-artifacts/browser/` (gitignored).
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DevServer, request, signupDeveloper, startDevServer } from "../support/dev-server.ts";
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
+  (path): path is string => Boolean(path && existsSync(path)),
+);
+const ARTIFACTS = resolve(import.meta.dirname, "../../test-artifacts/browser");
+const LAUNCH_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+if (!CHROMIUM)
+  console.warn(
+    "browser tests skipped: no Chromium at /usr/bin/chromium (apt-get install -y chromium, or set CHROMIUM_PATH)",
+  );
+
+describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
+  let server: DevServer;
+  let browser: Browser;
+  let page: Page;
+  let dev: { token: string; projectId: string };
+
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const admin = (path: string, method: string, json: unknown) =>
+    request(`${server.base}/v1/admin/projects/${dev.projectId}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${dev.token}`, "content-type": "application/json" },
+      body: JSON.stringify(json),
+    });
+  const toolsOf = (scope: string) =>
+    page
+      .locator(`.scope[data-scope="${scope}"] details.tool`)
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-tool")));
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    [server, browser] = await Promise.all([
+      startDevServer(),
+      chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS, headless: true }),
+    ]);
+    dev = await signupDeveloper(server.base);
+    const created = await admin("/collections", "POST", {
+      name: "notes",
+      columns: [{ name: "body", type: "text", required: true, description: "The note" }],
+      access: { read: "owner", write: "owner" },
+    });
+    expect(created.status).toBe(201);
+    page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it("signs in with a developer token kept in an HttpOnly cookie", async () => {
+    await page.goto(`${server.base}/console`);
+    await shot("01-sign-in");
+    await page.fill('input[name="token"]', "amba_dev_not_a_token");
+    await page.click('button[type="submit"]');
+    await expect(page.locator(".notice.error").textContent()).resolves.toContain("not valid");
+
+    await page.fill('input[name="token"]', dev.token);
+    await page.click('button[type="submit"]');
+    await page.waitForURL(`${server.base}/console`);
+    await expect(page.locator("h2").first().textContent()).resolves.toMatch(/^Projects of dev-/);
+    const [cookie] = await page.context().cookies();
+    expect(cookie).toMatchObject({
+      name: "amba_console",
+      httpOnly: true,
+      sameSite: "Strict",
+      path: "/console",
+    });
+    expect(await page.evaluate("document.cookie")).toBe("");
+    await shot("02-projects");
+    await page.click(`a[href="/console/projects/${dev.projectId}"]`);
+    await page.waitForURL(`**/console/projects/${dev.projectId}`);
+    await expect(page.locator('table.columns[data-collection="notes"]').textContent()).resolves.toContain(
+      "body",
+    );
+  });
+
+  it("toggles exposure and the tools preview follows", async () => {
+    expect(await toolsOf("developer")).not.toContain("notes_list");
+    await page.check('input[name="collections"][value="notes"]');
+    await page.click('#exposure button[type="submit"]');
+    await page.waitForLoadState("load");
+    expect(await page.isChecked('input[name="collections"][value="notes"]')).toBe(true);
+    expect(await toolsOf("developer")).toEqual(
+      expect.arrayContaining(["notes_list", "notes_insert", "notes_find"]),
+    );
+    expect(await toolsOf("end_user")).toContain("notes_list");
+    await page.locator('details.tool[data-tool="notes_insert"] summary').first().click();
+    await shot("03-exposed");
+  });
+
+  it("changes auth_mode, and shows the server's validation message for a bad slug", async () => {
+    await page.selectOption('select[name="auth_mode"]', "developer_only");
+    await page.click('#config button[type="submit"]');
+    await page.waitForLoadState("load");
+    await expect(page.locator("#current-config").textContent()).resolves.toContain(
+      "auth_mode=developer_only",
+    );
+
+    await page.fill('input[name="slug"]', "a".repeat(64));
+    await page.click('#config button[type="submit"]');
+    await page.waitForLoadState("load");
+    await expect(page.locator("#config .notice.error").textContent()).resolves.toBe(
+      "slug: must be at most 63 characters",
+    );
+    await shot("04-config-error");
+
+    await page.fill('input[name="slug"]', `notes-${dev.projectId.slice(0, 8)}`);
+    await page.click('#config button[type="submit"]');
+    await page.waitForLoadState("load");
+    await expect(page.locator("#hostname-url").textContent()).resolves.toMatch(
+      /^https?:\/\/notes-[0-9a-f]{8}\./,
+    );
+    await expect(page.locator('#connection pre[id="config-claude"]').textContent()).resolves.toContain(
+      `claude mcp add --transport http amba-cookbook ${server.base}/app/${dev.projectId}/mcp`,
+    );
+  });
+
+  it("charts agent tool calls", async () => {
+    const call = await request(`${server.base}/app/${dev.projectId}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${dev.token}`,
+        "content-type": "application/json",
+        accept: "application/json",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "notes_list", arguments: {} },
+      }),
+    });
+    expect(((await call.json()) as { result: { isError: boolean } }).result.isError).toBe(false);
+    await page.reload();
+    const bars = page.locator("#usage-chart g.bar");
+    expect(await bars.count()).toBe(6);
+    const current = bars.last();
+    expect(await current.getAttribute("data-value")).toBe("1");
+    await expect(current.locator("text.value").textContent()).resolves.toBe("1");
+    await expect(page.locator('#usage [data-metric="agent_tool_calls"]').textContent()).resolves.toBe(
+      "agent_tool_calls: 1",
+    );
+    await page.locator("#usage").scrollIntoViewIfNeeded();
+    await shot("05-project");
+  });
+
+  it("reaches the demo app's MCP at <slug>.mcp.localhost (Chromium resolves *.localhost itself)", async () => {
+    const hostnameUrl = `http://demo.mcp.localhost:${server.port}/mcp`;
+    expect(server.output()).toContain(`hostname MCP    ${hostnameUrl}`);
+    await page.goto(`http://demo.mcp.localhost:${server.port}/healthz`);
+    const names = await page.evaluate(
+      `fetch("/mcp", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer ${server.demo.developerToken}" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) }).then((r) => r.json()).then((b) => b.result.tools.map((t) => t.name))`,
+    );
+    expect(names).toEqual(expect.arrayContaining(["my_first_project_list_collections", "recipes_list"]));
+  });
+
+  it("renders /docs", async () => {
+    await page.goto(`${server.base}/docs`);
+    await expect(page.locator("h1").textContent()).resolves.toContain("Amba app MCP API");
+    const op = page.locator("details.op", { hasText: "/v1/admin/projects/{id}/app-mcp/config" }).first();
+    await op.locator("summary").click();
+    await expect(op.locator("pre").first().isVisible()).resolves.toBe(true);
+    await page.fill("#token", dev.token);
+    const projects = page.locator("details.op#getV1AdminProjects");
+    await projects.locator("summary").click();
+    await projects.locator('button[type="submit"]').click();
+    await projects.locator("pre.result").filter({ hasText: "200" }).waitFor();
+    expect(await projects.locator("pre.result").textContent()).toMatch(/^200 OK\n/);
+    await shot("06-docs");
+  });
+});

@@ -1,0 +1,239 @@
+/**
+ * The `amba` CLI, black-box: the built bin (run with the machine's Node, as `npx amba` would) against
+ * a real Worker started like `npm run dev`. Each command goes through the platform MCP.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { delimiter, join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildCli } from "../../scripts/build-cli.ts";
+import { type DevServer, freePort, request, signupDeveloper, startDevServer } from "../support/dev-server.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/** The first `node` on PATH outside node_modules (the machine's Node 20), else the current one. */
+function systemNode(): string {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (dir.includes("node_modules")) continue;
+    if (existsSync(join(dir, "node"))) return join(dir, "node");
+  }
+  return process.execPath;
+}
+
+let server: DevServer;
+let bin: string;
+let outdir: string;
+let configHome: string;
+let dev: { token: string; projectId: string };
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `amba …` with a private config dir; `env` adds to (or, with undefined, removes from) it. */
+function amba(args: string[], env: Record<string, string | undefined> = {}, input?: string): Run {
+  const base: Record<string, string | undefined> = {
+    ...process.env,
+    XDG_CONFIG_HOME: configHome,
+    AMBA_URL: server.base,
+    AMBA_TOKEN: dev.token,
+    AMBA_PROJECT: undefined,
+  };
+  const merged = { ...base, ...env };
+  const clean = Object.fromEntries(
+    Object.entries(merged).filter(([, v]) => v !== undefined),
+  ) as NodeJS.ProcessEnv;
+  const res = spawnSync(systemNode(), [bin, ...args], {
+    env: clean,
+    encoding: "utf8",
+    input,
+    timeout: 30_000,
+  });
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+const json = (run: Run) => {
+  expect(run.stderr).toBe("");
+  expect(run.status).toBe(0);
+  return JSON.parse(run.stdout);
+};
+
+beforeAll(async () => {
+  outdir = mkdtempSync(join(ROOT, "dist", ".test-amba-"));
+  configHome = mkdtempSync(join(tmpdir(), "amba-config-"));
+  [server, bin] = await Promise.all([
+    startDevServer(),
+    buildCli(outdir).then(() => join(outdir, "amba.mjs")),
+  ]);
+  dev = await signupDeveloper(server.base);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(outdir, { recursive: true, force: true });
+  rmSync(configHome, { recursive: true, force: true });
+});
+
+describe("amba CLI against a running Worker", () => {
+  it("logs in, stores URL and token with mode 0600, and uses them without environment", () => {
+    const login = amba(["login", "--url", server.base, "--token", dev.token], {
+      AMBA_URL: undefined,
+      AMBA_TOKEN: undefined,
+    });
+    expect(login.stderr).toBe("");
+    expect(login.stdout).toMatch(/^signed in to http:\/\/127\.0\.0\.1:\d+ as dev-.*@example\.com/);
+    const file = join(configHome, "amba", "config.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ url: server.base, token: dev.token });
+
+    const projects = json(amba(["projects", "--json"], { AMBA_URL: undefined, AMBA_TOKEN: undefined }));
+    expect(projects.projects).toEqual([expect.objectContaining({ id: dev.projectId, name: "Cookbook" })]);
+    const table = amba(["projects"], { AMBA_URL: undefined, AMBA_TOKEN: undefined });
+    expect(table.stdout.split("\n")[0]).toMatch(/^id\s+name\s+meta_rev\s+created_at$/);
+    expect(table.stdout).toContain(dev.projectId);
+  });
+
+  it("creates and lists collections, exposes one, and changes the config", () => {
+    const columns = JSON.stringify([
+      { name: "title", type: "text", required: true },
+      { name: "calories", type: "integer" },
+    ]);
+    const created = json(amba(["collections", "create", "recipes", "--columns", columns, "--json"]));
+    expect(created).toMatchObject({ name: "recipes", access: { read: "owner", write: "owner" } });
+
+    const listed = amba(["collections", "list"]);
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toMatch(/recipes\s+.*title text.*calories integer/);
+
+    expect(json(amba(["expose", "--collections", "recipes", "--json"]))).toEqual({
+      collections: ["recipes"],
+      functions: [],
+    });
+    const config = json(
+      amba(["config", "set", "--auth-mode", "developer_only", "--slug", "cookbook-cli", "--json"]),
+    );
+    expect(config).toMatchObject({
+      enabled: true,
+      auth_mode: "developer_only",
+      slug: "cookbook-cli",
+      connection: { url: `${server.base}/app/${dev.projectId}/mcp` },
+    });
+    expect(config.connection.hostname_url).toMatch(/^https?:\/\/cookbook-cli\./);
+    expect(json(amba(["config", "get", "--project", dev.projectId, "--json"])).auth_mode).toBe(
+      "developer_only",
+    );
+    expect(json(amba(["config", "set", "--no-enabled", "--slug", "null", "--json"]))).toMatchObject({
+      enabled: false,
+      slug: null,
+    });
+    json(amba(["config", "set", "--enabled", "--auth-mode", "all", "--json"]));
+  });
+
+  it("deploys, lists versions of and promotes a function", () => {
+    json(amba(["functions", "deploy", "greet", "--url", "http://127.0.0.1:9/v1", "--json"]));
+    const second = json(amba(["functions", "deploy", "greet", "--url", "http://127.0.0.1:9/v2", "--json"]));
+    expect(second).toMatchObject({ name: "greet", version: 2, active: true });
+    const versions = json(amba(["functions", "versions", "greet", "--json"]));
+    expect(versions.versions.map((v: { version: number }) => v.version)).toEqual([1, 2]);
+    const promoted = json(amba(["functions", "promote", "greet", "1", "--json"]));
+    expect(promoted).toMatchObject({ version: 1, url: "http://127.0.0.1:9/v1", active: true });
+  });
+
+  it("reports billing status", () => {
+    const status = json(amba(["billing", "status", "--json"]));
+    expect(status.period).toMatch(/^\d{4}-\d{2}$/);
+    expect(status.usage).toHaveProperty("agent_tool_calls");
+    expect(amba(["billing", "status"]).stdout).toMatch(/^period: \d{4}-\d{2}\nusage: agent_tool_calls=\d+/);
+  });
+
+  it("prints a Claude Code config whose URL and header reach the app MCP", async () => {
+    const out = amba(["mcp", "config", "--client", "claude"]);
+    expect(out.status).toBe(0);
+    const url = `${server.base}/app/${dev.projectId}/mcp`;
+    expect(out.stdout).toBe(
+      `claude mcp add --transport http amba-cookbook ${url} --header 'Authorization: Bearer ${dev.token}'\n`,
+    );
+    const res = await request(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json",
+        authorization: `Bearer ${dev.token}`,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    const body = (await res.json()) as { result: { tools: { name: string }[] } };
+    expect(body.result.tools.map((t) => t.name)).toContain("recipes_list");
+
+    const gemini = JSON.parse(amba(["mcp", "config", "--client", "gemini"]).stdout);
+    expect(gemini).toEqual({
+      mcpServers: { "amba-cookbook": { httpUrl: url, headers: { Authorization: `Bearer ${dev.token}` } } },
+    });
+    const asJson = json(amba(["mcp", "config", "--client", "claude", "--json"]));
+    expect(asJson.alternatives[0].text).toContain("claude mcp add-json amba-cookbook");
+  });
+
+  it("prints the demo's hostname URL, which reaches its app MCP when the name resolves to loopback", async () => {
+    const hostnameUrl = new URL(`http://demo.mcp.localhost:${server.port}/mcp`);
+    expect(server.output()).toContain(`hostname MCP    ${hostnameUrl.href}`);
+    // Node's resolver (getaddrinfo) does not map *.localhost to loopback; curl and browsers do.
+    const body = await new Promise<string>((done, fail) => {
+      const req = httpRequest(
+        hostnameUrl,
+        {
+          method: "POST",
+          lookup: (_host, options, callback) =>
+            // biome-ignore lint/suspicious/noExplicitAny: net's lookup callback is overloaded on options.all
+            (callback as any)(null, options.all ? [{ address: "127.0.0.1", family: 4 }] : "127.0.0.1", 4),
+          headers: {
+            "content-type": "application/json",
+            authorization: `Bearer ${server.demo.developerToken}`,
+          },
+        },
+        (res) => {
+          let text = "";
+          res.on("data", (chunk) => {
+            text += chunk;
+          });
+          res.on("end", () => done(text));
+        },
+      );
+      req.on("error", fail);
+      req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
+    });
+    const names = (JSON.parse(body) as { result: { tools: { name: string }[] } }).result.tools.map(
+      (t) => t.name,
+    );
+    expect(names).toContain("recipes_list");
+  });
+
+  it("fails with one readable line and a non-zero status", async () => {
+    const invalid = amba(["config", "set", "--auth-mode", "everyone"]);
+    expect(invalid.status).toBe(1);
+    expect(invalid.stdout).toBe("");
+    expect(invalid.stderr).toBe("error: auth_mode: must be one of all, client_only, developer_only\n");
+
+    const badToken = amba(["projects"], { AMBA_TOKEN: "amba_dev_nope" });
+    expect(badToken.status).toBe(1);
+    expect(badToken.stderr).toMatch(/^error: unauthorized: invalid developer token\n$/);
+
+    const unknownFlag = amba(["collections", "list", "--colour", "red"]);
+    expect(unknownFlag.status).toBe(2);
+    expect(unknownFlag.stderr).toBe("error: unknown flag --colour (this command takes: none)\n");
+
+    const noUrl = amba(["projects"], {
+      AMBA_URL: undefined,
+      XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "amba-empty-")),
+    });
+    expect(noUrl.status).toBe(1);
+    expect(noUrl.stderr).toMatch(/^error: no service URL: set AMBA_URL/);
+
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const unreachable = amba(["projects"], { AMBA_URL: closed });
+    expect(unreachable.stderr).toBe(`error: cannot reach ${closed}: ECONNREFUSED\n`);
+  });
+});

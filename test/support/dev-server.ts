@@ -1,0 +1,101 @@
+/**
+ * A real Worker for Node tests, started the way a user starts it: `scripts/dev.ts` (`npm run dev`)
+ * on a free port with its own data directory (embedded database, seeded demo app). One per test
+ * file; `stop()` signals it like Ctrl-C and removes the data.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const root = join(import.meta.dirname, "../..");
+const node = join(root, "node_modules/.bin/node");
+
+export interface DevServer {
+  base: string;
+  port: number;
+  /** The banner `npm run dev` printed. */
+  output: () => string;
+  demo: { projectId: string; developerToken: string };
+  stop: () => Promise<void>;
+}
+
+/** A free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Start `scripts/dev.ts` and wait for its banner. */
+export async function startDevServer(): Promise<DevServer> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), "amba-dev-"));
+  const child: ChildProcess = spawn(node, ["scripts/dev.ts"], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), AMBA_DATA_DIR: dataDir, DATABASE_URL: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => {
+    out += d;
+  });
+  child.stderr!.on("data", (d) => {
+    out += d;
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (out.includes("Ctrl-C to stop")) {
+        clearInterval(timer);
+        resolve();
+      } else if (child.exitCode !== null) {
+        clearInterval(timer);
+        reject(new Error(`npm run dev exited early:\n${out}`));
+      }
+    }, 100);
+  });
+  const field = (label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(out)?.[1] ?? "";
+  return {
+    base: `http://127.0.0.1:${port}`,
+    port,
+    output: () => out,
+    demo: { projectId: field("project id"), developerToken: field("developer token") },
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGINT");
+        await exited;
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * `fetch`, retried once when the socket was closed under it: wrangler dev drops idle keep-alive
+ * connections, and undici may pick one up for the next request of a long test.
+ */
+export async function request(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    if ((err as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw err;
+    return fetch(url, init);
+  }
+}
+
+/** A new developer (token + first project) through the public sign-up route. */
+export async function signupDeveloper(base: string): Promise<{ token: string; projectId: string }> {
+  const res = await request(`${base}/v1/developers/signup`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: `dev-${crypto.randomUUID()}@example.com`, project_name: "Cookbook" }),
+  });
+  if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as { token: string; project: { id: string } };
+  return { token: body.token, projectId: body.project.id };
+}
