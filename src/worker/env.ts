@@ -13,5 +13,7 @@ export interface Env {
   APP_VERSION: string;
   /** Metadata cache keyed by project, validated against `meta_rev`. */
   META_KV: KVNamespace;
+  /** OAuth storage: the provider's clients, grants and tokens, sign-in transactions (src/oauth). */
+  OAUTH_KV: KVNamespace;
   RATE_LIMITER?: RateLimit;
 }
