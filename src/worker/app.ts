@@ -14,6 +14,7 @@ import { collectionRoutes } from "./routes/collections.ts";
 import { dataRoutes } from "./routes/data.ts";
 import { developerRoutes } from "./routes/developers.ts";
 import { functionRoutes } from "./routes/functions.ts";
+import { oauthRoutes } from "./routes/oauth.ts";
 import { platformMcpRoutes } from "./routes/platform-mcp.ts";
 import { projectRoutes } from "./routes/projects.ts";
 
@@ -68,6 +69,7 @@ export function createApp() {
   app.route("/", functionRoutes);
   app.route("/", appMcpAdminRoutes);
   app.route("/", platformMcpRoutes);
+  app.route("/", oauthRoutes);
 
   return app;
 }

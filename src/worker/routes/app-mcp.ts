@@ -5,13 +5,14 @@
 
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { forbidden } from "../../errors.ts";
+import { AppError, forbidden } from "../../errors.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
 import { appMcpHandlers } from "../app-mcp.ts";
 import { appSurface } from "../app-surface.ts";
-import { authenticateProject, type ProjectSelector } from "../auth.ts";
+import { authenticateProject, type ProjectAccess, type ProjectSelector } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { enforceRateLimit } from "../rate-limit.ts";
+import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "./oauth.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
 
@@ -24,10 +25,26 @@ export function slugFromHost(host: string, suffix: string): string | null {
   return /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(slug) ? slug : null;
 }
 
+/** OAuth Bearer (src/oauth) or header credentials → the caller; a 401 carries the OAuth challenge. */
+async function authenticate(
+  c: Context<AppEnv>,
+  selector: ProjectSelector,
+): Promise<ProjectAccess | Response> {
+  const resource = mcpResource(c, selector);
+  try {
+    return (await authenticateAppMcpOAuth(c, selector, resource)) ?? (await authenticateProject(c, selector));
+  } catch (err) {
+    if (err instanceof AppError && err.status === 401) return mcpUnauthorized(c, resource, err);
+    throw err;
+  }
+}
+
 async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Response> {
   // Cheap refusals first: GET (SSE stream) and DELETE (session end) are not offered by this stateless server.
   if (c.req.method !== "POST") return methodNotAllowed();
-  const { principal, config } = await authenticateProject(c, selector);
+  const access = await authenticate(c, selector);
+  if (access instanceof Response) return access;
+  const { principal, config } = access;
   if (!config.enabled)
     throw forbidden("the app MCP endpoint of this project is disabled (config.enabled = false)");
   if (config.authMode === "client_only" && principal.scope === "developer") {
