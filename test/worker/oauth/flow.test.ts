@@ -4,40 +4,9 @@
  * that end user (same surface, policy, ownership and metering as X-Api-Key + session).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { RECIPES_COLUMNS } from "../../fixtures.ts";
 import { connectClient } from "../app-mcp/mcp-client.ts";
-import {
-  apiJson,
-  endUserHeaders,
-  signupDeveloper,
-  signupUser,
-  type TestDeveloper,
-  type TestUser,
-} from "../helpers.ts";
-import { BASE, call, connectWithOAuth, rawToolsList, resultJson } from "./oauth-client.ts";
-
-const RECIPES = { name: "recipes", columns: RECIPES_COLUMNS, access: { read: "owner", write: "owner" } };
-
-/** A developer with an exposed owner-policy `recipes` collection and two end users. */
-export async function setupApp(): Promise<{
-  dev: TestDeveloper;
-  alice: TestUser;
-  bob: TestUser;
-  url: string;
-}> {
-  const dev = await signupDeveloper();
-  const admin = `/v1/admin/projects/${dev.projectId}`;
-  expect((await apiJson(`${admin}/collections`, { token: dev.token, json: RECIPES })).status).toBe(201);
-  const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
-    method: "PUT",
-    token: dev.token,
-    json: { collections: ["recipes"] },
-  });
-  expect(exposed.status).toBe(200);
-  const alice = await signupUser(dev.projectId, dev.clientKey);
-  const bob = await signupUser(dev.projectId, dev.clientKey);
-  return { dev, alice, bob, url: `${BASE}/app/${dev.projectId}/mcp` };
-}
+import { apiJson, endUserHeaders, type TestDeveloper, type TestUser } from "../helpers.ts";
+import { BASE, call, connectWithOAuth, rawToolsList, resultJson, setupApp } from "./oauth-client.ts";
 
 describe("MCP authorization (OAuth 2.1) on the app MCP", () => {
   let dev: TestDeveloper;

@@ -14,6 +14,33 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 
+import { expect } from "vitest";
+import { RECIPES_COLUMNS } from "../../fixtures.ts";
+import { apiJson, signupDeveloper, signupUser, type TestDeveloper, type TestUser } from "../helpers.ts";
+
+const RECIPES = { name: "recipes", columns: RECIPES_COLUMNS, access: { read: "owner", write: "owner" } };
+
+/** A developer with an exposed owner-policy `recipes` collection and two end users. */
+export async function setupApp(): Promise<{
+  dev: TestDeveloper;
+  alice: TestUser;
+  bob: TestUser;
+  url: string;
+}> {
+  const dev = await signupDeveloper();
+  const admin = `/v1/admin/projects/${dev.projectId}`;
+  expect((await apiJson(`${admin}/collections`, { token: dev.token, json: RECIPES })).status).toBe(201);
+  const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
+    method: "PUT",
+    token: dev.token,
+    json: { collections: ["recipes"] },
+  });
+  expect(exposed.status).toBe(200);
+  const alice = await signupUser(dev.projectId, dev.clientKey);
+  const bob = await signupUser(dev.projectId, dev.clientKey);
+  return { dev, alice, bob, url: `${BASE}/app/${dev.projectId}/mcp` };
+}
+
 const worker = (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 
 /** The Worker, reached as `https://mcp.amba.dev` (PUBLIC_BASE_URL, the issuer). */
