@@ -142,6 +142,7 @@ async function main() {
       `Amba app MCP is running (ready in ${ready}s; database: ${backend.kind}).`,
       `  health          ${BASE}/healthz  ${JSON.stringify(health)}`,
       `  app MCP         ${mcpUrl}`,
+      `  OAuth           paste ${mcpUrl} into a spec-following MCP client, no headers: it signs in in the browser`,
       `  platform MCP    ${BASE}/mcp`,
       `  project id      ${demo.projectId}`,
       `  developer token ${demo.developerToken}`,
