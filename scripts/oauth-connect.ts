@@ -5,8 +5,9 @@
  * authorization server, registers itself, and completes the browser step by posting the sign-in
  * form the way a browser would. Prints the tools it sees. Works against `npm run dev` offline.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+
 import { type OAuthClientProvider, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 
@@ -62,9 +63,12 @@ async function signIn(authorizationUrl: URL, fields: Record<string, string>): Pr
 
 async function main() {
   const [url, a, b] = process.argv.slice(2);
-  if (!url || !a || !b) throw new Error("usage: oauth-connect <mcp url> <email> <password> | <mcp url> --developer <token>");
+  if (!url || !a || !b)
+    throw new Error("usage: oauth-connect <mcp url> <email> <password> | <mcp url> --developer <token>");
   const fields: Record<string, string> =
-    a === "--developer" ? { mode: "developer", developer_token: b } : { mode: "end_user", email: a, password: b };
+    a === "--developer"
+      ? { mode: "developer", developer_token: b }
+      : { mode: "end_user", email: a, password: b };
   const provider = new MemoryProvider();
   const first = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
   try {
@@ -77,7 +81,9 @@ async function main() {
   const client = new Client({ name: "oauth-connect", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }));
   const { tools } = await client.listTools();
-  process.stdout.write(`connected with an OAuth access token; tools: ${tools.map((t) => t.name).join(", ")}\n`);
+  process.stdout.write(
+    `connected with an OAuth access token; tools: ${tools.map((t) => t.name).join(", ")}\n`,
+  );
   await client.close();
 }
 

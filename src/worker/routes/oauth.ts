@@ -42,12 +42,11 @@ import {
   authorizationServer,
   type GrantMetadata,
   grantResource,
-  isOAuthToken,
   OAUTH_PATHS,
   type OAuthProps,
-  subjectOf,
   validateAccessToken,
 } from "../../oauth/server.ts";
+import { isOAuthToken, subjectOf } from "../../oauth/tokens.ts";
 import {
   authenticateEndUser,
   authenticateOAuthDeveloper,
