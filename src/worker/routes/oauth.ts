@@ -185,12 +185,26 @@ function protectedResource(c: Ctx, resource: string, name: string): Response {
 }
 
 oauthRoutes.get("/.well-known/oauth-protected-resource/mcp", (c) => {
-  const host = new URL(c.req.url).hostname.toLowerCase();
-  const suffix = `.${c.env.APP_MCP_HOST_SUFFIX.toLowerCase()}`;
-  const target = c.env.APP_MCP_HOST_SUFFIX && host.endsWith(suffix) ? host.slice(0, -suffix.length) : null;
-  if (target) return protectedResource(c, slugResource(target, c.env.APP_MCP_HOST_SUFFIX), "Amba app MCP");
+  // On `<slug>.<suffix>` this is the app's hostname endpoint; anywhere else, the platform MCP.
+  const onHost = parseResource(
+    `https://${new URL(c.req.url).hostname}/mcp`,
+    issuer(c),
+    c.env.APP_MCP_HOST_SUFFIX,
+  );
+  if (onHost?.kind === "app")
+    return protectedResource(c, resourceOf(onHost, issuer(c), c.env.APP_MCP_HOST_SUFFIX), "Amba app MCP");
   return protectedResource(c, platformResource(issuer(c)), "Amba platform MCP");
 });
+
+// Browser-based MCP clients fetch the metadata cross-origin with an `MCP-Protocol-Version` header.
+oauthRoutes.options("/.well-known/oauth-protected-resource/*", (c) =>
+  c.body(null, 204, {
+    "access-control-allow-origin": "*",
+    "access-control-allow-methods": "GET, OPTIONS",
+    "access-control-allow-headers": "mcp-protocol-version",
+    "access-control-max-age": "86400",
+  }),
+);
 
 oauthRoutes.get("/.well-known/oauth-protected-resource/app/:projectId/mcp", (c) => {
   const projectId = c.req.param("projectId").toLowerCase();

@@ -37,6 +37,17 @@ describe("MCP authorization (OAuth 2.1) on the app MCP", () => {
       bearer_methods_supported: ["header"],
       resource_name: "Amba app MCP",
     });
+    const preflight = await call(metadataUrl, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.example.com",
+        "access-control-request-headers": "mcp-protocol-version",
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("mcp-protocol-version");
+    const platformPrm = await (await call("/.well-known/oauth-protected-resource/mcp")).json();
+    expect(platformPrm).toMatchObject({ resource: `${BASE}/mcp`, authorization_servers: [BASE] });
     const as = (await (await call("/.well-known/oauth-authorization-server")).json()) as Record<
       string,
       unknown
