@@ -15,8 +15,9 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: {
-                DATABASE_URL: "postgresql://amba:amba@localhost/amba",
+                DATABASE_URL: inject<string>("databaseUrl"),
                 LOCAL_DB_URL: inject<string>("localDbUrl"),
+                FUNCTION_URL_POLICY: "dev",
               },
             },
           })),

@@ -2,15 +2,17 @@
  * `npm run dev`: the whole platform on this machine, offline. Embedded Postgres (PGlite + pgvector,
  * persisted in `.amba/pgdata`) or `DATABASE_URL`, migrations, the local Neon endpoint, `wrangler
  * dev`, a seeded demo app — then the URLs, tokens and a paste-ready MCP client config.
+ * The endpoint's secret is fresh per start and reaches the Worker only as the password of its
+ * `DATABASE_URL`, through an env file readable by this user alone (never on a command line).
  * Ctrl-C stops every child (wrangler runs in its own process group and is signalled as a group).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import type { SqlBackend } from "../src/dev/backends.ts";
-import { AMBA_DIR, openConfigured, openPersisted } from "../src/dev/embedded.ts";
+import { AMBA_DIR, hasPgvector, openConfigured, openPersisted } from "../src/dev/embedded.ts";
 import { type NeonEndpoint, startNeonEndpoint } from "../src/dev/neon-endpoint.ts";
 import { seedDemo } from "./seed.ts";
 
@@ -85,6 +87,8 @@ async function main() {
     fail(`cannot open the database${process.env.DATABASE_URL ? " at DATABASE_URL" : ""}: ${reason}`);
   }
   endpoint = await startNeonEndpoint(backend);
+  const secrets = join(AMBA_DIR, "worker.env");
+  writeFileSync(secrets, `DATABASE_URL=${endpoint.connectionString}\n`, { mode: 0o600 });
 
   const wranglerPkg = createRequire(import.meta.url).resolve("wrangler/package.json");
   const wranglerBin = join(dirname(wranglerPkg), "bin/wrangler.js");
@@ -104,10 +108,12 @@ async function main() {
       "warn",
       "--var",
       `LOCAL_DB_URL:${endpoint.url}`,
-      "--var",
-      "DATABASE_URL:postgresql://amba:amba@localhost/amba",
+      "--env-file",
+      secrets,
       "--var",
       `PUBLIC_BASE_URL:${BASE}`,
+      "--var",
+      "FUNCTION_URL_POLICY:dev",
     ],
     {
       detached: true,
@@ -124,7 +130,8 @@ async function main() {
 
   const health = await waitForHealth(60_000);
   const ready = ((performance.now() - started) / 1000).toFixed(1);
-  const demo = await seedDemo(BASE, join(AMBA_DIR, "demo.json"));
+  const vectors = await hasPgvector(backend);
+  const demo = await seedDemo(BASE, join(AMBA_DIR, "demo.json"), { vectors });
   const mcpUrl = `${BASE}/app/${demo.projectId}/mcp`;
   const config = {
     mcpServers: {
@@ -140,6 +147,7 @@ async function main() {
     [
       "",
       `Amba app MCP is running (ready in ${ready}s; database: ${backend.kind}).`,
+      ...(vectors ? [] : ["  (no pgvector on this database: the demo recipes have no embedding column)"]),
       `  health          ${BASE}/healthz  ${JSON.stringify(health)}`,
       `  app MCP         ${mcpUrl}`,
       `  OAuth           paste ${mcpUrl} into a spec-following MCP client, no headers: it signs in in the browser`,

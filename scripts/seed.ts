@@ -2,7 +2,8 @@
  * Seeds the demo app through the platform's own HTTP API (the same paths a user takes): a developer,
  * a project, a client key, an end user and an exposed `recipes` collection with a few rows. The
  * credentials are shown once by the API, so they are kept in `.amba/demo.json`; on a restart the
- * file is checked against the server and reused (idempotent).
+ * file is checked against the server and reused (idempotent). On a database without pgvector the
+ * recipes have no `embedding` column (the platform refuses vector columns there).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 
@@ -43,8 +44,19 @@ async function stillValid(base: string, demo: DemoCredentials): Promise<boolean>
   return res.ok;
 }
 
+export interface SeedOptions {
+  /** Whether the database has pgvector: the demo gets its `embedding` column only then. */
+  vectors: boolean;
+}
+
+const EMBEDDING_COLUMN = { name: "embedding", type: "vector", dimensions: 3, description: "Taste embedding" };
+
 /** Seed once; later calls return the stored credentials after checking they still work. */
-export async function seedDemo(base: string, stateFile: string): Promise<DemoCredentials> {
+export async function seedDemo(
+  base: string,
+  stateFile: string,
+  { vectors }: SeedOptions = { vectors: true },
+): Promise<DemoCredentials> {
   if (existsSync(stateFile)) {
     const demo = JSON.parse(readFileSync(stateFile, "utf8")) as DemoCredentials;
     if (await stillValid(base, demo)) {
@@ -76,16 +88,16 @@ export async function seedDemo(base: string, stateFile: string): Promise<DemoCre
         { name: "title", type: "text", required: true, description: "Dish name" },
         { name: "calories", type: "integer", description: "Energy per serving, kcal" },
         { name: "tags", type: "text[]", description: "Free-form labels" },
-        { name: "embedding", type: "vector", dimensions: 3, description: "Taste embedding" },
+        ...(vectors ? [EMBEDDING_COLUMN] : []),
       ],
       access: { read: "public", write: "owner" },
     },
   });
-  for (const recipe of RECIPES) {
+  for (const { embedding, ...recipe } of RECIPES) {
     await call(base, `/v1/projects/${projectId}/collections/recipes/rows`, {
       method: "POST",
       headers: dev,
-      json: recipe,
+      json: vectors ? { ...recipe, embedding } : recipe,
     });
   }
   await call(base, `/v1/admin/projects/${projectId}/app-mcp/exposure`, {

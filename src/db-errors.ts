@@ -20,5 +20,21 @@ export function pgError(err: unknown): PgErrorFields | null {
   return null;
 }
 
-/** True when `err` is (or wraps) a unique-constraint violation. */
-export const isUniqueViolation = (err: unknown): boolean => pgError(err)?.code === "23505";
+/**
+ * True when `err` is (or wraps) a unique-constraint violation — of `constraint` when given, so a
+ * caller maps only the violation it means (a slug taken, a name taken) and not one that fired
+ * elsewhere in the same statement or batch (a catalog index, another column).
+ */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const pg = pgError(err);
+  return pg?.code === "23505" && (constraint === undefined || pg.constraint === constraint);
+}
+
+/**
+ * True when the transaction lost a race and may simply be retried: a serialization failure
+ * (SQLSTATE 40001, also raised by the `amba_guard()` conflict guard) or a deadlock (40P01).
+ */
+export function isConcurrentChange(err: unknown): boolean {
+  const code = pgError(err)?.code;
+  return code === "40001" || code === "40P01";
+}

@@ -6,6 +6,8 @@
 export class AppError extends Error {
   readonly status: number;
   readonly code: string;
+  /** Extra response headers (e.g. `Retry-After` on a 429). */
+  readonly headers?: Record<string, string>;
 
   constructor(status: number, code: string, message: string) {
     super(message);
@@ -26,3 +28,25 @@ export const unauthorized = (message = "missing or invalid credentials") =>
 export const forbidden = (message: string) => new AppError(403, "forbidden", message);
 /** 409 with code `conflict`. */
 export const conflict = (message: string) => new AppError(409, "conflict", message);
+
+/** 503 `database_timeout`: a database round trip missed its deadline (the Worker's `db.ts`). */
+export class DatabaseTimeoutError extends AppError {
+  constructor(timeoutMs: number) {
+    super(503, "database_timeout", `the database did not answer within ${timeoutMs} ms; try again`);
+    this.name = "DatabaseTimeoutError";
+  }
+}
+
+/**
+ * The AppError an error is or carries: itself, or one the database driver (`sourceError`) or drizzle
+ * (`cause`) wrapped — a query that missed its deadline surfaces as a `DatabaseTimeoutError` inside
+ * their errors. Null for anything else (unexpected: rendered as a generic 500 / internal error).
+ */
+export function toAppError(err: unknown): AppError | null {
+  for (let e = err, depth = 0; e && depth < 5; depth++) {
+    if (e instanceof AppError) return e;
+    const wrapper = e as { cause?: unknown; sourceError?: unknown };
+    e = wrapper.cause ?? wrapper.sourceError;
+  }
+  return null;
+}

@@ -50,7 +50,7 @@ const runner: SqlRunner = {
 };
 const endpoint = await startNeonEndpoint(backend);
 neonConfig.fetchEndpoint = () => endpoint.url;
-const neonClient = neon("postgresql://amba:amba@localhost/amba");
+const neonClient = neon(endpoint.connectionString);
 const httpRunner = drizzleNeon({ client: neonClient }) as unknown as SqlRunner;
 const meta: CollectionMeta = {
   projectId: crypto.randomUUID(),

@@ -5,11 +5,12 @@
  */
 import * as v from "valibot";
 import type { CollectionMeta } from "../data/columns.ts";
-import { operationSchemas, operatorsFor, toolInputSchema, visibleColumns } from "../data/schemas.ts";
+import { operationSchemas, toolInputSchema } from "../data/schemas.ts";
 import type { Actor } from "../data/service.ts";
 import type { FunctionMeta } from "../functions/definition.ts";
 import { functionArgumentsSchema, functionToolDescription } from "../functions/invoke.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
+import { advertisedInputSchema } from "./input-schema.ts";
 
 /** The credential scope a tool list is generated for (the data service's actor scopes). */
 export type Scope = Actor["scope"];
@@ -74,62 +75,83 @@ export function appToolPrefix(projectName: string): string {
 const typeLabel = (c: { type: string; dimensions?: number }) =>
   c.type === "vector" ? `vector(${c.dimensions})` : c.type;
 
-function columnLines(meta: CollectionMeta): string {
-  const lines = meta.columns.map((c) => {
-    const flags = [typeLabel(c), c.required ? "required" : null, c.unique ? "unique" : null]
-      .filter(Boolean)
-      .join(", ");
-    return `- ${c.name} (${flags})${c.description ? `: ${c.description}` : ""}`;
-  });
-  lines.push("- id, owner_id, created_at, updated_at: server-managed, set automatically, never input");
-  return lines.join("\n");
+/** `title (text, required): Dish name; calories (integer); …` — a collection's columns on one line. */
+function columnList(meta: CollectionMeta): string {
+  return meta.columns
+    .map((c) => {
+      const flags = [typeLabel(c), c.required ? "required" : null, c.unique ? "unique" : null]
+        .filter(Boolean)
+        .join(", ");
+      return `${c.name} (${flags})${c.description ? `: ${c.description}` : ""}`;
+    })
+    .join("; ");
 }
 
-function policyLine(meta: CollectionMeta, scope: Scope): string {
-  if (scope === "developer") return "Scope: developer — operates across all rows (no per-user scoping).";
+const SERVER_MANAGED = "id, owner_id, created_at, updated_at (server-managed, never input)";
+
+/** Whether this scope may write the collection at all (end users: only under the owner write policy). */
+export const canWrite = (meta: CollectionMeta, scope: Scope): boolean =>
+  scope === "developer" || meta.access.write === "owner";
+
+/** What a read returns for this scope. */
+function readPolicy(meta: CollectionMeta, scope: Scope): string {
+  if (scope === "developer") return "Developer scope: all rows (no per-user scoping).";
+  return meta.access.read === "owner"
+    ? "Only the signed-in user's own rows (read policy: owner)."
+    : "Every row (read policy: public).";
+}
+
+/** What a write may touch for this scope (only asked for tools this scope is shown). */
+function writePolicy(op: "insert" | "update" | "delete", scope: Scope): string {
+  if (scope === "developer") return "Developer scope: any row; the row keeps its owner.";
+  return op === "insert"
+    ? "The row is stamped as the signed-in user's (owner_id)."
+    : "Only the signed-in user's own rows (write policy: owner).";
+}
+
+/**
+ * How a collection is reachable from this scope, for `<app>_list_collections`: the columns once,
+ * what reads return and, when the scope cannot write, that it is read-only and why.
+ */
+function collectionSummary(meta: CollectionMeta, scope: Scope): string {
   const read =
-    meta.access.read === "owner"
-      ? "reads return only the signed-in user's rows"
-      : "reads return every row (public read)";
-  const write =
-    meta.access.write === "owner"
-      ? "inserts are stamped as the signed-in user's; updates and deletes only touch their own rows"
-      : "writes are reserved to the developer (end users cannot insert, update or delete)";
-  return `Scope: end user — ${read}; ${write}.`;
-}
-
-function operatorLines(meta: CollectionMeta): string {
-  return visibleColumns(meta)
-    .map((c) => `- ${c.name}: ${operatorsFor(c.type).join(", ")}`)
-    .join("\n");
+    scope === "developer" ? "all rows" : meta.access.read === "owner" ? "your own rows only" : "every row";
+  const write = canWrite(meta, scope)
+    ? scope === "developer"
+      ? "read/write"
+      : "read/write (writes stamped as yours, touch your rows only)"
+    : "READ-ONLY here (write policy: developer — only the developer's credentials can write)";
+  return `- ${meta.name} [${write}; reads: ${read}]: ${columnList(meta)}`;
 }
 
 const vectorColumn = (meta: CollectionMeta) => meta.columns.find((c) => c.type === "vector");
 
-function describe(op: CollectionOp, meta: CollectionMeta, scope: Scope): string {
+function describe(op: CollectionOp, meta: CollectionMeta, scope: Scope, prefix: string): string {
   const c = meta.name;
-  const columns = `Columns of ${c}:\n${columnLines(meta)}`;
-  const policy = policyLine(meta, scope);
   const page =
-    'Returns {"rows": [...], "next_cursor": "…" | null}; pass next_cursor back as cursor for the next page (null when there are no more rows).';
+    'Returns {"rows": [...], "next_cursor": string|null}; pass next_cursor back as cursor for the next page.';
+  const columns = `Columns: ${columnList(meta)}; plus ${SERVER_MANAGED}.`;
+  const seeColumns = `Columns: see ${prefix}_list_collections or ${c}_insert.`;
   switch (op) {
     case "list":
-      return `Page through rows of the ${c} collection, newest first (created_at desc). ${page} limit 1–200, default 20.\n${policy}\n${columns}`;
+      return `Page through rows of ${c}, newest first (created_at desc); limit 1–200, default 20. ${page} ${readPolicy(meta, scope)}`;
     case "get":
-      return `Fetch one row of ${c} by id. Fails with not_found when the row does not exist, was deleted or is not visible to you.\n${policy}\n${columns}`;
+      return `Fetch one row of ${c} by id; returns the row, or a not_found error when it does not exist, was deleted or is not visible to you. ${readPolicy(meta, scope)}`;
     case "find":
-      return `Query ${c} with a typed, per-column where filter. A bare value means eq; combine conditions with and / or / not, e.g. {"where": {"calories": {"lt": 200}, "title": {"ilike": "%cake%"}}, "order": "created_at desc", "limit": 20}. order is "<column> asc|desc" (default "created_at desc", id breaks ties). ${page}\nOperators per column:\n${operatorLines(meta)}\n${policy}\n${columns}`;
+      return `Query ${c} with a typed per-column where filter (each column's operators are in the input schema; a bare value means eq; and / or / not nest filters), e.g. {"where": {"calories": {"lt": 200}, "title": {"ilike": "%cake%"}}, "order": "created_at desc", "limit": 20}. order is "<column> asc|desc" (default "created_at desc"). ${page} ${readPolicy(meta, scope)} ${columns}`;
     case "insert":
-      return `Insert a row into ${c}. Only writable columns are accepted (unknown or server-managed keys are rejected); returns the row with its id.\n${policy}\n${columns}`;
+      return `Insert a row into ${c}: an object of column values (only these columns; unknown or server-managed keys are rejected). Returns the row with its id. ${writePolicy(op, scope)} ${columns}`;
     case "update":
-      return `Merge-patch a row of ${c} by id: {"id": "…", "patch": {<columns to change>}}. Columns not in patch keep their values; null clears an optional column. Returns the row.\n${policy}\n${columns}`;
+      return `Merge-patch a row of ${c}: {"id": "…", "patch": {<columns to change>}}; other columns keep their values, null clears an optional column. Returns the row. ${writePolicy(op, scope)} ${seeColumns}`;
     case "delete":
-      return `Soft-delete a row of ${c} by id: it disappears from every read. "hard": true removes it for good (developer scope only). Returns {"id", "deleted": true, "hard"}.\n${policy}`;
+      return scope === "developer"
+        ? `Soft-delete a row of ${c} by id (it disappears from every read); "hard": true removes it for good. Returns {"id", "deleted": true, "hard"}. ${writePolicy(op, scope)}`
+        : `Soft-delete a row of ${c} by id (it disappears from every read). Returns {"id", "deleted": true, "hard": false}. ${writePolicy(op, scope)}`;
     case "aggregate":
-      return `count / sum / avg / min / max over ${c}, several at once, optionally grouped and filtered: {"metrics": [{"fn": "count"}, {"fn": "sum", "column": "calories"}], "group_by": ["…"], "where": {…}}. Returns {"rows": [{"count": 2, "sum_calories": 690, …group columns}]}; sum/avg need a numeric column.\n${policy}\n${columns}`;
+      return `count / sum / avg / min / max over ${c}, several at once, optionally grouped and filtered (where as in ${c}_find), e.g. {"metrics": [{"fn": "count"}, {"fn": "sum", "column": "calories"}], "group_by": ["…"]}. Returns {"rows": [{"count": 2, "sum_calories": 690, …group columns}]}. ${readPolicy(meta, scope)} ${seeColumns}`;
     case "find_nearest": {
       const vector = vectorColumn(meta);
-      return `Vector similarity search over ${c}.${vector?.name} (cosine distance; smaller is closer): {"vector": [${vector?.dimensions} numbers], "limit": 10, "where": {…}}. Returns {"rows": [{…row, "distance": 0.01}]}, closest first.\n${policy}\n${columns}`;
+      return `Vector similarity search over ${c}.${vector?.name} (cosine distance; smaller is closer): {"vector": [${vector?.dimensions} numbers], "limit": 10, "where": {…}}. Returns {"rows": [{…row, "distance": 0.01}]}, closest first. ${readPolicy(meta, scope)} ${seeColumns}`;
     }
   }
 }
@@ -158,9 +180,24 @@ const ANNOTATIONS: Record<CollectionOp, Record<string, boolean>> = {
   delete: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
 };
 
-function collectionTools(meta: CollectionMeta, scope: Scope): AppTool[] {
+/** The operations this scope is shown: only those its policy can ever accept (issue 15). */
+function listedOps(meta: CollectionMeta, scope: Scope, hasVector: boolean): CollectionOp[] {
+  return COLLECTION_OPS.filter((op) => {
+    if (op === "insert" || op === "update" || op === "delete") return canWrite(meta, scope);
+    // Vector search belongs to the end-user scope (seed 004, DESIGN.md).
+    if (op === "find_nearest") return hasVector && scope === "end_user";
+    return true;
+  });
+}
+
+/** Inputs no call from this scope can use: `hard` deletes are the developer's. */
+const REFUSED: Partial<Record<CollectionOp, Record<Scope, readonly string[]>>> = {
+  delete: { developer: [], end_user: ["hard"] },
+};
+
+function collectionTools(meta: CollectionMeta, scope: Scope, prefix: string): AppTool[] {
   const schemas = operationSchemas(meta);
-  const inputs: Partial<Record<CollectionOp, v.GenericSchema>> = {
+  const inputs: Record<CollectionOp, v.GenericSchema | undefined> = {
     list: schemas.list,
     get: schemas.get,
     find: schemas.find,
@@ -168,17 +205,22 @@ function collectionTools(meta: CollectionMeta, scope: Scope): AppTool[] {
     update: schemas.update,
     delete: schemas.delete,
     aggregate: schemas.aggregate,
+    find_nearest: schemas.nearest,
   };
-  // Vector search belongs to the end-user scope (seed 004, DESIGN.md).
-  if (schemas.nearest && scope === "end_user") inputs.find_nearest = schemas.nearest;
-  return COLLECTION_OPS.flatMap((op) => {
+  return listedOps(meta, scope, schemas.nearest !== undefined).flatMap((op) => {
     const input = inputs[op];
     if (!input) return [];
     const definition: ToolDefinition = {
       name: `${meta.name}_${op}`,
       title: `${TITLES[op]} ${meta.name}`,
-      description: describe(op, meta, scope),
-      inputSchema: toolInputSchema(input),
+      description: describe(op, meta, scope, prefix),
+      inputSchema: advertisedInputSchema(input, {
+        where: schemas.where,
+        omit: REFUSED[op]?.[scope],
+        // The typed per-column filter is shown once per collection, in find (seed 004); aggregate and
+        // find_nearest take the same filter and point to it.
+        ...(op === "find" ? {} : { whereDepth: 0, openWhere: `same shape as ${meta.name}_find's where` }),
+      }),
       annotations: ANNOTATIONS[op],
     };
     return [{ definition, binding: { kind: "collection", op, collection: meta } }];
@@ -205,6 +247,15 @@ function functionTool(prefix: string, fn: FunctionMeta): AppTool {
   };
 }
 
+/** `<app>_list_collections` carries each collection's columns once, and what this scope may do with it. */
+function listCollectionsDescription(meta: AppMeta, scope: Scope): string {
+  const intro = `The index of what this app (${meta.projectName}) exposes to agents: returns each collection with its columns, access policy and tools, and each function with its tool.`;
+  if (!meta.collections.length) return intro;
+  const byName = [...meta.collections].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const lines = byName.map((c) => collectionSummary(c, scope));
+  return `${intro}\nCollections (every row also has ${SERVER_MANAGED}):\n${lines.join("\n")}`;
+}
+
 /** The meta tools take no arguments (unknown keys are refused). */
 export const NO_INPUT = v.strictObject({});
 
@@ -220,7 +271,7 @@ export function buildAppTools(meta: AppMeta, scope: Scope): AppTool[] {
       definition: {
         name: `${prefix}_list_collections`,
         title: "List exposed collections and functions",
-        description: `The index of what this app (${meta.projectName}) exposes to agents: each collection with its columns, access policy and tools, and each function with its tool.`,
+        description: listCollectionsDescription(meta, scope),
         inputSchema: toolInputSchema(NO_INPUT),
         annotations: READ_ONLY,
       },
@@ -239,7 +290,7 @@ export function buildAppTools(meta: AppMeta, scope: Scope): AppTool[] {
   ];
   const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   for (const collection of [...meta.collections].sort(byName))
-    tools.push(...collectionTools(collection, scope));
+    tools.push(...collectionTools(collection, scope, prefix));
   if (scope === "end_user") {
     for (const fn of [...meta.functions].sort(byName)) tools.push(functionTool(prefix, fn));
   }

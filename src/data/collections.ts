@@ -1,11 +1,13 @@
 /**
  * Collection lifecycle (admin API): create, alter, drop. Each change — the DDL on the project's
  * schema, the metadata row and the project's `meta_rev` bump — runs in ONE `db.batch`, so the app
- * MCP never sees tools for a table that does not exist (or the reverse).
+ * MCP never sees tools for a table that does not exist (or the reverse). Alter and drop read the
+ * metadata before their batch, so the batch carries a guard that fails (409, retry) when it changed
+ * meanwhile; creates in one project serialize on an advisory lock of its schema.
  */
 
 import { type SQL, sql } from "drizzle-orm";
-import { pgError } from "../db-errors.ts";
+import { isConcurrentChange, isUniqueViolation, pgError } from "../db-errors.ts";
 import { conflict, invalidInput } from "../errors.ts";
 import { parseInput } from "../validate.ts";
 import type { Db } from "../worker/db.ts";
@@ -19,7 +21,7 @@ import {
   type ColumnSpec,
 } from "./columns.ts";
 import { mapDatabaseError, requireCollection } from "./service.ts";
-import { alterTableStatements, createTableStatements, dropTableStatement } from "./sql.ts";
+import { alterTableStatements, createTableStatements, dropTableStatement, projectSchemaName } from "./sql.ts";
 
 /** The wire shape of a collection. */
 export interface CollectionView {
@@ -34,17 +36,63 @@ export const collectionView = (meta: CollectionMeta): CollectionView => ({
   access: meta.access,
 });
 
-async function batch(db: Db, statements: SQL[], metadata: SQL, projectId: string): Promise<void> {
-  const queries = [db.execute(metadata), ...statements.map((s) => db.execute(s)), bumpMetaRev(db, projectId)];
+/** The unique constraint on a collection's name within its project (schema/index.ts). */
+const COLLECTION_NAME_KEY = "collections_project_name_key";
+
+/**
+ * Advisory-lock class of "create in the project's Postgres schema" (ASCII "amba"). Concurrent
+ * `CREATE SCHEMA IF NOT EXISTS` of one schema race on the catalog's unique index; holding this
+ * transaction lock (keyed by the schema) first makes them run one after the other, so the second
+ * sees the schema and skips it.
+ */
+const SCHEMA_LOCK_CLASS = 0x616d6261;
+
+const schemaLock = (projectId: string): SQL =>
+  sql`SELECT pg_advisory_xact_lock(${sql.raw(String(SCHEMA_LOCK_CLASS))}, hashtext(${projectSchemaName(projectId)}))`;
+
+/**
+ * The metadata write of an alter or drop, guarded: `write` carries the condition (for an alter,
+ * the columns and access the request read; for a drop, that the row exists) and must touch one
+ * row, otherwise `amba_guard()` raises SQLSTATE 40001 and the whole batch, DDL included, rolls
+ * back. The statement takes the row lock first in its batch, so a concurrent change waits for it
+ * and then re-checks the condition against the committed row.
+ */
+const guarded = (write: SQL, name: string): SQL =>
+  sql`WITH changed AS (${write} RETURNING 1)
+    SELECT amba_guard(EXISTS (SELECT 1 FROM changed), ${`collection "${name}" changed concurrently; retry`})`;
+
+/** A schema-change failure as the admin API answers it. */
+function schemaChangeError(err: unknown, name: string): unknown {
+  const pg = pgError(err);
+  if (isConcurrentChange(err)) return conflict(`collection "${name}" changed concurrently; retry`);
+  if (isUniqueViolation(err, COLLECTION_NAME_KEY) || pg?.code === "42P07") {
+    return conflict(`collection "${name}" already exists`);
+  }
+  // Any other unique violation comes from a catalog index: a concurrent DDL won, a retry succeeds.
+  if (pg?.code === "23505") return conflict(`collection "${name}" changed concurrently; retry`);
+  if (pg?.code === "42704" && pg.message.includes("vector")) {
+    return invalidInput("vector columns are not available on this database (pgvector is missing)");
+  }
+  return mapDatabaseError(err);
+}
+
+/** Metadata write, DDL and the `meta_rev` bump in one transaction (`first` runs before all of them). */
+async function batch(
+  db: Db,
+  name: string,
+  projectId: string,
+  parts: { first?: SQL; metadata: SQL; statements: SQL[] },
+): Promise<void> {
+  const queries = [
+    ...(parts.first ? [db.execute(parts.first)] : []),
+    db.execute(parts.metadata),
+    ...parts.statements.map((s) => db.execute(s)),
+    bumpMetaRev(db, projectId),
+  ];
   try {
     await db.batch(queries as unknown as Parameters<Db["batch"]>[0]);
   } catch (err) {
-    const code = pgError(err)?.code;
-    if (code === "42704" && JSON.stringify((err as Error).message ?? "").includes("vector")) {
-      throw invalidInput("vector columns are not available on this database (pgvector is missing)");
-    }
-    if (code === "42P07") throw conflict("a table with this name already exists");
-    throw mapDatabaseError(err);
+    throw schemaChangeError(err, name);
   }
 }
 
@@ -59,14 +107,11 @@ export async function createCollection(db: Db, projectId: string, body: unknown)
   };
   const metadata = sql`INSERT INTO collections (project_id, name, columns, access)
     VALUES (${projectId}::uuid, ${meta.name}, ${JSON.stringify(meta.columns)}::jsonb, ${JSON.stringify(meta.access)}::jsonb)`;
-  try {
-    await batch(db, createTableStatements(meta), metadata, projectId);
-  } catch (err) {
-    if ((err as { status?: number }).status === 409) {
-      throw conflict(`collection "${meta.name}" already exists`);
-    }
-    throw err;
-  }
+  await batch(db, meta.name, projectId, {
+    first: schemaLock(projectId),
+    metadata,
+    statements: createTableStatements(meta),
+  });
   return collectionView(meta);
 }
 
@@ -80,10 +125,14 @@ export async function alterCollection(
   const change = parseInput(AlterCollectionSchema, body);
   const current = await requireCollection(db, projectId, name);
   const next = alterMeta(current, change);
-  const metadata = sql`UPDATE collections SET columns = ${JSON.stringify(next.columns)}::jsonb,
-    access = ${JSON.stringify(next.access)}::jsonb, updated_at = now()
-    WHERE project_id = ${projectId}::uuid AND name = ${name}`;
-  await batch(db, alterTableStatements(current, change), metadata, projectId);
+  const metadata = guarded(
+    sql`UPDATE collections SET columns = ${JSON.stringify(next.columns)}::jsonb,
+      access = ${JSON.stringify(next.access)}::jsonb, updated_at = now()
+      WHERE project_id = ${projectId}::uuid AND name = ${name}
+        AND columns = ${JSON.stringify(current.columns)}::jsonb AND access = ${JSON.stringify(current.access)}::jsonb`,
+    name,
+  );
+  await batch(db, name, projectId, { metadata, statements: alterTableStatements(current, change) });
   return collectionView(next);
 }
 
@@ -94,9 +143,12 @@ export async function dropCollection(
   name: string,
 ): Promise<{ name: string; deleted: true }> {
   const current = await requireCollection(db, projectId, name);
-  const metadata = sql`DELETE FROM collections WHERE project_id = ${projectId}::uuid AND name = ${name}`;
+  const metadata = guarded(
+    sql`DELETE FROM collections WHERE project_id = ${projectId}::uuid AND name = ${name}`,
+    name,
+  );
   const unexpose = sql`UPDATE app_mcp_configs SET exposed_collections = array_remove(exposed_collections, ${name}::text)
     WHERE project_id = ${projectId}::uuid`;
-  await batch(db, [dropTableStatement(current), unexpose], metadata, projectId);
+  await batch(db, name, projectId, { metadata, statements: [dropTableStatement(current), unexpose] });
   return { name, deleted: true };
 }

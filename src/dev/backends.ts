@@ -122,9 +122,27 @@ export async function openPglite(options: PgliteOptions = {}): Promise<SqlBacken
   };
 }
 
+/**
+ * Server-side limit of one statement on a real Postgres (the Worker's own deadline is 8 s): a query
+ * the Worker gave up on does not keep running. PGlite has no statement timeout (it ignores the
+ * setting), so there the Worker's deadline is the only limit.
+ */
+export const STATEMENT_TIMEOUT_MS = 8_000;
+
+/**
+ * Connections to a real Postgres per backend: each in-flight request or batch holds one, and the
+ * concurrency tests run 16 batches at once (well below a default server's 100).
+ */
+const POSTGRES_POOL_SIZE = 20;
+
 /** Connect to a real Postgres (Neon over TCP works too). */
 export async function openPostgres(connectionString: string): Promise<SqlBackend> {
-  const pool = new pg.Pool({ connectionString, max: 8, connectionTimeoutMillis: 5000 });
+  const pool = new pg.Pool({
+    connectionString,
+    max: POSTGRES_POOL_SIZE,
+    connectionTimeoutMillis: 5000,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+  });
   const types = { getTypeParser: () => (value: string) => value };
   const run = async (client: pg.PoolClient | pg.Pool, { query, params }: RawQuery): Promise<RawResult> => {
     const result = await client.query({ text: query, values: params, rowMode: "array", types });

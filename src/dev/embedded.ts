@@ -35,11 +35,27 @@ export async function openFromSnapshot(cacheDir = AMBA_DIR): Promise<SqlBackend>
   return backend;
 }
 
-/** `DATABASE_URL` set: a real Postgres, migrated; otherwise `fallback()`. */
-export async function openConfigured(fallback: () => Promise<SqlBackend>): Promise<SqlBackend> {
-  const url = process.env.DATABASE_URL;
-  if (!url) return fallback();
+/** A real Postgres at `url`, migrated. */
+export async function openMigratedPostgres(url: string): Promise<SqlBackend> {
   const backend = await openPostgres(url);
   await migrate(backend);
   return backend;
+}
+
+/** `DATABASE_URL` set: a real Postgres, migrated; otherwise `fallback()`. */
+export async function openConfigured(fallback: () => Promise<SqlBackend>): Promise<SqlBackend> {
+  const url = process.env.DATABASE_URL;
+  return url ? openMigratedPostgres(url) : fallback();
+}
+
+/**
+ * Whether the database has pgvector (`vector(N)` columns). The extension migration tolerates its
+ * absence, so a plain Postgres migrates fine and only vector columns are refused.
+ */
+export async function hasPgvector(backend: SqlBackend): Promise<boolean> {
+  const { rows } = await backend.query({
+    query: "select count(*) from pg_extension where extname = 'vector'",
+    params: [],
+  });
+  return rows[0]?.[0] === "1";
 }

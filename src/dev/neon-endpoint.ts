@@ -3,7 +3,13 @@
  * (`@neondatabase/serverless` → drizzle neon-http) runs against the embedded database or a local
  * Postgres. Single queries `{query, params}` and transactions `{queries: [...]}`; values as text
  * with type OIDs; Postgres errors as HTTP 400 with their fields (code, constraint, …).
+ *
+ * Like Neon, it wants a credential: the password of the `Neon-Connection-String` the driver sends
+ * with every request must be the endpoint's secret (random per start unless given; compared in
+ * constant time), otherwise 401. Only the Worker's `DATABASE_URL` carries it, so nothing else on
+ * the machine — a function URL pointed at this port included — can run SQL here.
  */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { RawQuery, SqlBackend, TransactionOptions } from "./backends.ts";
@@ -33,6 +39,8 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
 export interface NeonEndpoint {
   /** The URL to give the driver (`neonConfig.fetchEndpoint`, or `LOCAL_DB_URL`). */
   url: string;
+  /** The connection string to give the driver (`DATABASE_URL`): its password is the secret. */
+  connectionString: string;
   port: number;
   close(): Promise<void>;
 }
@@ -84,11 +92,36 @@ function errorBody(err: unknown): Record<string, unknown> {
   return body;
 }
 
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/** The password of a `Neon-Connection-String` header, or null when there is none. */
+function passwordOf(header: string | string[] | undefined): string | null {
+  if (typeof header !== "string") return null;
+  try {
+    return decodeURIComponent(new URL(header).password);
+  } catch {
+    return null;
+  }
+}
+
+export interface NeonEndpointOptions {
+  port?: number;
+  host?: string;
+  /** The credential requests must carry (as the connection string's password); random when absent. */
+  secret?: string;
+}
+
 /** Serve `backend` over the Neon HTTP protocol on 127.0.0.1 (port 0 = any free port). */
 export async function startNeonEndpoint(
   backend: SqlBackend,
-  { port = 0, host = "127.0.0.1" }: { port?: number; host?: string } = {},
+  { port = 0, host = "127.0.0.1", secret = randomBytes(24).toString("base64url") }: NeonEndpointOptions = {},
 ): Promise<NeonEndpoint> {
+  const expected = digest(secret);
+  // Digests have one length, so the comparison takes the same time whatever was sent.
+  const authorized = (req: IncomingMessage) => {
+    const password = passwordOf(req.headers["neon-connection-string"]);
+    return password !== null && timingSafeEqual(digest(password), expected);
+  };
   const server: Server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
       const text = JSON.stringify(body);
@@ -99,6 +132,10 @@ export async function startNeonEndpoint(
       res.end(text);
     };
     if (req.method !== "POST") return send(405, { message: "use POST" });
+    if (!authorized(req)) {
+      req.resume();
+      return send(401, { message: "missing or invalid database credential" });
+    }
     try {
       let payload: { query?: unknown; queries?: unknown };
       try {
@@ -123,6 +160,7 @@ export async function startNeonEndpoint(
   const bound = (server.address() as AddressInfo).port;
   return {
     url: `http://${host}:${bound}/sql`,
+    connectionString: `postgresql://amba:${encodeURIComponent(secret)}@localhost/amba`,
     port: bound,
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,7 +1,8 @@
 /**
  * The runtime-neutral half of the function execution path: which arguments a function accepts,
  * the upstream request built from them (identity headers, never the caller's credentials) and the
- * upstream call itself (timeout → 504, unreachable → 502, body → JSON or `{body: text}`).
+ * upstream call itself (timeout → 504, unreachable → 502, body → JSON or `{body: text}`). Redirects
+ * are not followed: a 3xx is the upstream's answer, so a public URL cannot bounce to an internal one.
  * The Worker half (auth, rate limit, metering) is `invokeFunction` in `./service.ts`.
  */
 
@@ -158,7 +159,7 @@ export async function callUpstream(
   const signal = AbortSignal.timeout(timeoutMs);
   let response: Response;
   try {
-    response = await doFetch(request.url, { ...request.init, signal });
+    response = await doFetch(request.url, { ...request.init, redirect: "manual", signal });
   } catch (err) {
     if (signal.aborted)
       throw new AppError(504, "function_timeout", `function did not answer within ${timeoutMs} ms`);

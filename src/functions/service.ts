@@ -17,6 +17,7 @@ import { enforceRateLimit } from "../worker/rate-limit.ts";
 import { recordUsage } from "../worker/usage.ts";
 import type { DeployFunction, FunctionMeta, McpAnnotation } from "./definition.ts";
 import { buildUpstreamRequest, type CallOptions, callUpstream, type UpstreamResult } from "./invoke.ts";
+import { checkFunctionUrl, type FunctionUrlPolicy, functionUrlPolicy } from "./outbound-policy.ts";
 
 /** A function version as the admin API returns it. */
 export interface FunctionVersionView {
@@ -48,15 +49,18 @@ interface VersionRow {
 
 /**
  * Deploy a new version (1, 2, …) of `input.name` and make it active, in one transaction with the
- * `meta_rev` bump. `mcp` must already be checked (`checkAnnotation`). Concurrent deploys of the same
- * name can collide on the version number; the loser retries.
+ * `meta_rev` bump. `mcp` must already be checked (`checkAnnotation`); the URL is checked here against
+ * the outbound `policy` (400 `invalid_url`). Concurrent deploys of the same name can collide on the
+ * version number; the loser retries.
  */
 export async function deployFunction(
   db: Db,
   projectId: string,
   input: Pick<DeployFunction, "name" | "url">,
   mcp: McpAnnotation | null,
+  policy: FunctionUrlPolicy = "strict",
 ): Promise<FunctionVersionView> {
+  checkFunctionUrl(input.url, policy);
   for (let attempt = 1; ; attempt++) {
     try {
       const [, inserted] = await db.batch([
@@ -249,14 +253,15 @@ export interface InvokeResult extends UpstreamResult {
 
 /**
  * Invoke a function's active version for an end user — the one execution path. In order:
- * end-user scope only (403 otherwise); arguments validated against the declared input schema, or
+ * end-user scope only (403 otherwise); the stored URL checked against the outbound policy
+ * (`FUNCTION_URL_POLICY`; 400 `invalid_url`); arguments validated against the declared input schema, or
  * the generic `{body?, query?}` (400 naming the field); the `RATE_LIMITER` binding keyed by client
  * key + user (429; skipped when the binding is absent); the upstream POST with identity headers and
  * never the caller's credentials (504 on timeout, 502 when unreachable). A 2xx answer is metered as
  * one `function_invocations`. Non-2xx upstream answers are returned, not thrown.
  */
 export async function invokeFunction(
-  env: Pick<Env, "RATE_LIMITER">,
+  env: Pick<Env, "RATE_LIMITER" | "FUNCTION_URL_POLICY">,
   db: Db,
   principal: Principal,
   fn: FunctionMeta,
@@ -266,6 +271,7 @@ export async function invokeFunction(
   if (principal.scope !== "end_user") {
     throw forbidden("functions run on the end-user scope: send X-Api-Key and an end-user session Bearer");
   }
+  checkFunctionUrl(fn.url, functionUrlPolicy(env.FUNCTION_URL_POLICY));
   const requestId = options.requestId ?? crypto.randomUUID();
   const request = buildUpstreamRequest(
     fn,

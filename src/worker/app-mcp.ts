@@ -6,7 +6,7 @@
  */
 import { appToolPrefix, type CollectionOp, NO_INPUT, type ToolBinding } from "../app-mcp/tools.ts";
 import { type Operation, runOperation } from "../data/service.ts";
-import { AppError } from "../errors.ts";
+import { toAppError } from "../errors.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
 import { parseInput } from "../validate.ts";
@@ -122,8 +122,9 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
         }
         return outcome;
       } catch (err) {
-        if (err instanceof AppError)
-          return { value: { error: { code: err.code, message: err.message } }, isError: true };
+        const appError = toAppError(err);
+        if (appError)
+          return { value: { error: { code: appError.code, message: appError.message } }, isError: true };
         throw err;
       }
     },

@@ -4,6 +4,7 @@
 import { sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { toAppError } from "../errors.ts";
 import { createDb } from "./db.ts";
 import { renderError, renderNotFound } from "./errors.ts";
 import type { AppEnv } from "./hono.ts";
@@ -55,7 +56,8 @@ export function createApp() {
     } catch (err) {
       // The reason is logged, not shown: driver errors can name hosts and users.
       console.error("health check: database unreachable", err);
-      return c.json({ ok: false, version: c.env.APP_VERSION, database: { ok: false } }, 503);
+      const code = toAppError(err)?.code ?? "database_unavailable";
+      return c.json({ ok: false, version: c.env.APP_VERSION, database: { ok: false, error: code } }, 503);
     }
   });
 

@@ -6,6 +6,8 @@ export interface Env {
   DATABASE_URL: string;
   /** Local Neon-protocol endpoint (`npm run dev`, tests). When set, the driver talks to it. */
   LOCAL_DB_URL?: string;
+  /** Deadline of one database round trip in ms (default 8000; tests use less). */
+  DB_TIMEOUT_MS?: string;
   /** Host suffix of per-app MCP hostnames: `<slug>.<suffix>`. */
   APP_MCP_HOST_SUFFIX: string;
   /** Public base URL of the platform, used to build connection URLs. */
@@ -16,4 +18,13 @@ export interface Env {
   /** OAuth storage: the provider's clients, grants and tokens, sign-in transactions (src/oauth). */
   OAUTH_KV: KVNamespace;
   RATE_LIMITER?: RateLimit;
+  /** Strict auth limit (10/min): sign-ins per project and email, developer sign-ups per IP. */
+  AUTH_RATE_LIMITER?: RateLimit;
+  /** End-user sign-in and sign-up attempts per client IP (60/min). */
+  AUTH_IP_RATE_LIMITER?: RateLimit;
+  /**
+   * Outbound policy for function URLs: `dev` also allows http and loopback (`npm run dev`, tests);
+   * anything else (the default) is `strict` — https to public destinations only.
+   */
+  FUNCTION_URL_POLICY?: string;
 }

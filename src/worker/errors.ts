@@ -1,14 +1,20 @@
 /**
- * The one HTTP error renderer: `{error:{code,message}}` with a fitting status. Unexpected errors
- * are logged and rendered as a generic 500 — never a stack trace.
+ * The one HTTP error renderer: `{error:{code,message}}` with a fitting status (an AppError, also
+ * when the database driver wrapped it — a missed deadline is 503 `database_timeout`). Unexpected
+ * errors are logged and rendered as a generic 500 — never a stack trace.
  */
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { AppError } from "../errors.ts";
+import { toAppError } from "../errors.ts";
 
 export function renderError(err: Error, c: Context): Response {
-  if (err instanceof AppError) {
-    return c.json({ error: { code: err.code, message: err.message } }, err.status as 400);
+  const appError = toAppError(err);
+  if (appError) {
+    return c.json(
+      { error: { code: appError.code, message: appError.message } },
+      appError.status as 400,
+      appError.headers,
+    );
   }
   if (err instanceof HTTPException) {
     const status = err.status;

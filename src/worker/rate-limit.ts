@@ -1,18 +1,49 @@
 /**
- * The Workers Rate Limiting binding (`RATE_LIMITER`, wrangler.toml) behind one call: a key per
- * caller and surface, 429 `rate_limited` when it is exhausted. Without the binding (other hosts),
- * nothing is limited.
+ * The Workers Rate Limiting bindings (wrangler.toml) behind one call: a key per caller and
+ * surface, 429 `rate_limited` with `Retry-After` when it is exhausted. Without the binding (other
+ * hosts), nothing is limited.
+ *
+ * - `RATE_LIMITER` (600/min): function invocations, app MCP callers, end-user sign-ups per email.
+ * - `AUTH_RATE_LIMITER` (10/min, strict): sign-in attempts per project and email, developer
+ *   sign-ups per client IP.
+ * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP.
  */
 import { AppError } from "../errors.ts";
 import type { Env } from "./env.ts";
 
-/** Count one request against `key`; throw 429 naming `what` when the limit is reached. */
+/** The rate-limit bindings. */
+export type RateLimiterName = "RATE_LIMITER" | "AUTH_RATE_LIMITER" | "AUTH_IP_RATE_LIMITER";
+
+/** Seconds to wait before retrying: the bindings' period (the binding does not tell the rest). */
+export const RETRY_AFTER_SECONDS = 60;
+
+/** 429 `rate_limited`, rendered with a `Retry-After` header. */
+export class RateLimitedError extends AppError {
+  override readonly headers = { "retry-after": String(RETRY_AFTER_SECONDS) };
+
+  constructor(what: string) {
+    super(429, "rate_limited", `rate limit exceeded for ${what}; retry in ${RETRY_AFTER_SECONDS} s`);
+    this.name = "RateLimitedError";
+  }
+}
+
+/** Count one request against `key` on `limiter`; throw 429 naming `what` when the limit is reached. */
 export async function enforceRateLimit(
-  env: Pick<Env, "RATE_LIMITER">,
+  env: Partial<Pick<Env, RateLimiterName>>,
   key: string,
   what: string,
+  limiter: RateLimiterName = "RATE_LIMITER",
 ): Promise<void> {
-  if (!env.RATE_LIMITER) return;
-  const { success } = await env.RATE_LIMITER.limit({ key });
-  if (!success) throw new AppError(429, "rate_limited", `rate limit exceeded for ${what}; retry in a minute`);
+  const binding = env[limiter];
+  if (!binding) return;
+  const { success } = await binding.limit({ key });
+  if (!success) throw new RateLimitedError(what);
+}
+
+/**
+ * The caller's IP as Cloudflare reports it (`cf-connecting-ip`, set on every request at the edge),
+ * or null where there is none (in-process tests, other hosts): per-IP limits then do not apply.
+ */
+export function clientIp(headers: Headers): string | null {
+  return headers.get("cf-connecting-ip")?.trim() || null;
 }

@@ -1,6 +1,7 @@
 /**
- * `npm run dev` as a user runs it: one command, healthy within 30 s, Ctrl-C stops every child,
- * and a second start reuses the data.
+ * `npm run dev` as a user runs it: one command, healthy, Ctrl-C stops every child, a second start
+ * reuses the data, and a plain PostgreSQL (no pgvector) at `DATABASE_URL` works too. Start-up time
+ * is a benchmark (BENCHMARKS.md), not an assertion here: timeouts are only generous limits.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,6 +9,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { findPostgres, startTestPostgres } from "../postgres-server.ts";
 
 const root = join(import.meta.dirname, "../..");
 const dataDir = mkdtempSync(join(tmpdir(), "amba-dev-"));
@@ -25,14 +27,12 @@ function freePort(): Promise<number> {
 interface Started {
   child: ChildProcess;
   output: () => string;
-  seconds: number;
 }
 
-async function startDev(port: number): Promise<Started> {
-  const started = performance.now();
+async function startDev(port: number, databaseUrl = "", data = dataDir): Promise<Started> {
   const child = spawn(node, ["scripts/dev.ts"], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), AMBA_DATA_DIR: dataDir, DATABASE_URL: "" },
+    env: { ...process.env, PORT: String(port), AMBA_DATA_DIR: data, DATABASE_URL: databaseUrl },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -53,7 +53,7 @@ async function startDev(port: number): Promise<Started> {
       }
     }, 100);
   });
-  return { child, output: () => out, seconds: (performance.now() - started) / 1000 };
+  return { child, output: () => out };
 }
 
 async function stopDev({ child }: Started): Promise<number | null> {
@@ -69,7 +69,6 @@ describe("npm run dev", () => {
   it("serves a healthy Worker on the embedded database, stops cleanly, and keeps the data", async () => {
     const port = await freePort();
     const first = await startDev(port);
-    expect(first.seconds).toBeLessThan(30);
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ ok: true, database: { ok: true } });
@@ -88,7 +87,40 @@ describe("npm run dev", () => {
     });
     expect(((await rows.json()) as { rows: unknown[] }).rows).toHaveLength(3);
     expect(await stopDev(second)).toBe(0);
-  }, 120_000);
+  }, 300_000);
+
+  it.skipIf(!findPostgres())(
+    "seeds the demo without the vector column on a PostgreSQL without pgvector, and says so",
+    async () => {
+      const server = await startTestPostgres();
+      const data = mkdtempSync(join(tmpdir(), "amba-dev-pg-"));
+      try {
+        const port = await freePort();
+        const dev = await startDev(port, server.url, data);
+        const output = dev.output();
+        expect(output).toContain("database: postgres");
+        expect(output).toContain("no pgvector on this database: the demo recipes have no embedding column");
+        const token = /developer token\s+(\S+)/.exec(output)?.[1];
+        const collections = await fetch(
+          `http://127.0.0.1:${port}/v1/admin/projects/${projectIdIn(output)}/collections`,
+          {
+            headers: { authorization: `Bearer ${token}` },
+          },
+        );
+        const body = (await collections.json()) as {
+          collections: { name: string; columns: { name: string }[] }[];
+        };
+        expect(body.collections.map((c) => [c.name, c.columns.map((col) => col.name)])).toEqual([
+          ["recipes", ["title", "calories", "tags"]],
+        ]);
+        expect(await stopDev(dev)).toBe(0);
+      } finally {
+        await server.close();
+        rmSync(data, { recursive: true, force: true });
+      }
+    },
+    300_000,
+  );
 
   it("reports an unreachable DATABASE_URL in one line and exits non-zero", async () => {
     const child = spawn(node, ["scripts/dev.ts"], {

@@ -16,7 +16,7 @@ beforeAll(async () => {
   backend = await openFromSnapshot();
   endpoint = await startNeonEndpoint(backend);
   neonConfig.fetchEndpoint = () => endpoint.url;
-  sql = neon("postgresql://amba:amba@localhost/amba");
+  sql = neon(endpoint.connectionString);
   await sql`create table endpoint_t (id int primary key, label text unique, tags text[], doc jsonb,
     at timestamptz, day date, big bigint, ratio double precision, ok boolean, emb vector(3))`;
 });
@@ -93,10 +93,56 @@ describe("local Neon endpoint", () => {
   });
 
   it("answers a malformed request with a 400 instead of crashing", async () => {
-    const res = await fetch(endpoint.url, { method: "POST", body: "{not json" });
+    const res = await fetch(endpoint.url, {
+      method: "POST",
+      headers: { "neon-connection-string": endpoint.connectionString },
+      body: "{not json",
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ message: "request body is not valid JSON" });
     const ok = await sql`select 1 as alive`;
     expect(ok).toEqual([{ alive: 1 }]);
+  });
+
+  it("wants its secret: no or a wrong credential → 401 and nothing runs; the right one works", async () => {
+    const query = JSON.stringify({ query: "insert into endpoint_t (id) values (30)", params: [] });
+    const post = (headers: Record<string, string>) =>
+      fetch(endpoint.url, { method: "POST", headers, body: query });
+    const wrong = new URL(endpoint.connectionString);
+    wrong.password = "amba";
+    for (const headers of [
+      {} as Record<string, string>,
+      { "neon-connection-string": "postgresql://amba:amba@localhost/amba" },
+      { "neon-connection-string": wrong.href },
+      { "neon-connection-string": "postgresql://amba@localhost/amba" },
+      { "neon-connection-string": "not a url" },
+    ]) {
+      const res = await post(headers);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ message: "missing or invalid database credential" });
+    }
+    await expect(neon("postgresql://amba:guess@localhost/amba")`select 1`).rejects.toThrow(/401/);
+    expect(await sql`select count(*)::int as n from endpoint_t where id = 30`).toEqual([{ n: 0 }]);
+
+    expect((await post({ "neon-connection-string": endpoint.connectionString })).status).toBe(200);
+    expect(await sql`select count(*)::int as n from endpoint_t where id = 30`).toEqual([{ n: 1 }]);
+  });
+
+  it("makes a fresh secret per start unless one is given", async () => {
+    const other = await startNeonEndpoint(backend);
+    const fixed = await startNeonEndpoint(backend, { secret: "s3cret/+=" });
+    try {
+      expect(other.connectionString).not.toBe(endpoint.connectionString);
+      expect(new URL(other.connectionString).password.length).toBeGreaterThanOrEqual(32);
+      const res = await fetch(fixed.url, {
+        method: "POST",
+        headers: { "neon-connection-string": fixed.connectionString },
+        body: JSON.stringify({ query: "select 1", params: [] }),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await other.close();
+      await fixed.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * A loopback HTTP server that answers every request with what it received, as JSON — the stand-in
- * for a developer's deployed function in Worker tests.
+ * for a developer's deployed function in Worker tests. `…/status/500` answers a plain-text 500 and
+ * `…/redirect` a 302 to `/followed`.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -11,6 +12,10 @@ export async function startEchoServer(): Promise<{ url: string; close(): Promise
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString("utf8");
     const url = new URL(req.url ?? "/", "http://echo");
+    if (url.pathname.endsWith("/redirect")) {
+      res.writeHead(302, { location: "/followed", "content-type": "application/json" });
+      return res.end(JSON.stringify({ moved: "/followed" }));
+    }
     if (url.pathname.endsWith("/status/500")) {
       res.writeHead(500, { "content-type": "text/plain" });
       return res.end("upstream failure");

@@ -220,7 +220,9 @@ export async function updateAppMcpConfig(
       bumpMetaRev(db, projectId),
     ]);
   } catch (err) {
-    if (isUniqueViolation(err)) throw new AppError(409, "conflict", `slug "${patch.slug}" is already taken`);
+    if (isUniqueViolation(err, "app_mcp_configs_slug_unique")) {
+      throw new AppError(409, "conflict", `slug "${patch.slug}" is already taken`);
+    }
     throw err;
   }
   const row = rows[0] as { enabled: boolean; authMode: string; slug: string | null };

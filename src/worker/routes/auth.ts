@@ -15,7 +15,7 @@ import { authenticateClientKey, authenticateEndUser, SESSION_TTL_MS, type Signin
 import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from "../crypto.ts";
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
-import { enforceRateLimit } from "../rate-limit.ts";
+import { clientIp, enforceRateLimit } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 import { EmailSchema } from "./developers.ts";
 
@@ -63,7 +63,12 @@ export async function checkSigninPassword(
   user: SigninCandidate | null,
 ): Promise<void> {
   // Each attempt costs a PBKDF2 run: limit attempts per project and email (credential stuffing).
-  await enforceRateLimit(env, `signin:${projectId}:${input.email}`, "sign-ins with this email");
+  await enforceRateLimit(
+    env,
+    `signin:${projectId}:${input.email}`,
+    "sign-ins with this email",
+    "AUTH_RATE_LIMITER",
+  );
   const ok = user
     ? await verifyPassword(input.password, user.password)
     : await burnPasswordCheck(input.password);
@@ -71,6 +76,14 @@ export async function checkSigninPassword(
 }
 
 export const authRoutes = new Hono<AppEnv>();
+
+// Every attempt counts against the caller's IP before anything else runs (database, PBKDF2).
+authRoutes.on("POST", ["/v1/auth/signup", "/v1/auth/signin"], async function authIpLimit(c, next) {
+  const ip = clientIp(c.req.raw.headers);
+  if (ip)
+    await enforceRateLimit(c.env, `auth:${ip}`, "auth attempts from this address", "AUTH_IP_RATE_LIMITER");
+  await next();
+});
 
 authRoutes.post("/v1/auth/signup", async (c) => {
   const { project } = await authenticateClientKey(c);

@@ -12,6 +12,7 @@ import { conflict } from "../../errors.ts";
 import { issueCredential } from "../crypto.ts";
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
+import { clientIp, enforceRateLimit } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 
 /** An email address, trimmed and lowercased (emails are unique case-insensitively). */
@@ -81,6 +82,14 @@ export async function signupDeveloper(db: Db, input: DeveloperSignup): Promise<D
 export const developerRoutes = new Hono<AppEnv>();
 
 developerRoutes.post("/v1/developers/signup", async (c) => {
+  const ip = clientIp(c.req.raw.headers);
+  if (ip)
+    await enforceRateLimit(
+      c.env,
+      `developer-signup:${ip}`,
+      "developer sign-ups from this address",
+      "AUTH_RATE_LIMITER",
+    );
   const input = await jsonBody(c, DeveloperSignupSchema);
   return c.json(await signupDeveloper(c.var.db, input), 201);
 });

@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import { checkAnnotation, DeployFunctionSchema } from "../../functions/definition.ts";
+import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
   deployFunction,
@@ -29,7 +30,8 @@ functionRoutes.post("/v1/admin/projects/:id/functions/deploy", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
   const body = await jsonBody(c, DeployFunctionSchema);
   const mcp = checkAnnotation(body.mcp);
-  const deployed = await deployFunction(c.var.db, project.id, body, mcp);
+  const policy = functionUrlPolicy(c.env.FUNCTION_URL_POLICY);
+  const deployed = await deployFunction(c.var.db, project.id, body, mcp, policy);
   return c.json(deployed, 201);
 });
 

@@ -61,6 +61,7 @@ import {
 } from "../auth.ts";
 import { randomSecret } from "../crypto.ts";
 import type { AppEnv } from "../hono.ts";
+import { clientIp, enforceRateLimit } from "../rate-limit.ts";
 import { checkSigninPassword, SigninSchema } from "./auth.ts";
 import { authorizePage, errorPage } from "./oauth-pages.ts";
 
@@ -383,6 +384,17 @@ const EXPIRED =
   "This sign-in form has expired or was not sent from this page. Go back to your assistant and connect again.";
 
 oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
+  // Sign-in attempts count against the caller's IP before anything else runs, as on /v1/auth/*.
+  const ip = clientIp(c.req.raw.headers);
+  if (ip) {
+    try {
+      await enforceRateLimit(c.env, `auth:${ip}`, "auth attempts from this address", "AUTH_IP_RATE_LIMITER");
+    } catch (err) {
+      if (err instanceof AppError && err.status === 429)
+        return refuse(c, 429, "Too many attempts", err.message);
+      throw err;
+    }
+  }
   const form = v.safeParse(FormSchema, await c.req.parseBody());
   if (!form.success)
     return refuse(c, 400, "Incomplete form", "The sign-in form was incomplete. Go back and try again.");

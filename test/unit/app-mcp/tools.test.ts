@@ -80,33 +80,83 @@ describe("buildAppTools", () => {
     }
   });
 
-  it("exposes per-type operators in the find tool's where schema", () => {
+  it("lists the columns with their operators directly under the find tool's where, with no $ref", () => {
     const find = buildAppTools(meta, "developer").find((t) => t.definition.name === "recipes_find")!;
-    type Node = { $ref?: string; properties: Record<string, unknown> };
-    const schema = find.definition.inputSchema as {
-      properties: { where: Node };
-      $defs?: Record<string, Node>;
-    };
-    // The where filter is recursive (and / or / not), so it is a $ref into $defs.
-    const ref = schema.properties.where.$ref;
-    const where = ref ? schema.$defs![ref.split("/").pop()!]! : schema.properties.where;
-    const calories = JSON.stringify(where.properties.calories);
+    type Node = { type?: string; properties?: Record<string, Node>; items?: Node; description?: string };
+    const schema = find.definition.inputSchema as { properties: { where: Node } };
+    const where = schema.properties.where.properties!;
+    expect(Object.keys(where)).toEqual([
+      "id",
+      "owner_id",
+      "created_at",
+      "updated_at",
+      "title",
+      "calories",
+      "tags",
+      "embedding",
+      "and",
+      "or",
+      "not",
+    ]);
+    const calories = JSON.stringify(where.calories);
     expect(calories).toContain('"lt"');
     expect(calories).not.toContain('"ilike"');
-    expect(JSON.stringify(where.properties.title)).toContain('"ilike"');
-    expect(JSON.stringify(where.properties.tags)).toContain('"overlaps"');
+    expect(JSON.stringify(where.title)).toContain('"ilike"');
+    expect(JSON.stringify(where.tags)).toContain('"overlaps"');
+    // Nested filters are open objects: the advertised schema never refuses a deeper filter the server
+    // accepts (the server validates it); no host has to resolve a reference.
+    expect(where.and!.items).toEqual({ type: "object", description: expect.stringContaining("same shape") });
+    expect(where.not).toEqual({ type: "object", description: expect.stringContaining("NOT") });
+    for (const tool of buildAppTools(meta, "end_user")) {
+      expect(JSON.stringify(tool.definition.inputSchema), tool.definition.name).not.toMatch(/\$ref|\$defs/);
+    }
     expect(find.definition.description).toContain("next_cursor");
     expect(find.definition.annotations).toMatchObject({ readOnlyHint: true });
+  });
+
+  it("shows the typed filter once per collection: aggregate and find_nearest point to find's where", () => {
+    const tools = buildAppTools(meta, "end_user");
+    for (const name of ["recipes_aggregate", "recipes_find_nearest"]) {
+      const schema = tools.find((t) => t.definition.name === name)!.definition.inputSchema as {
+        properties: { where: unknown };
+      };
+      expect(schema.properties.where, name).toEqual({
+        type: "object",
+        description: "same shape as recipes_find's where",
+      });
+    }
+  });
+
+  it("carries each collection's columns in list_collections, find and insert only", () => {
+    const tools = buildAppTools(meta, "developer");
+    const carrying = tools
+      .filter((t) => t.definition.description!.includes("title (text, required): Dish name"))
+      .map((t) => t.definition.name);
+    expect(carrying).toEqual(["recipe_box_list_collections", "recipes_find", "recipes_insert"]);
+    const index = tools[0]!.definition.description!;
+    expect(index).toContain("- notes [read/write; reads: all rows]: body (text)");
+    expect(index).toContain(
+      "- recipes [read/write; reads: all rows]: title (text, required): Dish name; calories (integer); tags (text[]); embedding (vector(3))",
+    );
   });
 
   it("describes the policy the caller's scope will meet", () => {
     const list = (scope: "developer" | "end_user", name: string) =>
       buildAppTools(meta, scope).find((t) => t.definition.name === name)!.definition.description!;
     expect(list("developer", "recipes_list")).toContain("all rows");
-    expect(list("end_user", "recipes_list")).toContain("only the signed-in user's rows");
-    expect(list("end_user", "notes_insert")).toContain("reserved to the developer");
+    expect(list("end_user", "recipes_list")).toContain(
+      "Only the signed-in user's own rows (read policy: owner)",
+    );
+    expect(list("end_user", "notes_list")).toContain("Every row (read policy: public)");
+    expect(list("end_user", "recipes_insert")).toContain("stamped as the signed-in user's");
+    const index = list("end_user", "recipe_box_list_collections");
+    expect(index).toContain(
+      "- notes [READ-ONLY here (write policy: developer — only the developer's credentials can write); reads: every row]: body (text)",
+    );
+    expect(index).toContain(
+      "- recipes [read/write (writes stamped as yours, touch your rows only); reads: your own rows only]",
+    );
   });
-
   it("types a function tool from its declared schema, and says so honestly when there is none", () => {
     const tools = buildAppTools(meta, "end_user");
     const typed = tools.find((t) => t.definition.name === "recipe_box_fn_send_welcome_email")!.definition;
@@ -153,6 +203,59 @@ describe("buildAppTools", () => {
       for (const name of names(scope)) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     }
   });
+});
+
+describe("buildAppTools per scope × access policy", () => {
+  type Access = CollectionMeta["access"];
+  type Scope = "developer" | "end_user";
+  const only = (access: Access): AppMeta => ({
+    ...meta,
+    collections: [{ ...recipes, access }],
+    functions: [],
+  });
+  const ALL = ["list", "get", "find", "insert", "update", "delete", "aggregate"];
+  const READS = ["list", "get", "find", "aggregate"];
+  const cases: [Access["read"], Access["write"], Scope, string[]][] = [
+    ["owner", "owner", "developer", ALL],
+    ["public", "owner", "developer", ALL],
+    ["owner", "developer", "developer", ALL],
+    ["public", "developer", "developer", ALL],
+    ["owner", "owner", "end_user", [...ALL, "find_nearest"]],
+    ["public", "owner", "end_user", [...ALL, "find_nearest"]],
+    ["owner", "developer", "end_user", [...READS, "find_nearest"]],
+    ["public", "developer", "end_user", [...READS, "find_nearest"]],
+  ];
+
+  it.each(cases)(
+    "read %s, write %s, %s scope: lists exactly what the policy can accept",
+    (read, write, scope, ops) => {
+      const tools = buildAppTools(only({ read, write }), scope);
+      expect(tools.map((t) => t.definition.name)).toEqual([
+        "recipe_box_list_collections",
+        "recipe_box_whoami",
+        ...ops.map((op) => `recipes_${op}`),
+      ]);
+      const del = tools.find((t) => t.definition.name === "recipes_delete")?.definition;
+      const delInput = del?.inputSchema as
+        | { properties: Record<string, unknown>; required: string[] }
+        | undefined;
+      if (scope === "developer") {
+        expect(Object.keys(delInput!.properties)).toEqual(["id", "hard"]);
+        expect(del!.description).toContain('"hard": true');
+      } else if (write === "owner") {
+        // The end user is refused a hard delete: neither the schema nor the description offers it.
+        expect(Object.keys(delInput!.properties)).toEqual(["id"]);
+        expect(delInput!.required).toEqual(["id"]);
+        expect(del!.description).not.toContain("hard:");
+        expect(del!.description).not.toContain('"hard": true');
+      } else {
+        expect(del).toBeUndefined();
+      }
+      const index = tools[0]!.definition.description!;
+      const readOnly = scope === "end_user" && write === "developer";
+      expect(index.includes("- recipes [READ-ONLY here (write policy: developer"), index).toBe(readOnly);
+    },
+  );
 });
 
 describe("appToolPrefix", () => {

@@ -17,11 +17,12 @@ import {
   type TestDeveloper,
   type TestUser,
 } from "../helpers.ts";
+import { HAS_VECTOR, needsPgvector, vectorColumns, vectorValues } from "../pgvector.ts";
 import { connectClient, resultJson } from "./mcp-client.ts";
 
 const RECIPES = {
   name: "recipes",
-  columns: RECIPES_COLUMNS,
+  columns: vectorColumns(RECIPES_COLUMNS),
   access: { read: "owner", write: "owner" },
 };
 
@@ -79,7 +80,7 @@ describe("app MCP endpoint", () => {
       `${PREFIX}_list_collections`,
       `${PREFIX}_whoami`,
       ...RECIPE_TOOLS,
-      "recipes_find_nearest",
+      ...(HAS_VECTOR ? ["recipes_find_nearest"] : []),
     ]);
 
     // Alter the collection: the insert tool's schema follows on the very next tools/list.
@@ -101,7 +102,12 @@ describe("app MCP endpoint", () => {
     const client = await connectClient(url, devHeaders(dev));
     const inserted = await client.callTool({
       name: "recipes_insert",
-      arguments: { title: "Birthday Cake", calories: 540, tags: ["dessert"], embedding: [0.1, 0.9, 0.2] },
+      arguments: vectorValues({
+        title: "Birthday Cake",
+        calories: 540,
+        tags: ["dessert"],
+        embedding: [0.1, 0.9, 0.2],
+      }),
     });
     expect(inserted.isError).toBe(false);
     const row = resultJson(inserted);
@@ -165,7 +171,7 @@ describe("app MCP endpoint", () => {
     const mine = resultJson(
       await asAlice.callTool({
         name: "recipes_insert",
-        arguments: { title: "Alice's pie", embedding: [1, 0, 0] },
+        arguments: vectorValues({ title: "Alice's pie", embedding: [1, 0, 0] }),
       }),
     );
     expect(mine.owner_id).toBe(alice.userId);
@@ -191,21 +197,35 @@ describe("app MCP endpoint", () => {
       await asBob.callTool({ name: "recipes_aggregate", arguments: { metrics: [{ fn: "count" }] } }),
     );
     expect(bobCount.rows).toEqual([{ count: 0 }]);
+
+    // Her own row: hard delete refused on the end-user scope, soft delete allowed.
+    const hard = await asAlice.callTool({ name: "recipes_delete", arguments: { id: mine.id, hard: true } });
+    expect(hard.isError).toBe(true);
+    const soft = resultJson(await asAlice.callTool({ name: "recipes_delete", arguments: { id: mine.id } }));
+    expect(soft).toEqual({ id: mine.id, deleted: true, hard: false });
+    await asAlice.close();
+    await asBob.close();
+  });
+
+  it("enforces the owner policy on find_nearest: distances over the caller's own rows only", async (ctx) => {
+    needsPgvector(ctx);
+    const asAlice = await connectClient(url, endUserHeaders(dev.clientKey, alice.sessionToken));
+    const asBob = await connectClient(url, endUserHeaders(dev.clientKey, bob.sessionToken));
+    const mine = resultJson(
+      await asAlice.callTool({
+        name: "recipes_insert",
+        arguments: { title: "Alice's tart", embedding: [1, 0, 0] },
+      }),
+    );
     const nearest = resultJson(
       await asBob.callTool({ name: "recipes_find_nearest", arguments: { vector: [1, 0, 0], limit: 5 } }),
     );
     expect(nearest.rows).toEqual([]);
-
-    // Her own row: nearest with distance, update, then hard delete refused on the end-user scope.
     const aliceNearest = resultJson(
       await asAlice.callTool({ name: "recipes_find_nearest", arguments: { vector: [1, 0, 0] } }),
     );
     expect(aliceNearest.rows[0]).toMatchObject({ id: mine.id, distance: expect.any(Number) });
     expect(aliceNearest.rows[0].distance).toBeCloseTo(0, 5);
-    const hard = await asAlice.callTool({ name: "recipes_delete", arguments: { id: mine.id, hard: true } });
-    expect(hard.isError).toBe(true);
-    const soft = resultJson(await asAlice.callTool({ name: "recipes_delete", arguments: { id: mine.id } }));
-    expect(soft).toEqual({ id: mine.id, deleted: true, hard: false });
     await asAlice.close();
     await asBob.close();
   });
@@ -224,7 +244,7 @@ describe("app MCP endpoint", () => {
     });
     const index = resultJson(await asAlice.callTool({ name: `${PREFIX}_list_collections`, arguments: {} }));
     expect(index.collections.map((c: { name: string }) => c.name)).toEqual(["recipes"]);
-    expect(index.collections[0].tools).toContain("recipes_find_nearest");
+    expect(index.collections[0].tools.includes("recipes_find_nearest")).toBe(HAS_VECTOR);
     await asAlice.close();
   });
 

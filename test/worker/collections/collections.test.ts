@@ -2,8 +2,16 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { RECIPES_COLUMNS } from "../../fixtures.ts";
 import { apiJson, expectError, signupDeveloper, testDb } from "../helpers.ts";
+import { needsPgvector, vectorColumns } from "../pgvector.ts";
 
-const recipes = { name: "recipes", columns: RECIPES_COLUMNS };
+const recipes = { name: "recipes", columns: vectorColumns(RECIPES_COLUMNS) };
+
+async function indexDefinitions(projectId: string, table: string): Promise<string> {
+  const result = await testDb().execute(
+    sql`select indexdef from pg_indexes where schemaname = ${`app_${projectId.replace(/-/g, "")}`} and tablename = ${table}`,
+  );
+  return result.rows.map((r) => String(r.indexdef)).join("\n");
+}
 
 async function metaRev(projectId: string): Promise<number> {
   const result = await testDb().execute(sql`select meta_rev from projects where id = ${projectId}::uuid`);
@@ -24,13 +32,20 @@ describe("collections admin", () => {
     expect(listed.status).toBe(200);
     expect(listed.body.collections).toEqual([created.body]);
 
-    const tables = await testDb().execute(
-      sql`select indexdef from pg_indexes where schemaname = ${`app_${dev.projectId.replace(/-/g, "")}`} and tablename = 'recipes'`,
-    );
-    const defs = tables.rows.map((r) => String(r.indexdef)).join("\n");
+    const defs = await indexDefinitions(dev.projectId, "recipes");
     expect(defs).toContain("(created_at, id)");
     expect(defs).toContain("(owner_id, created_at, id)");
-    expect(defs).toContain("hnsw (embedding vector_cosine_ops)");
+  });
+
+  it("indexes vector columns with HNSW (cosine)", async (ctx) => {
+    needsPgvector(ctx);
+    const dev = await signupDeveloper();
+    const created = await apiJson(`/v1/admin/projects/${dev.projectId}/collections`, {
+      token: dev.token,
+      json: recipes,
+    });
+    expect(created.status).toBe(201);
+    expect(await indexDefinitions(dev.projectId, "recipes")).toContain("hnsw (embedding vector_cosine_ops)");
   });
 
   it("answers 409 for a duplicate name and 400 for invalid definitions", async () => {
@@ -76,12 +91,14 @@ describe("collections admin", () => {
       },
     });
     expect(altered.status).toBe(200);
-    expect(altered.body.columns.map((c: { name: string }) => c.name)).toEqual([
-      "title",
-      "calories",
-      "embedding",
-      "rating",
-    ]);
+    expect(altered.body.columns.map((c: { name: string }) => c.name)).toEqual(
+      vectorColumns([
+        { name: "title", type: "text" },
+        { name: "calories", type: "integer" },
+        { name: "embedding", type: "vector" },
+        { name: "rating", type: "number" },
+      ]).map((c) => c.name),
+    );
     expect(altered.body.access).toEqual({ read: "public", write: "owner" });
     expect(await metaRev(dev.projectId)).toBe(rev + 1);
 

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "../helpers.ts";
+import { needsPgvector, vectorColumns, vectorValues } from "../pgvector.ts";
 import { createCollection, type DataProject, data, dataProject, insert } from "./fixtures.ts";
 
 let p: DataProject;
@@ -8,14 +9,14 @@ beforeAll(async () => {
   p = await dataProject();
   await createCollection(p, {
     name: "meals",
-    columns: [
+    columns: vectorColumns([
       { name: "title", type: "text", required: true },
       { name: "course", type: "text" },
       { name: "calories", type: "integer" },
       { name: "price", type: "number" },
       { name: "served", type: "date" },
       { name: "embedding", type: "vector", dimensions: 3 },
-    ],
+    ]),
   });
   const rows = [
     { title: "Soup", course: "starter", calories: 150, price: 4, served: "2026-01-02", embedding: [1, 0, 0] },
@@ -31,7 +32,7 @@ beforeAll(async () => {
     { title: "Tofu", course: "main", calories: 340, price: 12, served: null, embedding: [0.2, 0.7, 0.7] },
     { title: "Water", course: null, calories: null, price: null, served: null, embedding: null },
   ];
-  for (const row of rows) await insert(p, p.developer, "meals", row);
+  for (const row of rows) await insert(p, p.developer, "meals", vectorValues(row));
 });
 
 const aggregate = (json: unknown) => data(p, p.developer, "meals", "aggregate", { json });
@@ -96,7 +97,8 @@ describe("aggregate", () => {
 });
 
 describe("nearest", () => {
-  it("orders by cosine distance, returns distance, honours limit and where", async () => {
+  it("orders by cosine distance, returns distance, honours limit and where", async (ctx) => {
+    needsPgvector(ctx);
     const res = await data(p, p.developer, "meals", "nearest", { json: { vector: [1, 0, 0], limit: 3 } });
     expect(res.status).toBe(200);
     expect(res.body.rows.map((r: { title: string }) => r.title)).toEqual(["Soup", "Salad", "Tofu"]);
@@ -110,7 +112,8 @@ describe("nearest", () => {
     expect(mains.body.rows.map((r: { title: string }) => r.title)).toEqual(["Tofu", "Steak"]);
   });
 
-  it("checks the vector length and refuses collections without vectors", async () => {
+  it("checks the vector length and refuses collections without vectors", async (ctx) => {
+    needsPgvector(ctx);
     expectError(
       await data(p, p.developer, "meals", "nearest", { json: { vector: [1, 0] } }),
       400,

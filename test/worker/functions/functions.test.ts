@@ -365,9 +365,15 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
         return { success: false };
       },
     } as unknown as RateLimit;
-    const error = await invokeFunction({ RATE_LIMITER: limiter }, testDb(), principal, fn, {
-      user_id: "x",
-    }).catch((err: unknown) => err);
+    const error = await invokeFunction(
+      { RATE_LIMITER: limiter, FUNCTION_URL_POLICY: "dev" },
+      testDb(),
+      principal,
+      fn,
+      {
+        user_id: "x",
+      },
+    ).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).status).toBe(429);
     expect(keys).toEqual([`fn:key-1:${principal.scope === "end_user" ? principal.user.id : ""}`]);
@@ -377,7 +383,7 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
   it("runs without a rate limiter binding and returns status, body and request id", async () => {
     const { dev, principal, fn } = await principalFor();
     const result = await invokeFunction(
-      {},
+      { FUNCTION_URL_POLICY: "dev" },
       testDb(),
       principal,
       fn,

@@ -1,0 +1,76 @@
+/**
+ * The JSON Schema an app tool advertises (`inputSchema` in `tools/list`). It is the conversion of the
+ * valibot operation schema that validates the call (`@valibot/to-json-schema`), post-processed:
+ *
+ * - the recursive `where` filter is inlined instead of referenced (`$ref`/`$defs` break several hosts:
+ *   Gemini CLI and Copilot CLI fail to resolve them, others drop `$defs`): the top level lists every
+ *   column with its operators; below `WHERE_DEPTH` typed levels the operands of `and` / `or` / `not`
+ *   are open objects (`{"type": "object"}`), so the advertised schema never rejects a filter the
+ *   server accepts, however deep — the server still validates the whole filter;
+ * - properties the caller's scope can never use (end users and `hard`) are left out;
+ * - the empty `"required": []` the converter writes on every object is dropped (it says nothing).
+ */
+import { toJsonSchema } from "@valibot/to-json-schema";
+import type * as v from "valibot";
+
+type Json = Record<string, unknown>;
+
+/** Typed levels of `where`: the top level; nested `and` / `or` / `not` operands are open objects. */
+export const WHERE_DEPTH = 1;
+
+const WHERE_REF = "#/$defs/where";
+const SAME_SHAPE = "a where filter, same shape as the top-level where";
+
+/** What to shape in an operation's JSON Schema. */
+export interface AdvertiseOptions {
+  /** The collection's `where` schema, when the operation takes one (inlined, never a `$ref`). */
+  where?: v.GenericSchema;
+  /** Top-level properties this scope can never use, left out of the advertised schema. */
+  omit?: readonly string[];
+  /** Typed levels of `where` (default `WHERE_DEPTH`; 0: the whole filter is an open object). */
+  whereDepth?: number;
+  /** Says what an open (untyped) `where` object must look like. */
+  openWhere?: string;
+}
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** Inline every `{"$ref": "#/$defs/where", …}` below `node` `depth` levels deep; drop empty `required`. */
+function shape(node: unknown, where: Json, depth: number, open: string): unknown {
+  if (Array.isArray(node)) return node.map((item) => shape(item, where, depth, open));
+  if (!isObject(node)) return node;
+  if (node.$ref === WHERE_REF) {
+    const { $ref: _, ...siblings } = node;
+    if (depth <= 0) {
+      const doc = typeof siblings.description === "string" ? `${siblings.description}: ` : "";
+      return { type: "object", description: `${doc}${open}` };
+    }
+    return { ...(shape(where, where, depth - 1, open) as Json), ...siblings };
+  }
+  const entries = Object.entries(node).filter(
+    ([k, value]) => !(k === "required" && Array.isArray(value) && value.length === 0),
+  );
+  return Object.fromEntries(entries.map(([k, value]) => [k, shape(value, where, depth, open)]));
+}
+
+/** The advertised JSON Schema of an operation's valibot schema (see the module comment). */
+export function advertisedInputSchema(schema: v.GenericSchema, options: AdvertiseOptions = {}): Json {
+  const { where, omit = [], whereDepth = WHERE_DEPTH, openWhere = SAME_SHAPE } = options;
+  // `where` is a lazy schema (it refers to itself): name what it resolves to, so every reference to
+  // it converts to `#/$defs/where`.
+  const target =
+    where && where.type === "lazy" ? (where as v.LazySchema<v.GenericSchema>).getter(undefined) : where;
+  const { $defs, ...converted } = toJsonSchema(
+    schema,
+    target ? { definitions: { where: target } } : {},
+  ) as Json;
+  const whereJson = isObject($defs) && isObject($defs.where) ? $defs.where : {};
+  const json = shape(converted, whereJson, whereDepth, openWhere) as Json;
+  if (omit.length && isObject(json.properties)) {
+    json.properties = Object.fromEntries(Object.entries(json.properties).filter(([k]) => !omit.includes(k)));
+    if (Array.isArray(json.required))
+      json.required = json.required.filter((k) => !omit.includes(k as string));
+  }
+  return json;
+}

@@ -1,0 +1,90 @@
+/**
+ * Auth endpoints under the auth rate-limit bindings (finding 8), against miniflare's simulated
+ * Workers Rate Limiting: 10 sign-in attempts per project and email per minute, then 429 with
+ * `Retry-After`; end-user auth attempts per client IP (`cf-connecting-ip`); developer sign-ups per IP.
+ */
+import { describe, expect, it } from "vitest";
+import { api, apiJson, signupDeveloper, signupUser, uniqueEmail } from "../helpers.ts";
+
+/** A fresh documentation-range address per test (the limiter's state lives as long as the run). */
+const freshIp = () =>
+  `2001:db8::${crypto
+    .getRandomValues(new Uint16Array(3))
+    .join(":")
+    .replace(/(\d+)/g, (n) => Number(n).toString(16))}`;
+
+const RATE_LIMITED = { code: "rate_limited", message: expect.stringContaining("retry in 60 s") };
+
+describe("sign-in rate limit per email", () => {
+  it("answers 429 with Retry-After on the 11th attempt for one email; other emails are not affected", async () => {
+    const dev = await signupDeveloper();
+    const user = await signupUser(dev.projectId, dev.clientKey);
+    const signin = (email: string, password: string) =>
+      api("/v1/auth/signin", { apiKey: dev.clientKey, json: { email, password } });
+
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      const res = await signin(user.email, `wrong password ${attempt}`);
+      expect(res.status, `attempt ${attempt}`).toBe(401);
+      await res.text();
+    }
+    const limited = await signin(user.email, "wrong password 11");
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("60");
+    expect(await limited.json()).toEqual({ error: RATE_LIMITED });
+    // Even the right password waits: the limit counts attempts, not failures.
+    expect((await signin(user.email, user.password)).status).toBe(429);
+    // Case and spacing do not make a new key.
+    expect((await signin(` ${user.email.toUpperCase()} `, "x")).status).toBe(429);
+
+    const other = await signupUser(dev.projectId, dev.clientKey);
+    expect((await signin(other.email, other.password)).status).toBe(200);
+  });
+});
+
+describe("per client IP", () => {
+  it("limits end-user sign-in and sign-up attempts from one address, before any other check", async () => {
+    const dev = await signupDeveloper();
+    const ip = freshIp();
+    const headers = { "cf-connecting-ip": ip };
+    for (let attempt = 1; attempt <= 60; attempt++) {
+      const path = attempt % 2 ? "/v1/auth/signin" : "/v1/auth/signup";
+      const res = await api(path, { apiKey: dev.clientKey, headers, json: { email: "not an email" } });
+      expect(res.status, `attempt ${attempt}`).toBe(400);
+      await res.text();
+    }
+    const limited = await apiJson("/v1/auth/signup", {
+      apiKey: dev.clientKey,
+      headers,
+      json: { email: uniqueEmail(), password: "correct horse battery" },
+    });
+    expect(limited).toEqual({ status: 429, body: { error: RATE_LIMITED } });
+    // No key at all: still 429 — the address is counted first.
+    expect((await api("/v1/auth/signin", { headers, json: {} })).status).toBe(429);
+
+    const elsewhere = await apiJson("/v1/auth/signup", {
+      apiKey: dev.clientKey,
+      headers: { "cf-connecting-ip": freshIp() },
+      json: { email: uniqueEmail(), password: "correct horse battery" },
+    });
+    expect(elsewhere.status).toBe(201);
+  });
+
+  it("limits developer sign-ups to 10 a minute per address", async () => {
+    const headers = { "cf-connecting-ip": freshIp() };
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      const res = await api("/v1/developers/signup", { headers, json: { email: `bad-${attempt}` } });
+      expect(res.status, `attempt ${attempt}`).toBe(400);
+      await res.text();
+    }
+    const limited = await api("/v1/developers/signup", { headers, json: { email: uniqueEmail("dev") } });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("60");
+    expect(await limited.json()).toEqual({ error: RATE_LIMITED });
+
+    const elsewhere = await api("/v1/developers/signup", {
+      headers: { "cf-connecting-ip": freshIp() },
+      json: { email: uniqueEmail("dev") },
+    });
+    expect(elsewhere.status).toBe(201);
+  });
+});
