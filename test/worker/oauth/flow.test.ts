@@ -58,6 +58,8 @@ describe("MCP authorization (OAuth 2.1) on the app MCP", () => {
       token_endpoint: `${BASE}/oauth/token`,
       registration_endpoint: `${BASE}/oauth/register`,
       code_challenge_methods_supported: ["S256"],
+      // global_fetch_strictly_public is on (wrangler.toml), so Client ID Metadata Documents are too.
+      client_id_metadata_document_supported: true,
     });
   });
 
