@@ -119,7 +119,15 @@ export async function authenticateAppMcpOAuth(
   if (!token || !isOAuthToken(token)) return null;
   const caller = await validateAccessToken(c.env, issuer(c), resource, token);
   if (!caller || caller.props.projectId === null) throw new AppError(401, "unauthorized", INVALID_OAUTH);
-  return authenticateOAuthProject(c.var.db, grantPrincipal(caller.props, caller.grantId), selector);
+  const access = await authenticateOAuthProject(
+    c.var.db,
+    grantPrincipal(caller.props, caller.grantId),
+    selector,
+  );
+  // A hostname can move to another project; the grant stays with the project it was made for.
+  if (access.principal.project.id !== caller.props.projectId)
+    throw new AppError(401, "unauthorized", INVALID_OAUTH);
+  return access;
 }
 
 /** Platform MCP: the developer an OAuth Bearer names, or null when the Bearer is not an OAuth token. */

@@ -93,6 +93,28 @@ describe("MCP authorization refusals", () => {
     expect((await rawToolsList(`https://${slug}.mcp.amba.host/mcp`, access_token)).status).toBe(401);
   });
 
+  it("keeps a hostname grant with its project when the hostname moves to another project", async () => {
+    const slug = `move-${crypto.randomUUID().slice(0, 8)}`;
+    const hostUrl = `https://${slug}.mcp.amba.host/mcp`;
+    const second = await apiJson("/v1/admin/projects", { token: other.dev.token, json: { name: "Second" } });
+    expect(second.status).toBe(201);
+    expect((await configure(other.dev, { slug })).status).toBe(200);
+    const { access_token } = await tokensFor(hostUrl, {
+      mode: "developer",
+      developer_token: other.dev.token,
+    });
+    expect((await rawToolsList(hostUrl, access_token)).status).toBe(200);
+
+    expect((await configure(other.dev, { slug: null })).status).toBe(200);
+    const moved = await apiJson(`/v1/admin/projects/${second.body.id}/app-mcp/config`, {
+      method: "PATCH",
+      token: other.dev.token,
+      json: { slug },
+    });
+    expect(moved.status).toBe(200);
+    expect((await rawToolsList(hostUrl, access_token)).status).toBe(401);
+  });
+
   it("refuses an expired access token", async () => {
     const { access_token } = await tokensFor(url, aliceSignIn);
     const [subject, grantId] = access_token.split(":");
