@@ -129,6 +129,7 @@ async function main() {
       `  health          ${BASE}/healthz  ${JSON.stringify(health)}`,
       `  app MCP         ${mcpUrl}`,
       `  hostname MCP    ${demo.hostnameUrl ?? "(no slug)"}`,
+      `  OAuth           paste ${mcpUrl} into a spec-following MCP client, no headers: it signs in in the browser`,
       `  platform MCP    ${BASE}/mcp`,
       `  console         ${BASE}/console   API reference ${BASE}/docs`,
       `  project id      ${demo.projectId}`,

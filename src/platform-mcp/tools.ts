@@ -284,6 +284,28 @@ export const PLATFORM_TOOLS = {
     },
     annotations: READ_ONLY,
   }),
+  amba_oauth_grants_list: spec({
+    title: "List OAuth grants",
+    description:
+      'The live OAuth authorizations of the project\'s app MCP (hosted assistants its end users or developers connected): {"grants": [{"id", "client_name", "scope": "end_user" | "developer", "principal_id", "email", "resource", "created_at", "expires_at"}]} (same as GET /v1/admin/projects/:id/oauth/grants).',
+    auth: "project",
+    params: PROJECT,
+    annotations: READ_ONLY,
+  }),
+  amba_oauth_grants_revoke: spec({
+    title: "Revoke an OAuth grant",
+    description:
+      'Revoke one OAuth authorization of the project\'s app MCP; its access and refresh tokens stop working at once. Returns {"id", "revoked": true} (same as DELETE /v1/admin/projects/:id/oauth/grants/:grantId).',
+    auth: "project",
+    params: {
+      ...PROJECT,
+      grant_id: v.pipe(
+        v.string("must be a string"),
+        v.description("The grant's id (from amba_oauth_grants_list)."),
+      ),
+    },
+    annotations: REPLACES,
+  }),
 };
 
 /** Name of a platform tool. */

@@ -17,6 +17,7 @@ import { consoleRoutes } from "./routes/console.ts";
 import { dataRoutes } from "./routes/data.ts";
 import { developerRoutes } from "./routes/developers.ts";
 import { functionRoutes } from "./routes/functions.ts";
+import { oauthRoutes } from "./routes/oauth.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
 import { platformMcpRoutes } from "./routes/platform-mcp.ts";
 import { projectRoutes } from "./routes/projects.ts";
@@ -76,6 +77,7 @@ export function createApp() {
   app.route("/", platformMcpRoutes);
   app.route("/", openApiRoutes);
   app.route("/", consoleRoutes);
+  app.route("/", oauthRoutes);
 
   return app;
 }

@@ -98,8 +98,11 @@ interface Credentials {
   developer?: ParsedCredential;
   clientKey?: ParsedCredential;
   session?: ParsedCredential;
-  /** Sign-in: also fetch the key's project user with this email (saves a round trip). */
+  /** Sign-in: also fetch the key's (or the addressed) project's user with this email (saves a round trip). */
   signinEmail?: string;
+  /** OAuth grant principals (src/oauth): rows named by id, checked live without a secret. */
+  oauthTokenId?: string;
+  oauthUserId?: string;
 }
 
 /** The one row every resolution reads; absent joins give nulls. */
@@ -115,6 +118,7 @@ interface ResolvedRow {
   session_live: boolean | null;
   user_id: string | null;
   user_email: string | null;
+  user_project_id: string | null;
   signin_user_id: string | null;
   signin_email: string | null;
   signin_hash: string | null;
@@ -150,7 +154,7 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
       (k.revoked_at is null) as key_live,
       s.project_id::text as session_project_id, s.secret_hash as session_hash,
       (s.revoked_at is null and s.expires_at > now()) as session_live,
-      u.id::text as user_id, u.email as user_email,
+      u.id::text as user_id, u.email as user_email, u.project_id::text as user_project_id,
       su.id::text as signin_user_id, su.email as signin_email, su.password_hash as signin_hash,
       su.password_salt as signin_salt, su.password_iterations as signin_iterations,
       p.id::text as project_id, p.name as project_name, p.developer_id::text as project_developer_id,
@@ -158,12 +162,12 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
       m.enabled as mcp_enabled, m.auth_mode as mcp_auth_mode, m.slug as mcp_slug,
       to_jsonb(m.exposed_collections) as mcp_collections, to_jsonb(m.exposed_functions) as mcp_functions
     from (select 1) as one
-    left join developer_tokens t on t.id = ${creds.developer?.id ?? null}::uuid
+    left join developer_tokens t on t.id = ${creds.developer?.id ?? creds.oauthTokenId ?? null}::uuid
     left join client_keys k on k.id = ${creds.clientKey?.id ?? null}::uuid
     left join sessions s on s.id = ${creds.session?.id ?? null}::uuid
-    left join app_users u on u.id = s.user_id
-    left join app_users su on su.project_id = k.project_id and su.email = ${creds.signinEmail ?? null}::text
     left join projects p on ${projectCondition(join)}
+    left join app_users u on u.id = coalesce(s.user_id, ${creds.oauthUserId ?? null}::uuid)
+    left join app_users su on su.project_id = coalesce(k.project_id, p.id) and su.email = ${creds.signinEmail ?? null}::text
     left join app_mcp_configs m on m.project_id = p.id
   `);
   return result.rows[0] as unknown as ResolvedRow;
@@ -362,4 +366,94 @@ export async function authenticateEndUser(c: Context<AppEnv>): Promise<{
   const project = projectFrom(row);
   if (!project) throw unauthorized("invalid or revoked client key");
   return { clientKeyId: keyCred.id, sessionId: sessionCred.id, project, user };
+}
+
+/** The principal an OAuth grant acts as (its props, src/oauth), re-checked on every request. */
+export type OAuthGrantPrincipal =
+  | { kind: "end_user"; userId: string; grantId: string }
+  | { kind: "developer"; developerId: string; tokenId: string };
+
+/**
+ * OAuth hook: an access token validated by the authorization server names a principal; this checks
+ * it is still live in the same one statement as header credentials (the developer token the grant
+ * was authorized with is not revoked; the end user still exists in that project) and resolves the
+ * project. The result is the same `ProjectAccess` header credentials give, so policy, auth mode,
+ * rate limits and metering apply unchanged.
+ */
+export async function authenticateOAuthProject(
+  db: Db,
+  grant: OAuthGrantPrincipal,
+  ref: ProjectSelector,
+): Promise<ProjectAccess> {
+  const creds: Credentials =
+    grant.kind === "developer" ? { oauthTokenId: grant.tokenId } : { oauthUserId: grant.userId };
+  const join: ProjectJoin = "projectId" in ref && !isUuid(ref.projectId) ? { none: true } : ref;
+  const row = await resolve(db, creds, join);
+  const project = projectFrom(row);
+  if (grant.kind === "developer") {
+    if (row.token_live !== true || row.token_developer_id !== grant.developerId)
+      throw unauthorized("the developer token this authorization was granted with is revoked");
+    if (!project || project.developerId !== grant.developerId) throw notFound("project not found");
+    return {
+      principal: { scope: "developer", developerId: grant.developerId, project },
+      config: settingsFrom(row),
+    };
+  }
+  if (!project || !row.user_id || row.user_email === null || row.user_project_id !== project.id)
+    throw unauthorized("this authorization's user no longer exists in this project");
+  return {
+    principal: {
+      scope: "end_user",
+      project,
+      user: { id: row.user_id, email: row.user_email },
+      clientKeyId: `oauth:${grant.grantId}`,
+    },
+    config: settingsFrom(row),
+  };
+}
+
+/** OAuth hook for the platform MCP: the developer a grant names, if its developer token is live. */
+export async function authenticateOAuthDeveloper(
+  db: Db,
+  grant: { developerId: string; tokenId: string },
+): Promise<{ developerId: string }> {
+  const row = await resolve(db, { oauthTokenId: grant.tokenId }, { none: true });
+  if (row.token_live !== true || row.token_developer_id !== grant.developerId)
+    throw unauthorized("the developer token this authorization was granted with is revoked");
+  return { developerId: grant.developerId };
+}
+
+/**
+ * OAuth sign-in page, developer: the developer token pasted on the page, checked like a Bearer
+ * (and, for an app, ownership of the project). Returns the token's row id, which the grant keeps.
+ */
+export async function verifyDeveloperToken(
+  db: Db,
+  token: string,
+  ref: ProjectSelector | null,
+): Promise<{ developerId: string; tokenId: string; project: ProjectRef | null }> {
+  const cred = parseCredential("developer", token.trim());
+  if (!cred) throw unauthorized("invalid developer token");
+  const join: ProjectJoin = !ref || ("projectId" in ref && !isUuid(ref.projectId)) ? { none: true } : ref;
+  const row = await resolve(db, { developer: cred }, join);
+  const developerId = await checkDeveloper(cred, row);
+  const project = projectFrom(row);
+  if (ref && (!project || project.developerId !== developerId)) throw notFound("project not found");
+  return { developerId, tokenId: cred.id, project };
+}
+
+/**
+ * OAuth sign-in page, end user: the addressed project, its app-MCP config and (with `signinEmail`)
+ * its user with that email for the password check — one round trip. Null for an unknown project.
+ */
+export async function projectForSignin(
+  db: Db,
+  ref: ProjectSelector,
+  signinEmail?: string,
+): Promise<{ project: ProjectRef; config: AppMcpSettings; signinUser: SigninCandidate | null } | null> {
+  const join: ProjectJoin = "projectId" in ref && !isUuid(ref.projectId) ? { none: true } : ref;
+  const row = await resolve(db, { signinEmail }, join);
+  const project = projectFrom(row);
+  if (!project) return null;
+  return { project, config: settingsFrom(row), signinUser: signinCandidate(row) };
 }

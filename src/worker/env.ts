@@ -15,6 +15,8 @@ export interface Env {
   APP_VERSION: string;
   /** Metadata cache keyed by project, validated against `meta_rev`. */
   META_KV: KVNamespace;
+  /** OAuth storage: the provider's clients, grants and tokens, sign-in transactions (src/oauth). */
+  OAUTH_KV: KVNamespace;
   RATE_LIMITER?: RateLimit;
   /** Strict auth limit (10/min): sign-ins per project and email, developer sign-ups per IP. */
   AUTH_RATE_LIMITER?: RateLimit;

@@ -1,6 +1,6 @@
 /**
  * The HTTP edge of both MCP endpoints: `Origin` checks (DNS-rebinding protection), CORS for the
- * origins allowed to call, and RFC 6750 401 answers with `WWW-Authenticate`.
+ * origins allowed to call. (401 answers with `WWW-Authenticate`: `mcpUnauthorized` in routes/oauth.ts.)
  *
  * `Origin` absent → allowed (server-side clients send none). Present → it must be the platform's own
  * origin (`PUBLIC_BASE_URL`'s; the request's own only when the request is addressed to a loopback
@@ -10,7 +10,6 @@
  * `Access-Control-Allow-Origin` on every answer, errors included, so a browser can read them.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppError } from "../errors.ts";
 import type { AppEnv } from "./hono.ts";
 
 export const CORS_ALLOW_METHODS = "POST, GET, DELETE, OPTIONS";
@@ -104,20 +103,4 @@ export function mcpOrigin(options: McpOriginOptions = {}): MiddlewareHandler<App
     for (const [name, value] of Object.entries(corsHeaders(origin))) headers.set(name, value);
     c.res = new Response(c.res.body, { status: c.res.status, statusText: c.res.statusText, headers });
   };
-}
-
-/**
- * The RFC 6750 answer to failed authentication: 401 `{error:{code, message}}` with
- * `WWW-Authenticate: Bearer realm="amba"` — plus `error="invalid_token"` and the message as
- * `error_description` when credentials were presented (none presented: no error attribute).
- */
-export function unauthorizedResponse(err: AppError, credentialsPresented: boolean): Response {
-  const description = err.message.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, "?");
-  const challenge = credentialsPresented
-    ? `Bearer realm="amba", error="invalid_token", error_description="${description}"`
-    : 'Bearer realm="amba"';
-  return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), {
-    status: 401,
-    headers: { "content-type": "application/json", "www-authenticate": challenge },
-  });
 }

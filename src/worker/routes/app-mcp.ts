@@ -16,7 +16,8 @@ import { appMcpHandlers } from "../app-mcp.ts";
 import { appSurface } from "../app-surface.ts";
 import { authenticateProject, isUuid, type ProjectAccess, type ProjectSelector } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
-import { mcpOrigin, unauthorizedResponse } from "../mcp-edge.ts";
+import { mcpOrigin } from "../mcp-edge.ts";
+import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "./oauth.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
 
@@ -63,17 +64,17 @@ async function appAllowedOrigins(c: Context<AppEnv>): Promise<readonly string[] 
 
 const appOrigin = mcpOrigin({ allowedOrigins: appAllowedOrigins });
 
-/** Authenticate, answering a failure with the RFC 6750 401 (which clients such as mcp-remote show). */
+/** OAuth Bearer (src/oauth) or header credentials → the caller; a 401 carries the OAuth challenge. */
 async function authenticate(
   c: Context<AppEnv>,
   selector: ProjectSelector,
 ): Promise<ProjectAccess | Response> {
+  const resource = mcpResource(c, selector);
   try {
-    return await authenticateProject(c, selector);
+    return (await authenticateAppMcpOAuth(c, selector, resource)) ?? (await authenticateProject(c, selector));
   } catch (err) {
-    if (!(err instanceof AppError) || err.status !== 401) throw err;
-    const presented = c.req.header("authorization") !== undefined || c.req.header("x-api-key") !== undefined;
-    return unauthorizedResponse(err, presented);
+    if (err instanceof AppError && err.status === 401) return mcpUnauthorized(c, resource, err);
+    throw err;
   }
 }
 

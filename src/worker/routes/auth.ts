@@ -11,7 +11,7 @@ import { appUsers, sessions } from "../../../schema/index.ts";
 import { isUniqueViolation } from "../../db-errors.ts";
 import { conflict, unauthorized } from "../../errors.ts";
 import { parseInput } from "../../validate.ts";
-import { authenticateClientKey, authenticateEndUser, SESSION_TTL_MS } from "../auth.ts";
+import { authenticateClientKey, authenticateEndUser, SESSION_TTL_MS, type SigninCandidate } from "../auth.ts";
 import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from "../crypto.ts";
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
@@ -50,6 +50,29 @@ async function newSession(db: Db, projectId: string, userId: string) {
     .insert(sessions)
     .values({ id: session.id, projectId, userId, secretHash: session.secretHash, expiresAt });
   return { insert, token: session.token, expiresAt };
+}
+
+/**
+ * The sign-in password check, shared by `/v1/auth/signin` and the OAuth sign-in page: rate-limited
+ * per project and email, one PBKDF2 run whether or not the user exists. Throws 401 on a mismatch.
+ */
+export async function checkSigninPassword(
+  env: AppEnv["Bindings"],
+  projectId: string,
+  input: Signin,
+  user: SigninCandidate | null,
+): Promise<void> {
+  // Each attempt costs a PBKDF2 run: limit attempts per project and email (credential stuffing).
+  await enforceRateLimit(
+    env,
+    `signin:${projectId}:${input.email}`,
+    "sign-ins with this email",
+    "AUTH_RATE_LIMITER",
+  );
+  const ok = user
+    ? await verifyPassword(input.password, user.password)
+    : await burnPasswordCheck(input.password);
+  if (!user || !ok) throw unauthorized(BAD_CREDENTIALS);
 }
 
 export const authRoutes = new Hono<AppEnv>();
@@ -101,17 +124,8 @@ authRoutes.post("/v1/auth/signin", async (c) => {
     signinEmail: parsed.success ? parsed.output.email : undefined,
   });
   const input = parseInput(SigninSchema, body);
-  // Each attempt costs a PBKDF2 run: limit attempts per project and email (credential stuffing).
-  await enforceRateLimit(
-    c.env,
-    `signin:${project.id}:${input.email}`,
-    "sign-ins with this email",
-    "AUTH_RATE_LIMITER",
-  );
-  const ok = user
-    ? await verifyPassword(input.password, user.password)
-    : await burnPasswordCheck(input.password);
-  if (!user || !ok) throw unauthorized(BAD_CREDENTIALS);
+  await checkSigninPassword(c.env, project.id, input, user);
+  if (!user) throw unauthorized(BAD_CREDENTIALS);
   const session = await newSession(c.var.db, project.id, user.id);
   await session.insert;
   return c.json({

@@ -41,6 +41,7 @@ import {
   RpcError,
   type ToolOutcome,
 } from "../../mcp/index.ts";
+import { listProjectGrants } from "../../oauth/grants.ts";
 import {
   isPlatformTool,
   PLATFORM_TOOLS,
@@ -53,12 +54,13 @@ import { checkInputLimits, parseInput } from "../../validate.ts";
 import {
   type AppMcpSettings,
   authenticateDeveloper,
+  authenticateOAuthProject,
   authenticateProjectAdmin,
   type ProjectRef,
 } from "../auth.ts";
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
-import { mcpOrigin, unauthorizedResponse } from "../mcp-edge.ts";
+import { mcpOrigin } from "../mcp-edge.ts";
 import {
   billingStatus,
   connectionBase,
@@ -69,6 +71,13 @@ import {
 } from "./app-mcp-admin.ts";
 import { DeveloperSignupSchema, signupDeveloper } from "./developers.ts";
 import { PromoteFunctionSchema } from "./functions.ts";
+import {
+  authenticatePlatformMcpOAuth,
+  mcpResource,
+  mcpUnauthorized,
+  oauthHelpers,
+  revokeProjectGrantOr404,
+} from "./oauth.ts";
 import {
   CreateClientKeySchema,
   CreateProjectSchema,
@@ -81,6 +90,8 @@ import {
 export interface PlatformMcpContext {
   c: Context<AppEnv>;
   developerId: string | null;
+  /** Set when the developer came with an OAuth access token instead of their developer token. */
+  oauth?: { developerId: string; tokenId: string };
 }
 
 interface OpenScope {
@@ -152,6 +163,11 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
   amba_app_mcp_update_config: ({ body }, { c, db, project }) =>
     updateAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, body),
   amba_billing_status: ({ params }, { db, project }) => billingStatus(db, project.id, params.period),
+  amba_oauth_grants_list: async (_call, { c, project }) => ({
+    grants: await listProjectGrants(c.env, oauthHelpers(c), project.id),
+  }),
+  amba_oauth_grants_revoke: ({ params }, { c, project }) =>
+    revokeProjectGrantOr404(c, project.id, params.grant_id),
 };
 
 const NO_TOKEN =
@@ -161,7 +177,7 @@ const NO_TOKEN =
 async function runTool<N extends PlatformToolName>(
   name: N,
   args: Record<string, unknown>,
-  { c, developerId }: PlatformMcpContext,
+  { c, developerId, oauth }: PlatformMcpContext,
 ): Promise<unknown> {
   const { auth } = PLATFORM_TOOLS[name];
   if (auth !== "none" && developerId === null) throw unauthorized(NO_TOKEN);
@@ -172,7 +188,12 @@ async function runTool<N extends PlatformToolName>(
   if (auth === "none") return run(call, { c, db } as ScopeOf<PlatformToolName>);
   if (auth === "developer") return run(call, { c, db, developerId } as ScopeOf<PlatformToolName>);
   const projectId = (call.params as unknown as { project_id: string }).project_id;
-  const { project, config } = await authenticateProjectAdmin(c, projectId);
+  // An OAuth developer has no developer token header: its grant's token id is checked instead.
+  const access = oauth
+    ? await authenticateOAuthProject(db, { kind: "developer", ...oauth }, { projectId })
+    : await authenticateProjectAdmin(c, projectId);
+  const project = "principal" in access ? access.principal.project : access.project;
+  const config = access.config;
   return run(call, { c, db, developerId, project, config } as ScopeOf<PlatformToolName>);
 }
 
@@ -206,17 +227,19 @@ platformMcpRoutes.all("/mcp", async (c) => {
   // Stateless server: no SSE stream (GET), no session to end (DELETE).
   if (c.req.method !== "POST") return methodNotAllowed();
   let developerId: string | null = null;
+  let oauth: PlatformMcpContext["oauth"];
   if (c.req.header("authorization") !== undefined) {
     try {
-      ({ developerId } = await authenticateDeveloper(c));
+      oauth = (await authenticatePlatformMcpOAuth(c)) ?? undefined;
+      ({ developerId } = oauth ?? (await authenticateDeveloper(c)));
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 401) throw err;
-      return unauthorizedResponse(err, true);
+      return mcpUnauthorized(c, mcpResource(c, "platform"), err);
     }
   }
   return handleMcpHttpRequest(c.req.raw, {
     handlers: platformMcpHandlers,
-    ctx: { c, developerId },
+    ctx: { c, developerId, oauth },
     onInternalError: (err, method) => console.error(`platform MCP ${method} failed`, err),
   });
 });

@@ -32,6 +32,8 @@ const ALL_TOOLS = [
   "amba_app_mcp_get_config",
   "amba_app_mcp_update_config",
   "amba_billing_status",
+  "amba_oauth_grants_list",
+  "amba_oauth_grants_revoke",
 ];
 
 const RECIPES = {

@@ -1,0 +1,114 @@
+/**
+ * The OAuth 2.1 authorization server (`@cloudflare/workers-oauth-provider`) for the MCP endpoints,
+ * and the shapes this platform stores in its grants.
+ *
+ * The provider fixes its resource registry at construction, but every project has its own MCP
+ * endpoint, so the registry is built per request from the one resource that request is about: the
+ * `resource` of an authorization request, the resource stored on the grant a code or refresh token
+ * belongs to, or the endpoint a token is presented at. Audiences are therefore always exact: a
+ * token for app A's MCP is never valid at app B's or at the platform MCP.
+ *
+ * Token shapes and subjects: src/oauth/tokens.ts.
+ */
+import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
+import { tokenGrantRef } from "./tokens.ts";
+
+/** Bindings the OAuth layer needs. */
+export interface OAuthEnv {
+  OAUTH_KV: KVNamespace;
+}
+
+/** Paths of the authorization server's endpoints (on the issuer's origin). */
+export const OAUTH_PATHS = {
+  authorize: "/authorize",
+  token: "/oauth/token",
+  register: "/oauth/register",
+  metadata: "/.well-known/oauth-authorization-server",
+} as const;
+
+/** Access tokens live one hour; the grant (and its rotating refresh token) 30 days. */
+export const ACCESS_TOKEN_TTL_S = 60 * 60;
+export const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
+
+/** Who a grant acts as: stored encrypted as the grant's props, checked live on every request. */
+export type OAuthProps =
+  | { kind: "end_user"; projectId: string; userId: string }
+  | { kind: "developer"; projectId: string | null; developerId: string; tokenId: string };
+
+/** What a grant says about itself in the clear (grant metadata), for listing and revocation. */
+export interface GrantMetadata {
+  /** The project whose app MCP the grant is for; null for the platform MCP. */
+  projectId: string | null;
+  scope: "end_user" | "developer";
+  /** The end user's or the developer's id. */
+  principalId: string;
+  email: string;
+  clientName: string;
+  resource: string;
+}
+
+const servers = new Map<string, OAuthAuthorizationServer<OAuthEnv>>();
+
+/** The authorization server for `issuer` with exactly these resources (instances are reused per isolate). */
+export function authorizationServer(issuer: string, resources: string[]): OAuthAuthorizationServer<OAuthEnv> {
+  const key = `${issuer} ${resources.join(" ")}`;
+  let server = servers.get(key);
+  if (!server) {
+    if (servers.size >= 256) servers.clear();
+    server = new OAuthAuthorizationServer<OAuthEnv>({
+      issuer,
+      resources,
+      authorizeEndpoint: `${issuer}${OAUTH_PATHS.authorize}`,
+      tokenEndpoint: `${issuer}${OAUTH_PATHS.token}`,
+      clientRegistrationEndpoint: `${issuer}${OAUTH_PATHS.register}`,
+      accessTokenTTL: ACCESS_TOKEN_TTL_S,
+      refreshTokenTTL: REFRESH_TOKEN_TTL_S,
+      // Client ID Metadata Documents need outbound fetches restricted to public addresses; the
+      // provider turns them on only with the `global_fetch_strictly_public` compatibility flag.
+      clientIdMetadataDocumentEnabled: strictlyPublicFetch(),
+      onError: () => {},
+    });
+    servers.set(key, server);
+  }
+  return server;
+}
+
+function strictlyPublicFetch(): boolean {
+  const flags = (globalThis as { Cloudflare?: { compatibilityFlags?: Record<string, boolean> } }).Cloudflare
+    ?.compatibilityFlags;
+  return flags?.global_fetch_strictly_public === true;
+}
+
+/**
+ * The resource a code or refresh token's grant is bound to, read from the provider's grant record
+ * (`grant:<subject>:<grant id>`, its documented KV layout). Null when there is no such grant.
+ */
+export async function grantResource(env: OAuthEnv, token: string): Promise<string | null> {
+  const ref = tokenGrantRef(token);
+  if (!ref) return null;
+  const grant = await env.OAUTH_KV.get<{ resource?: unknown }>(`grant:${ref.subject}:${ref.grantId}`, {
+    type: "json",
+  });
+  return typeof grant?.resource === "string" ? grant.resource : null;
+}
+
+/** A validated access token: who it acts as, and its grant. */
+export interface OAuthCaller {
+  props: OAuthProps;
+  grantId: string;
+  clientId: string;
+}
+
+/** Validate an access token presented at `resource`; null when it is not valid there (unknown, expired, revoked, other audience). */
+export async function validateAccessToken(
+  env: OAuthEnv,
+  issuer: string,
+  resource: string,
+  token: string,
+): Promise<OAuthCaller | null> {
+  const ref = tokenGrantRef(token);
+  if (!ref) return null;
+  const valid = await authorizationServer(issuer, [resource]).validateToken(resource, token, env);
+  if (!valid || valid.audience !== resource) return null;
+  return { props: valid.props as OAuthProps, grantId: ref.grantId, clientId: valid.clientId };
+}

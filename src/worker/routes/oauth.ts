@@ -1,0 +1,522 @@
+/**
+ * MCP authorization (OAuth 2.1) on top of `@cloudflare/workers-oauth-provider` (src/oauth):
+ * - RFC 9728 protected resource metadata for every MCP endpoint;
+ * - the provider's own endpoints, handed the request unchanged: RFC 8414 metadata, dynamic client
+ *   registration (RFC 7591), token + refresh + revocation (RFC 7009);
+ * - `/authorize`: the sign-in and consent page (end user of the app, or developer), CSRF-bound to
+ *   the browser by a one-time transaction in KV and an HttpOnly SameSite cookie;
+ * - grant listing and revocation: the developer's (`/v1/admin/projects/:id/oauth/grants`) and the
+ *   end user's own (`/v1/auth/oauth/grants`);
+ * - `authenticateMcpOAuth`, the MCP routes' hook: a Bearer of the provider's shape is validated
+ *   for exactly the endpoint's resource, then resolved like header credentials.
+ */
+import {
+  AuthorizationError,
+  type AuthRequest,
+  authorizationErrorRedirect,
+  type OAuthHelpers,
+} from "@cloudflare/workers-oauth-provider";
+import { type Context, Hono } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import * as v from "valibot";
+import { AppError, notFound } from "../../errors.ts";
+import { wwwAuthenticate } from "../../oauth/challenge.ts";
+import {
+  listProjectGrants,
+  listSubjectGrants,
+  recordProjectSubject,
+  revokeProjectGrant,
+  revokeSubjectGrant,
+} from "../../oauth/grants.ts";
+import {
+  appResource,
+  issuerOf,
+  parseResource,
+  platformResource,
+  type ResourceTarget,
+  resourceMetadataUrl,
+  resourceOf,
+  slugResource,
+} from "../../oauth/resources.ts";
+import {
+  authorizationServer,
+  type GrantMetadata,
+  grantResource,
+  OAUTH_PATHS,
+  type OAuthProps,
+  validateAccessToken,
+} from "../../oauth/server.ts";
+import { isOAuthToken, subjectOf } from "../../oauth/tokens.ts";
+import {
+  authenticateEndUser,
+  authenticateOAuthDeveloper,
+  authenticateOAuthProject,
+  authenticateProjectAdmin,
+  bearerToken,
+  isUuid,
+  type ProjectAccess,
+  type ProjectSelector,
+  projectForSignin,
+  verifyDeveloperToken,
+} from "../auth.ts";
+import { randomSecret } from "../crypto.ts";
+import type { AppEnv } from "../hono.ts";
+import { clientIp, enforceRateLimit } from "../rate-limit.ts";
+import { checkSigninPassword, SigninSchema } from "./auth.ts";
+import { authorizePage, errorPage } from "./oauth-pages.ts";
+
+type Ctx = Context<AppEnv>;
+
+const TX_COOKIE = "amba_oauth_tx";
+const TX_TTL_S = 600;
+const txKey = (tx: string) => `amba-oauth:tx:${tx}`;
+
+const issuer = (c: Ctx) => issuerOf(c.env.PUBLIC_BASE_URL, c.req.url);
+
+/** The OAuth helpers (grants, clients) of this deployment's authorization server. */
+export function oauthHelpers(c: Ctx): OAuthHelpers {
+  const iss = issuer(c);
+  return authorizationServer(iss, [platformResource(iss)]).getOAuthApi(c.env);
+}
+
+// ── MCP routes' hook ────────────────────────────────────────────────────────────────────────────
+
+/** The canonical resource an MCP request is addressed to (`slug` set: the hostname endpoint). */
+export function mcpResource(c: Ctx, endpoint: { projectId: string } | { slug: string } | "platform"): string {
+  if (endpoint === "platform") return platformResource(issuer(c));
+  if ("slug" in endpoint) return slugResource(endpoint.slug, c.env.APP_MCP_HOST_SUFFIX);
+  return appResource(issuer(c), endpoint.projectId);
+}
+
+/** The 401 an MCP endpoint answers, with the challenge that leads an OAuth client to sign in. */
+export function mcpUnauthorized(c: Ctx, resource: string, err: AppError): Response {
+  const credentials = c.req.header("authorization") !== undefined || c.req.header("x-api-key") !== undefined;
+  const challenge = wwwAuthenticate({
+    resourceMetadataUrl: resourceMetadataUrl(resource),
+    ...(credentials ? { error: "invalid_token" as const, description: err.message } : {}),
+  });
+  return c.json({ error: { code: err.code, message: err.message } }, 401, { "www-authenticate": challenge });
+}
+
+const grantPrincipal = (props: OAuthProps, grantId: string) =>
+  props.kind === "developer"
+    ? { kind: "developer" as const, developerId: props.developerId, tokenId: props.tokenId }
+    : { kind: "end_user" as const, userId: props.userId, grantId };
+
+const INVALID_OAUTH = "invalid, expired or revoked access token for this MCP endpoint";
+
+/**
+ * App MCP: when the Bearer is one of the provider's tokens, validate it for `resource` and resolve
+ * its principal (the same `ProjectAccess` header credentials give); null when it is not an OAuth
+ * token, so the caller falls through to the header resolver.
+ */
+export async function authenticateAppMcpOAuth(
+  c: Ctx,
+  selector: ProjectSelector,
+  resource: string,
+): Promise<ProjectAccess | null> {
+  const token = bearerToken(c);
+  if (!token || !isOAuthToken(token)) return null;
+  const caller = await validateAccessToken(c.env, issuer(c), resource, token);
+  if (!caller || caller.props.projectId === null) throw new AppError(401, "unauthorized", INVALID_OAUTH);
+  const access = await authenticateOAuthProject(
+    c.var.db,
+    grantPrincipal(caller.props, caller.grantId),
+    selector,
+  );
+  // A hostname can move to another project; the grant stays with the project it was made for.
+  if (access.principal.project.id !== caller.props.projectId)
+    throw new AppError(401, "unauthorized", INVALID_OAUTH);
+  return access;
+}
+
+/** Platform MCP: the developer an OAuth Bearer names, or null when the Bearer is not an OAuth token. */
+export async function authenticatePlatformMcpOAuth(
+  c: Ctx,
+): Promise<{ developerId: string; tokenId: string } | null> {
+  const token = bearerToken(c);
+  if (!token || !isOAuthToken(token)) return null;
+  const caller = await validateAccessToken(c.env, issuer(c), mcpResource(c, "platform"), token);
+  if (caller?.props.kind !== "developer" || caller.props.projectId !== null)
+    throw new AppError(401, "unauthorized", INVALID_OAUTH);
+  const grant = { developerId: caller.props.developerId, tokenId: caller.props.tokenId };
+  await authenticateOAuthDeveloper(c.var.db, grant);
+  return grant;
+}
+
+// ── Grants ──────────────────────────────────────────────────────────────────────────────────────
+
+/** Revoke a project's grant, or 404. */
+export async function revokeProjectGrantOr404(c: Ctx, projectId: string, grantId: string) {
+  if (!(await revokeProjectGrant(c.env, oauthHelpers(c), projectId, grantId)))
+    throw notFound("grant not found");
+  return { id: grantId, revoked: true };
+}
+
+export const oauthRoutes = new Hono<AppEnv>();
+
+oauthRoutes.get("/v1/admin/projects/:id/oauth/grants", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  return c.json({ grants: await listProjectGrants(c.env, oauthHelpers(c), project.id) });
+});
+
+oauthRoutes.delete("/v1/admin/projects/:id/oauth/grants/:grantId", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  return c.json(await revokeProjectGrantOr404(c, project.id, c.req.param("grantId")));
+});
+
+oauthRoutes.get("/v1/auth/oauth/grants", async (c) => {
+  const { user } = await authenticateEndUser(c);
+  return c.json({ grants: await listSubjectGrants(oauthHelpers(c), subjectOf("end_user", user.id)) });
+});
+
+oauthRoutes.delete("/v1/auth/oauth/grants/:grantId", async (c) => {
+  const { user } = await authenticateEndUser(c);
+  const grantId = c.req.param("grantId");
+  if (!(await revokeSubjectGrant(oauthHelpers(c), subjectOf("end_user", user.id), grantId)))
+    throw notFound("grant not found");
+  return c.json({ id: grantId, revoked: true });
+});
+
+// ── Metadata and the provider's endpoints ──────────────────────────────────────────────────────
+
+function protectedResource(c: Ctx, resource: string, name: string): Response {
+  return c.json(
+    {
+      resource,
+      authorization_servers: [issuer(c)],
+      bearer_methods_supported: ["header"],
+      resource_name: name,
+    },
+    200,
+    { "access-control-allow-origin": "*", "cache-control": "public, max-age=300" },
+  );
+}
+
+oauthRoutes.get("/.well-known/oauth-protected-resource/mcp", (c) => {
+  // On `<slug>.<suffix>` this is the app's hostname endpoint; anywhere else, the platform MCP.
+  const onHost = parseResource(
+    `https://${new URL(c.req.url).hostname}/mcp`,
+    issuer(c),
+    c.env.APP_MCP_HOST_SUFFIX,
+  );
+  if (onHost?.kind === "app")
+    return protectedResource(c, resourceOf(onHost, issuer(c), c.env.APP_MCP_HOST_SUFFIX), "Amba app MCP");
+  return protectedResource(c, platformResource(issuer(c)), "Amba platform MCP");
+});
+
+// Browser-based MCP clients fetch the metadata cross-origin with an `MCP-Protocol-Version` header.
+oauthRoutes.options("/.well-known/oauth-protected-resource/*", (c) =>
+  c.body(null, 204, {
+    "access-control-allow-origin": "*",
+    "access-control-allow-methods": "GET, OPTIONS",
+    "access-control-allow-headers": "mcp-protocol-version",
+    "access-control-max-age": "86400",
+  }),
+);
+
+oauthRoutes.get("/.well-known/oauth-protected-resource/app/:projectId/mcp", (c) => {
+  const projectId = c.req.param("projectId").toLowerCase();
+  if (!isUuid(projectId)) throw notFound("no such MCP endpoint");
+  return protectedResource(c, appResource(issuer(c), projectId), "Amba app MCP");
+});
+
+/** Metadata and registration need no particular resource; the platform's stands in. */
+const asFetch = (c: Ctx, resource: string) =>
+  authorizationServer(issuer(c), [resource]).fetch(
+    c.req.raw,
+    c.env,
+    c.executionCtx as ExecutionContext<unknown>,
+  );
+
+oauthRoutes.on(["GET", "HEAD", "OPTIONS"], OAUTH_PATHS.metadata, (c) =>
+  asFetch(c, platformResource(issuer(c))),
+);
+oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.register, (c) => asFetch(c, platformResource(issuer(c))));
+
+oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
+  // A code, refresh token or revoked token names its grant; the grant names its one resource.
+  let resource = platformResource(issuer(c));
+  if (c.req.method === "POST") {
+    const form = await c.req.raw
+      .clone()
+      .formData()
+      .catch(() => null);
+    const presented = form?.get("code") ?? form?.get("refresh_token") ?? form?.get("token");
+    if (typeof presented === "string") resource = (await grantResource(c.env, presented)) ?? resource;
+  }
+  return asFetch(c, resource);
+});
+
+// ── /authorize ──────────────────────────────────────────────────────────────────────────────────
+
+const PAGE_HEADERS = {
+  "cache-control": "no-store",
+  "x-frame-options": "DENY",
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+  "referrer-policy": "no-referrer",
+};
+
+const page = (c: Ctx, body: ReturnType<typeof errorPage>, status = 200) =>
+  c.html(body, status as 200, PAGE_HEADERS);
+
+const refuse = (c: Ctx, status: number, title: string, message: string) =>
+  page(c, errorPage(title, message), status);
+
+/** What the page may offer for a target: the app, and which sign-in kinds its auth mode allows. */
+interface SigninTarget {
+  selector: ProjectSelector | null;
+  projectId: string | null;
+  appName: string;
+  endUserAllowed: boolean;
+  developerAllowed: boolean;
+  notice?: string;
+}
+
+async function signinTarget(c: Ctx, target: ResourceTarget): Promise<SigninTarget | Response> {
+  if (target.kind === "platform") {
+    return {
+      selector: null,
+      projectId: null,
+      appName: "the Amba platform",
+      endUserAllowed: false,
+      developerAllowed: true,
+    };
+  }
+  const selector: ProjectSelector =
+    "slug" in target ? { slug: target.slug } : { projectId: target.projectId };
+  const found = await projectForSignin(c.var.db, selector);
+  if (!found)
+    return refuse(
+      c,
+      404,
+      "No such app",
+      "This MCP endpoint names no app. Check the URL you gave your assistant.",
+    );
+  const { project, config } = found;
+  if (!config.enabled)
+    return refuse(
+      c,
+      403,
+      "This app's MCP endpoint is turned off",
+      `${project.name} does not accept MCP connections right now.`,
+    );
+  const endUserAllowed = config.authMode !== "developer_only";
+  const developerAllowed = config.authMode !== "client_only";
+  return {
+    selector,
+    projectId: project.id,
+    appName: project.name,
+    endUserAllowed,
+    developerAllowed,
+    ...(endUserAllowed
+      ? {}
+      : {
+          notice: `${project.name} accepts only its developer on this MCP endpoint (auth mode developer_only): signing in with an app account is not available.`,
+        }),
+  };
+}
+
+/** Parse and validate the authorization request (client, redirect URI, PKCE S256, resource). */
+async function parseRequest(
+  c: Ctx,
+  request: Request,
+): Promise<
+  { oauth: OAuthHelpers; authRequest: AuthRequest; target: ResourceTarget; resource: string } | Response
+> {
+  const iss = issuer(c);
+  const requested = new URL(request.url).searchParams.get("resource");
+  const target = requested ? parseResource(requested, iss, c.env.APP_MCP_HOST_SUFFIX) : null;
+  if (!target)
+    return refuse(
+      c,
+      400,
+      "Unknown MCP endpoint",
+      "This sign-in request does not name one of this server's MCP endpoints (its resource parameter). Reconnect from your assistant.",
+    );
+  const resource = resourceOf(target, iss, c.env.APP_MCP_HOST_SUFFIX);
+  const oauth = authorizationServer(iss, [resource]).getOAuthApi(c.env);
+  try {
+    return { oauth, authRequest: await oauth.parseAuthRequest(request), target, resource };
+  } catch (err) {
+    if (err instanceof AuthorizationError) {
+      if (err.redirectTo) return c.redirect(err.redirectTo, 302);
+      return refuse(c, 400, "This sign-in request is not valid", err.description);
+    }
+    throw err;
+  }
+}
+
+oauthRoutes.get(OAUTH_PATHS.authorize, async (c) => {
+  const parsed = await parseRequest(c, c.req.raw);
+  if (parsed instanceof Response) return parsed;
+  const target = await signinTarget(c, parsed.target);
+  if (target instanceof Response) return target;
+  const consent = await parsed.oauth.describeConsent(parsed.authRequest);
+  const tx = randomSecret();
+  await c.env.OAUTH_KV.put(txKey(tx), JSON.stringify({ query: new URL(c.req.url).search }), {
+    expirationTtl: TX_TTL_S,
+  });
+  setCookie(c, TX_COOKIE, tx, {
+    path: OAUTH_PATHS.authorize,
+    httpOnly: true,
+    sameSite: "Lax",
+    secure: new URL(c.req.url).protocol === "https:",
+    maxAge: TX_TTL_S,
+  });
+  return page(
+    c,
+    authorizePage({
+      clientName: consent.clientName,
+      appName: target.appName,
+      platform: parsed.target.kind === "platform",
+      redirectHost: consent.redirectHost,
+      tx,
+      endUserAllowed: target.endUserAllowed,
+      developerAllowed: target.developerAllowed,
+      notice: target.notice,
+    }),
+  );
+});
+
+const FormSchema = v.object({
+  tx: v.string(),
+  mode: v.picklist(["end_user", "developer"]),
+  action: v.picklist(["allow", "deny"]),
+  email: v.optional(v.string()),
+  password: v.optional(v.string()),
+  developer_token: v.optional(v.string()),
+});
+
+const EXPIRED =
+  "This sign-in form has expired or was not sent from this page. Go back to your assistant and connect again.";
+
+oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
+  // Sign-in attempts count against the caller's IP before anything else runs, as on /v1/auth/*.
+  const ip = clientIp(c.req.raw.headers);
+  if (ip) {
+    try {
+      await enforceRateLimit(c.env, `auth:${ip}`, "auth attempts from this address", "AUTH_IP_RATE_LIMITER");
+    } catch (err) {
+      if (err instanceof AppError && err.status === 429)
+        return refuse(c, 429, "Too many attempts", err.message);
+      throw err;
+    }
+  }
+  const form = v.safeParse(FormSchema, await c.req.parseBody());
+  if (!form.success)
+    return refuse(c, 400, "Incomplete form", "The sign-in form was incomplete. Go back and try again.");
+  const input = form.output;
+  // CSRF: the transaction must be the one this browser was given (cookie) and still unused (KV).
+  if (getCookie(c, TX_COOKIE) !== input.tx) return refuse(c, 403, "Form expired", EXPIRED);
+  const stored = await c.env.OAUTH_KV.get<{ query: string }>(txKey(input.tx), { type: "json" });
+  if (!stored) return refuse(c, 403, "Form expired", EXPIRED);
+  const parsed = await parseRequest(c, new Request(`${issuer(c)}${OAUTH_PATHS.authorize}${stored.query}`));
+  if (parsed instanceof Response) return parsed;
+  const { oauth, authRequest, resource } = parsed;
+  const target = await signinTarget(c, parsed.target);
+  if (target instanceof Response) return target;
+  const finish = async () => {
+    await c.env.OAUTH_KV.delete(txKey(input.tx));
+    deleteCookie(c, TX_COOKIE, { path: OAUTH_PATHS.authorize });
+  };
+  if (input.action === "deny") {
+    await finish();
+    return c.redirect(authorizationErrorRedirect(authRequest, "access_denied"), 302);
+  }
+  const consent = await oauth.describeConsent(authRequest);
+  const again = (status: number, error: string) =>
+    page(
+      c,
+      authorizePage({
+        clientName: consent.clientName,
+        appName: target.appName,
+        platform: parsed.target.kind === "platform",
+        redirectHost: consent.redirectHost,
+        tx: input.tx,
+        endUserAllowed: target.endUserAllowed,
+        developerAllowed: target.developerAllowed,
+        notice: target.notice,
+        error,
+        email: input.email,
+      }),
+      status,
+    );
+
+  let props: OAuthProps;
+  let metadata: GrantMetadata;
+  if (input.mode === "end_user") {
+    if (!target.endUserAllowed || !target.selector || !target.projectId)
+      return refuse(
+        c,
+        403,
+        "App accounts cannot connect here",
+        target.notice ?? "This MCP endpoint does not accept app accounts.",
+      );
+    const signin = v.safeParse(SigninSchema, { email: input.email ?? "", password: input.password ?? "" });
+    if (!signin.success) return again(400, "Enter your email address and password.");
+    const found = await projectForSignin(c.var.db, target.selector, signin.output.email);
+    if (!found) return refuse(c, 404, "No such app", "This MCP endpoint names no app.");
+    try {
+      await checkSigninPassword(c.env, found.project.id, signin.output, found.signinUser);
+    } catch (err) {
+      if (err instanceof AppError && (err.status === 401 || err.status === 429))
+        return again(err.status, err.status === 401 ? "Invalid email or password." : err.message);
+      throw err;
+    }
+    const user = found.signinUser as NonNullable<typeof found.signinUser>;
+    props = { kind: "end_user", projectId: found.project.id, userId: user.id };
+    metadata = {
+      projectId: found.project.id,
+      scope: "end_user",
+      principalId: user.id,
+      email: user.email,
+      clientName: consent.clientName,
+      resource,
+    };
+  } else {
+    if (!target.developerAllowed)
+      return refuse(
+        c,
+        403,
+        "Developers cannot connect here",
+        `${target.appName} accepts only app accounts on this MCP endpoint (auth mode client_only).`,
+      );
+    let dev: Awaited<ReturnType<typeof verifyDeveloperToken>>;
+    try {
+      dev = await verifyDeveloperToken(c.var.db, input.developer_token ?? "", target.selector);
+    } catch (err) {
+      if (err instanceof AppError && (err.status === 401 || err.status === 404))
+        return again(
+          401,
+          `That developer token is not valid${target.projectId ? ` for ${target.appName}` : ""}.`,
+        );
+      throw err;
+    }
+    props = {
+      kind: "developer",
+      projectId: target.projectId,
+      developerId: dev.developerId,
+      tokenId: dev.tokenId,
+    };
+    metadata = {
+      projectId: target.projectId,
+      scope: "developer",
+      principalId: dev.developerId,
+      email: "",
+      clientName: consent.clientName,
+      resource,
+    };
+  }
+  const subject = subjectOf(props.kind, metadata.principalId);
+  const { redirectTo } = await oauth.completeAuthorization({
+    request: authRequest,
+    userId: subject,
+    metadata,
+    scope: authRequest.scope,
+    props,
+  });
+  if (metadata.projectId) await recordProjectSubject(c.env, metadata.projectId, subject);
+  await finish();
+  return c.redirect(redirectTo, 302);
+});
