@@ -274,7 +274,7 @@ describe("sandbox escape suite", () => {
       `const fs = require("node:fs");
 export async function fetchLocal({ port }) { return await (await fetch("http://127.0.0.1:" + port + "/")).text(); }
 export function env() { return [process.env.AMBER_OK, Object.keys(process.env)]; }
-export function run() { return String(require("node:child_process").execFileSync(process.execPath, ["-e", "process.stdout.write('child')"])); }
+export function run() { return String(require("node:child_process").execFileSync("node", ["-e", "process.stdout.write('child')"])); }
 export function write() { fs.writeFileSync(${JSON.stringify(join(dir, "jail/out/w.txt"))}, "w"); return "written"; }
 `,
     );

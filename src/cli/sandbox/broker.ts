@@ -51,7 +51,7 @@ function ownerOf(handle: object): { destroy?: (error: Error) => void } | undefin
 }
 
 /**
- * Hooks `connect` of the TCP and pipe handle classes (taken from two throw-away sockets made before
+ * Hooks `connect` and `bind` of the TCP and pipe handle classes (taken from two throw-away sockets made before
  * any tool code), so the address Node is about to dial — after lookups, whatever form the arguments
  * had — is what the CLI decides on. A refusal destroys the socket with the broker's error and the
  * native connect never runs; the prototypes are frozen afterwards.
@@ -89,6 +89,23 @@ function hookDial(ask: Ask): void {
   hook(tcp, "connect", (a) => `addr:${String(a[1])}:${String(a[2])}`);
   hook(tcp, "connect6", (a) => `addr:[${String(a[1])}]:${String(a[2])}`);
   hook(pipe, "connect", (a) => `unix:${String(a[1])}`);
+  // Listening: the address really bound (the options object is read again by Node after our check).
+  const hookBind = (proto: Target | undefined, name: string, resourceOf: (args: unknown[]) => string) => {
+    const original = proto?.[name];
+    if (!proto || typeof original !== "function") return;
+    Reflect.defineProperty(proto, name, {
+      value: function (this: object, ...args: unknown[]) {
+        const answer = ask("Network", "Listen", resourceOf(args));
+        if (answer.d === "Deny") throw new PermissionDeniedError("Network", "Listen", answer.r);
+        return Reflect.apply(original as AnyFunction, this, args);
+      },
+      writable: false,
+      configurable: false,
+    });
+  };
+  hookBind(tcp, "bind", (a) => `addr:${String(a[0])}:${String(a[1])}`);
+  hookBind(tcp, "bind6", (a) => `addr:[${String(a[0])}]:${String(a[1])}`);
+  hookBind(pipe, "bind", (a) => `unix:${String(a[0])}`);
   if (tcp) Object.freeze(tcp);
   if (pipe) Object.freeze(pipe);
 }
@@ -318,7 +335,7 @@ export function installBroker(
     (a) => checkPath(a[0], "Read"),
     (a) => {
       const callback = a.at(-1);
-      if (typeof callback === "function") process.nextTick(callback as AnyFunction, false);
+      if (typeof callback === "function") nextTick(callback as AnyFunction, false);
       return undefined;
     },
   );
@@ -368,6 +385,17 @@ export function installBroker(
         "localhost",
       ),
     );
+  });
+  wrap(net.Server.prototype as unknown as Target, "listen", (a) => {
+    const first = a[0];
+    let options: Record<string, unknown>;
+    if (typeof first === "object" && first !== null && !Array.isArray(first)) {
+      const o = first as Record<string, unknown>;
+      options =
+        "fd" in o || "_handle" in o || "handle" in o ? { host: "fd", port: String(o.fd ?? "handle") } : o;
+    } else if (typeof first === "string" && !/^\d+$/.test(first)) options = { path: first };
+    else options = { port: first ?? 0, host: typeof a[1] === "string" ? a[1] : undefined };
+    refuseIfDenied("Network", "Listen", netResource(options, "0.0.0.0"));
   });
   // fetch and WebSocket (undici) connect through net.Socket, checked above, but undici reports a
   // refused connect as a bare "fetch failed". Refuse them up front instead, with the broker's own

@@ -75,8 +75,8 @@ export class Judge {
     const { kind, action } = check;
     if (check.denied) return this.#record(kind, action, check.resource, "Deny");
     if (check.exec) return this.#program(check.resource, check.exec.cwd);
-    if (kind === "Network" && action === "Connect" && check.resource.startsWith("addr:"))
-      return this.#address(check.resource.slice(5));
+    if (kind === "Network" && check.resource.startsWith("addr:"))
+      return this.#address(action, check.resource.slice(5));
     const decision = decide(this.#policy, kind, action, check.resource);
     if (check.peek && decision === "Allow") return { d: decision, r: check.resource };
     return this.#record(kind, action, check.resource, decision);
@@ -102,11 +102,14 @@ export class Judge {
     return this.#record("Process", "Execute", real, allowed ? "Allow" : "Deny", found);
   }
 
-  /** The address a socket is about to dial (`ip:port` or `unix:path`), after any name lookup. */
-  async #address(resource: string): Promise<Answer> {
+  /**
+   * The address a socket is about to dial or bind (`ip:port`), after any name lookup: allowed when
+   * granted as such or when it is an address of a granted host name (resolved here, not in the host).
+   */
+  async #address(action: PermissionAction, resource: string): Promise<Answer> {
     const policy = this.#policy;
-    if (decide(policy, "Network", "Connect", resource) === "Allow")
-      return this.#record("Network", "Connect", resource, "Allow");
+    if (decide(policy, "Network", action, resource) === "Allow")
+      return this.#record("Network", action, resource, "Allow");
     const colon = resource.lastIndexOf(":");
     const ip = resource.slice(0, colon).replace(/^\[(.*)\]$/, "$1");
     const port = resource.slice(colon + 1);
@@ -116,7 +119,7 @@ export class Judge {
         return (grantPort === undefined || grantPort === port) && known.get(host)?.has(ip) === true;
       });
     if (!granted(this.#addresses)) await this.#resolveGrants();
-    return this.#record("Network", "Connect", resource, granted(this.#addresses) ? "Allow" : "Deny");
+    return this.#record("Network", action, resource, granted(this.#addresses) ? "Allow" : "Deny");
   }
 
   async #resolveGrants(): Promise<void> {
