@@ -106,6 +106,45 @@ function hookDial(ask: Ask): void {
   hookBind(tcp, "bind", (a) => `addr:${String(a[0])}:${String(a[1])}`);
   hookBind(tcp, "bind6", (a) => `addr:[${String(a[0])}]:${String(a[1])}`);
   hookBind(pipe, "bind", (a) => `unix:${String(a[0])}`);
+  // UDP: the address each datagram goes to (an unconnected send names it), connects and binds.
+  const udpSocket = dgram.createSocket("udp4");
+  const state = Object.getOwnPropertySymbols(udpSocket).find((k) => k.description === "state symbol");
+  const udpHandle =
+    state === undefined
+      ? undefined
+      : (udpSocket as unknown as Record<symbol, { handle?: object }>)[state]?.handle;
+  const udp = udpHandle ? (Object.getPrototypeOf(udpHandle) as Target) : undefined;
+  udpSocket.close();
+  const hookUdp = (
+    name: string,
+    action: "Connect" | "Listen",
+    resourceOf: (args: unknown[]) => string | null,
+  ) => {
+    const original = udp?.[name];
+    if (!udp || typeof original !== "function") return;
+    Reflect.defineProperty(udp, name, {
+      value: function (this: object, ...args: unknown[]) {
+        const resource = resourceOf(args);
+        if (resource !== null) {
+          const answer = ask("Network", action, resource);
+          if (answer.d === "Deny") throw new PermissionDeniedError("Network", action, answer.r);
+        }
+        return Reflect.apply(original as AnyFunction, this, args);
+      },
+      writable: false,
+      configurable: false,
+    });
+  };
+  const v4 = (host: unknown, port: unknown) => `addr:${String(host)}:${String(port)}`;
+  const v6 = (host: unknown, port: unknown) => `addr:[${String(host)}]:${String(port)}`;
+  // send(req, list, count, port, address, hasCallback); a connected socket's send has no address.
+  hookUdp("send", "Connect", (a) => (a.length >= 6 ? v4(a[4], a[3]) : null));
+  hookUdp("send6", "Connect", (a) => (a.length >= 6 ? v6(a[4], a[3]) : null));
+  hookUdp("connect", "Connect", (a) => v4(a[0], a[1]));
+  hookUdp("connect6", "Connect", (a) => v6(a[0], a[1]));
+  hookUdp("bind", "Listen", (a) => v4(a[0], a[1]));
+  hookUdp("bind6", "Listen", (a) => v6(a[0], a[1]));
+  if (udp) Object.freeze(udp);
   if (tcp) Object.freeze(tcp);
   if (pipe) Object.freeze(pipe);
 }
@@ -448,10 +487,10 @@ export function installBroker(
   wrap(dgramTarget, "bind", (a) => {
     const o = a[0];
     const options = typeof o === "object" && o !== null ? (o as Record<string, unknown>) : { port: o };
-    check("Network", "Listen", netResource({ host: options.address, port: options.port }, "0.0.0.0"));
+    refuseIfDenied("Network", "Listen", netResource({ host: options.address, port: options.port }, "0.0.0.0"));
   });
   wrap(dgramTarget, "connect", (a) =>
-    check(
+    refuseIfDenied(
       "Network",
       "Connect",
       netResource({ port: a[0], host: typeof a[1] === "string" ? a[1] : undefined }, "localhost"),
@@ -464,7 +503,7 @@ export function installBroker(
       .slice(a[0] === undefined || typeof a[0] !== "string" ? 0 : 1);
     if (numbers.length === 0) return; // connected socket: checked by connect()
     const port = numbers.length >= 3 ? numbers[2] : numbers[0];
-    check("Network", "Connect", netResource({ port, host: strings[0] }, "localhost"));
+    refuseIfDenied("Network", "Connect", netResource({ port, host: strings[0] }, "localhost"));
   });
   const DNS_NAMES = [
     "lookup",
