@@ -15,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestCli, LineClient, scratch } from "./helpers.ts";
 
 const SECRET = "s3cr3t-hostile-77";
+/** Per answer: sessions start side by side on shared machines (no timing is asserted). */
+const SLOW = 60_000;
 
 /**
  * Poisons, two built-ins (or sets of them) per file: each statement tries to replace one (each may
@@ -183,7 +185,9 @@ const SPECIAL: [string, string, string, string[]?][] = [
   [
     "lookup: dgram socket with lookup",
     "Network/Connect",
-    "const s = require('node:dgram').createSocket({ type: 'udp4', lookup: (h, o, cb) => cb(null, '127.0.0.1', 4) }); return await new Promise((res, rej) => { s.on('error', rej); s.send('escaped', UDP_PORT, 'granted.invalid', (e) => (e ? rej(e) : res('sent'))); });",
+    "const s = require('node:dgram').createSocket({ type: 'udp4', lookup: (h, o, cb) => cb(null, h === 'granted.invalid' ? '127.0.0.1' : h, 4) }); return await new Promise((res, rej) => { s.on('error', rej); s.send('escaped', UDP_PORT, 'granted.invalid', (e) => (e ? rej(e) : res('sent'))); });",
+    // The implicit bind must be allowed for the datagram's own address to be what is refused.
+    ["--allow-net", "0.0.0.0"],
   ],
   [
     "smuggling: array with host/port properties",
@@ -288,7 +292,7 @@ const SPECIAL: [string, string, string, string[]?][] = [
   ],
   [
     "audit forgery: the channel by path",
-    "FileSystem/Read",
+    "FileSystem/Write",
     "fs.writeFileSync('/proc/self/fd/3', '{}\\n'); return 'written';",
   ],
   ["node-level: require of a file outside the jail", "FileSystem/Read", "return require(OUTSIDE_JS);"],
@@ -415,55 +419,61 @@ describe("hostile tool files", () => {
   });
 
   CASES.forEach((c, i) => {
-    it.concurrent(`${c.name}: denied (${c.expected})`, async () => {
-      const audit = join(dir, `audit-${i}.jsonl`);
-      const client = new LineClient(
-        bin,
-        [
-          "session",
-          "--sandbox",
-          "--allow-read",
-          "jail",
-          "--allow-write",
-          "jail/out",
-          "--allow-net",
-          "granted.invalid",
-          "--allow-run",
-          "true",
-          "--timeout",
-          "20000",
-          ...c.flags,
-          "--audit-log",
-          audit,
-          `tools/hostile-${i}.js`,
-        ],
-        { cwd: dir, env: { AMBER_TEST_SECRET: SECRET } },
-      );
-      try {
-        const response = await client.call("attack");
-        const text = JSON.stringify(response);
-        expect(text).not.toContain(SECRET);
-        expect(response.error).toMatchObject({
-          code: -32000,
-          message: expect.stringMatching(/^permission denied: /),
-        });
-        const [kind, action] = c.expected.split("/");
-        expect((response.error as { message: string }).message).toMatch(
-          new RegExp(`^permission denied: ${kind} ${action} `),
+    it.concurrent(
+      `${c.name}: denied (${c.expected})`,
+      async () => {
+        const audit = join(dir, `audit-${i}.jsonl`);
+        const client = new LineClient(
+          bin,
+          [
+            "session",
+            "--sandbox",
+            "--allow-read",
+            "jail",
+            "--allow-write",
+            "jail/out",
+            "--allow-net",
+            "granted.invalid",
+            "--allow-run",
+            "true",
+            "--timeout",
+            "20000",
+            ...c.flags,
+            "--audit-log",
+            audit,
+            `tools/hostile-${i}.js`,
+          ],
+          { cwd: dir, env: { AMBER_TEST_SECRET: SECRET } },
         );
-        // The session is still answering.
-        expect((await client.call("add", { a: 20, b: 22 })).result).toBe(42);
-        const lines = readFileSync(audit, "utf8")
-          .trim()
-          .split("\n")
-          .map((line) => JSON.parse(line) as Record<string, string>);
-        expect(lines.some((l) => l.kind === kind && l.action === action && l.decision === "Deny")).toBe(true);
-        expect(lines.filter((l) => l.resource === "tool:attack").map((l) => l.decision)).toEqual(["Deny"]);
-        expect(lines.some((l) => l.resource === "example.org:443")).toBe(false);
-      } finally {
-        await client.close();
-      }
-    });
+        try {
+          const response = await client.call("attack", {}, SLOW);
+          const text = JSON.stringify(response);
+          expect(text).not.toContain(SECRET);
+          expect(response.error).toMatchObject({
+            code: -32000,
+            message: expect.stringMatching(/^permission denied: /),
+          });
+          const [kind, action] = c.expected.split("/");
+          expect((response.error as { message: string }).message).toMatch(
+            new RegExp(`^permission denied: ${kind} ${action} `),
+          );
+          // The session is still answering.
+          expect((await client.call("add", { a: 20, b: 22 }, SLOW)).result).toBe(42);
+          const lines = readFileSync(audit, "utf8")
+            .trim()
+            .split("\n")
+            .map((line) => JSON.parse(line) as Record<string, string>);
+          expect(lines.some((l) => l.kind === kind && l.action === action && l.decision === "Deny")).toBe(
+            true,
+          );
+          expect(lines.filter((l) => l.resource === "tool:attack").map((l) => l.decision)).toEqual(["Deny"]);
+          expect(lines.some((l) => l.resource === "example.org:443")).toBe(false);
+        } finally {
+          await client.close();
+        }
+      },
+      4 * SLOW,
+    );
   });
 
   it("reached no server and leaked no secret into any audit log", () => {
