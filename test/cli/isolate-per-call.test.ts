@@ -28,6 +28,17 @@ export function defineSomething() {
   Object.defineProperty(o, "v", { value: 42, enumerable: true });
   return o;
 }
+export async function normal() {
+  class A { #x = 1; get x() { return this.#x; } toString() { return "A"; } }
+  class B extends A { constructor() { super(); this.y = 2; } }
+  const o = JSON.parse(JSON.stringify({ a: [1, { b: 2 }] }));
+  const m = new Map([[1, 2]]);
+  const read = require("node:fs").readFileSync(__filename, "utf8").length > 0;
+  try { Array.prototype.evil = 1; } catch {}
+  const frozen = typeof [].evil === "number" ? "assigned" : "ignored";
+  try { delete Array.prototype.evil; } catch {}
+  return { x: new B().x, y: new B().y, s: String(new B()), o, m: [...m], read, awaited: await Promise.resolve(3), frozen };
+}
 export function poisonGetter() {
   try { Object.prototype.get = 1; } catch {}
   return "poisoned";
@@ -65,6 +76,26 @@ describe("--isolate-per-call", () => {
       // A poisoned Object.prototype ("Getter must be a function" for every descriptor) stays in its call.
       expect((await client.call("poisonGetter")).result).toBe("poisoned");
       expect((await client.call("defineSomething")).result).toEqual({ v: 42 });
+      expect(await client.close()).toBe(0);
+    });
+  }
+
+  for (const [flags, frozen] of [
+    [[], "assigned"],
+    [["--sandbox"], "ignored"],
+  ] as [string[], string][]) {
+    it(`runs ordinary code unchanged; built-ins are frozen only under a restriction (${flags.join(" ") || "none"})`, async () => {
+      const client = new LineClient(bin, ["session", ...flags, "tools.js"], { cwd: dir });
+      expect((await client.call("normal")).result).toEqual({
+        x: 1,
+        y: 2,
+        s: "A",
+        o: { a: [1, { b: 2 }] },
+        m: [[1, 2]],
+        read: true,
+        awaited: 3,
+        frozen,
+      });
       expect(await client.close()).toBe(0);
     });
   }

@@ -305,6 +305,41 @@ export function write() { fs.writeFileSync(${JSON.stringify(join(dir, "jail/out/
     await granted.close();
   });
 
+  it("a granted host name means the addresses the CLI resolves it to; a granted program means that file", async () => {
+    mkdirSync(join(dir, "jail/out/bin"), { recursive: true });
+    writeFileSync(join(dir, "jail/out/bin/node"), "#!/bin/sh\necho fake\n", { mode: 0o755 });
+    writeFileSync(
+      join(dir, "names.js"),
+      `export async function fetchByName({ port }) { return await (await fetch("http://localhost:" + port + "/")).text(); }
+export function runWithPath() {
+  return String(require("node:child_process").execFileSync("node", ["-e", "process.stdout.write('real')"], { env: { PATH: ${JSON.stringify(join(dir, "jail/out/bin"))} } }));
+}
+`,
+    );
+    const named = new LineClient(
+      bin,
+      [
+        "session",
+        "--sandbox",
+        "--allow-net",
+        "localhost",
+        "--allow-run",
+        "node",
+        "--audit-log",
+        "names.jsonl",
+        "names.js",
+      ],
+      { cwd: dir },
+    );
+    const port = (server.address() as { port: number }).port;
+    expect((await named.call("fetchByName", { port })).result).toBe("reached");
+    hits--;
+    expect((await named.call("runWithPath")).result).toBe("real");
+    await named.close();
+    const audit = readFileSync(join(dir, "names.jsonl"), "utf8");
+    expect(audit).toContain(`"resource":"127.0.0.1:${port}","decision":"Allow"`);
+  });
+
   it("never reached the local server, wrote nothing outside the jail, and leaked no secret", async () => {
     expect(hits).toBe(0);
     expect(() => readFileSync(join(dir, "secret.txt.pwned"))).toThrow();

@@ -8,7 +8,11 @@ import { buildTestCli, LineClient, scratch } from "./helpers.ts";
 
 const TOOLS = `
 export function where() {
-  return { mainThread: require("node:worker_threads").isMainThread, pid: process.pid };
+  return {
+    mainThread: require("node:worker_threads").isMainThread,
+    pid: process.pid,
+    channel: [typeof process.send, typeof process.channel, typeof process._send],
+  };
 }
 export function abort() { process.abort(); }
 export function quit() { process.exit(3); }
@@ -74,7 +78,10 @@ describe("tool host", () => {
     expect(await client.call("killSelf")).toMatchObject({
       error: { code: -32000, message: "tool process exited unexpectedly (signal SIGKILL)" },
     });
-    expect((await client.call("where")).result).toMatchObject({ mainThread: true });
+    expect((await client.call("where")).result).toMatchObject({
+      mainThread: true,
+      channel: ["undefined", "undefined", "undefined"],
+    });
     expect(await client.close()).toBe(0);
     // Nothing but responses reached stdout (a stray line would have failed the id checks above).
     expect(client.stderr).not.toMatch(/"jsonrpc"/);

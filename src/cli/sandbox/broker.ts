@@ -487,7 +487,11 @@ export function installBroker(
   wrap(dgramTarget, "bind", (a) => {
     const o = a[0];
     const options = typeof o === "object" && o !== null ? (o as Record<string, unknown>) : { port: o };
-    refuseIfDenied("Network", "Listen", netResource({ host: options.address, port: options.port }, "0.0.0.0"));
+    refuseIfDenied(
+      "Network",
+      "Listen",
+      netResource({ host: options.address, port: options.port }, "0.0.0.0"),
+    );
   });
   wrap(dgramTarget, "connect", (a) =>
     refuseIfDenied(

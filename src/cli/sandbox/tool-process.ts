@@ -111,7 +111,7 @@ export class ToolProcess {
   warm(): void {
     if (this.#closed) return;
     this.#ensureWorker();
-    if (this.#options.isolatePerCall) this.#ensureSpare();
+    if (this.#options.isolatePerCall) setImmediate(() => this.#closed || this.#ensureSpare());
   }
 
   /**
@@ -133,7 +133,6 @@ export class ToolProcess {
     if (this.#closed) return { ok: false, error: "tool process is closed" };
     const worker = this.#ensureWorker();
     const isolated = this.#options.isolatePerCall;
-    if (isolated) this.#ensureSpare();
     const loadError = await worker.ready;
     if (loadError !== undefined) return { ok: false, error: loadError };
     if (worker.exited) return this.#run(name, args);
@@ -155,6 +154,10 @@ export class ToolProcess {
     if (isolated && this.#worker === worker) {
       this.#worker = undefined;
       this.#kill(worker, "tool process was retired");
+      // Starting a process blocks this thread for a moment: do it once the answer is out.
+      setImmediate(() => {
+        if (!this.#closed) this.#ensureSpare();
+      });
     }
     return outcome;
   }
