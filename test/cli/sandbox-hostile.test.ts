@@ -309,7 +309,7 @@ const SPECIAL: [string, string, string, string[]?][] = [
   [
     "node-level: symlink inside the writable jail",
     "FileSystem/Write",
-    "fs.symlinkSync(OUTSIDE, JAIL + '/out/link-' + Date.now()); return 'linked';",
+    "fs.symlinkSync(JAIL + '/data.txt', JAIL + '/out/link-' + Date.now()); return 'linked';",
   ],
   ["node-level: kill the CLI", "Process/Execute", "process.kill(process.ppid, 'SIGKILL'); return 'killed';"],
 ];
@@ -468,6 +468,9 @@ describe("hostile tool files", () => {
           );
           expect(lines.filter((l) => l.resource === "tool:attack").map((l) => l.decision)).toEqual(["Deny"]);
           expect(lines.some((l) => l.resource === "example.org:443")).toBe(false);
+          // Operations Node's model refuses outright are refused before any Allow line is written.
+          if (/chdir|symlink/.test(c.name))
+            expect(lines.filter((l) => l.kind === "FileSystem" && l.decision === "Allow")).toEqual([]);
         } finally {
           await client.close();
         }
