@@ -3,8 +3,10 @@
  * baselines measured in the same run:
  * - calls/s of a trivial tool through `amber session` and `amber mcp` vs the official SDK's stdio
  *   `McpServer` (1.32.2), one request in flight and 64 in flight, in interleaved rounds (median);
- * - the per-call overhead of `--isolate-per-call`;
+ * - the per-call cost of `--isolate-per-call` (a fresh tool process per call, from a warm spare)
+ *   against a plain call, both spaced so the spare is ready, and back to back (spares drained);
  * - `amber mcp` cold start to the first `tools/list` response vs a bare `node -e` start.
+ * `node scripts/bench/cli.ts isolate` runs only the `--isolate-per-call` part.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -81,13 +83,13 @@ class Peer {
 
 const INIT = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } };
 
-async function startPeer(args: string[]): Promise<Peer> {
+async function startPeer(args: string[], warmUp = 300): Promise<Peer> {
   const peer = new Peer(args);
   await peer.request(0, "initialize", INIT);
   peer.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
   // Warm up (starts the tool process, JIT).
   let id = 1_000_000;
-  for (let i = 0; i < 300; i++)
+  for (let i = 0; i < warmUp; i++)
     await peer.request(id++, "tools/call", { name: "add", arguments: { a: i, b: 1 } });
   return peer;
 }
@@ -105,14 +107,6 @@ async function callsPerSecond(peer: Peer, total: number, window: number): Promis
   };
   await Promise.all(Array.from({ length: window }, lane));
   return total / ((performance.now() - start) / 1000);
-}
-
-async function rate(args: string[], total: number, window: number, rounds = 3): Promise<number> {
-  const peer = await startPeer(args);
-  const rates: number[] = [];
-  for (let r = 0; r < rounds; r++) rates.push(await callsPerSecond(peer, total, window));
-  await peer.close();
-  return Math.max(...rates);
 }
 
 function median(values: number[]): number {
@@ -163,66 +157,95 @@ process.stdout.write(
   `CLI on ${NODE} (${(await import("node:child_process")).execFileSync(NODE, ["--version"]).toString().trim()}), bench on Node ${version}\n\n`,
 );
 
-const TOTAL = 3000;
-const ROUNDS = 7;
-// All servers run side by side and take turns round by round, so the machine's noise (other jobs
-// on a shared 2-core box) hits each alike; the table shows the median round of each.
-const servers: [string, string[]][] = [
-  ["SDK stdio McpServer (baseline)", ["sdk-server.mjs"]],
-  ["amber session", [bin, "session", "tools.js"]],
-  ["amber session --sandbox", [bin, "session", "--sandbox", "tools.js"]],
-  ["amber mcp", [bin, "mcp", "tools.js"]],
-];
-const peers: Peer[] = [];
-for (const [, args] of servers) peers.push(await startPeer(args));
-const sequential: number[][] = servers.map(() => []);
-const pipelined: number[][] = servers.map(() => []);
-for (let round = 0; round < ROUNDS; round++) {
-  for (const [i, peer] of peers.entries()) {
-    sequential[i]!.push(await callsPerSecond(peer, TOTAL, 1));
-    pipelined[i]!.push(await callsPerSecond(peer, TOTAL, 64));
+const ONLY_ISOLATE = process.argv[2] === "isolate";
+
+if (!ONLY_ISOLATE) {
+  const TOTAL = 3000;
+  const ROUNDS = 7;
+  // All servers run side by side and take turns round by round, so the machine's noise (other jobs
+  // on a shared 2-core box) hits each alike; the table shows the median round of each.
+  const servers: [string, string[]][] = [
+    ["SDK stdio McpServer (baseline)", ["sdk-server.mjs"]],
+    ["amber session", [bin, "session", "tools.js"]],
+    ["amber session --sandbox", [bin, "session", "--sandbox", "tools.js"]],
+    ["amber mcp", [bin, "mcp", "tools.js"]],
+  ];
+  const peers: Peer[] = [];
+  for (const [, args] of servers) peers.push(await startPeer(args));
+  const sequential: number[][] = servers.map(() => []);
+  const pipelined: number[][] = servers.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, peer] of peers.entries()) {
+      sequential[i]!.push(await callsPerSecond(peer, TOTAL, 1));
+      pipelined[i]!.push(await callsPerSecond(peer, TOTAL, 64));
+    }
+  }
+  for (const peer of peers) await peer.close();
+  const rows = servers.map(([label], i) => [label, median(sequential[i]!), median(pipelined[i]!)] as const);
+  const [, baseSeq, basePipe] = rows[0]!;
+  process.stdout.write(
+    `median of ${ROUNDS} interleaved rounds of ${TOTAL} calls\n` +
+      "| server | calls/s, 1 in flight | ratio | calls/s, 64 in flight | ratio |\n|---|---|---|---|---|\n",
+  );
+  for (const [label, seq, pipe] of rows) {
+    process.stdout.write(
+      `| ${label} | ${seq.toFixed(0)} | ${(seq / baseSeq).toFixed(2)}× | ${pipe.toFixed(0)} | ${(pipe / basePipe).toFixed(2)}× |\n`,
+    );
   }
 }
-for (const peer of peers) await peer.close();
-const rows = servers.map(([label], i) => [label, median(sequential[i]!), median(pipelined[i]!)] as const);
-const [, baseSeq, basePipe] = rows[0]!;
-process.stdout.write(
-  `median of ${ROUNDS} interleaved rounds of ${TOTAL} calls\n` +
-    "| server | calls/s, 1 in flight | ratio | calls/s, 64 in flight | ratio |\n|---|---|---|---|---|\n",
-);
-for (const [label, seq, pipe] of rows) {
+
+/** Latency of single calls, each after `gapMs` of quiet (time for the spare host to get ready). */
+async function spacedLatencies(peer: Peer, count: number, gapMs: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    await new Promise((r) => setTimeout(r, gapMs));
+    const start = performance.now();
+    const reply = await peer.request(2_000_000 + i, "tools/call", { name: "add", arguments: { a: i, b: 1 } });
+    out.push(performance.now() - start);
+    if (reply.error) throw new Error(`call failed: ${JSON.stringify(reply.error)}`);
+  }
+  return out;
+}
+
+// --isolate-per-call: plain and isolated sessions side by side, calls interleaved one by one.
+const ISOLATE_CALLS = 20;
+const GAP_MS = 1500;
+for (const flags of [[], ["--sandbox"]]) {
+  const plainPeer = await startPeer([bin, "session", ...flags, "tools.js"]);
+  const isolatedPeer = await startPeer([bin, "session", "--isolate-per-call", ...flags, "tools.js"], 3);
+  const plainMs: number[] = [];
+  const isolatedMs: number[] = [];
+  for (let i = 0; i < ISOLATE_CALLS; i++) {
+    plainMs.push(...(await spacedLatencies(plainPeer, 1, GAP_MS)));
+    isolatedMs.push(...(await spacedLatencies(isolatedPeer, 1, GAP_MS)));
+  }
+  const [p, q] = [median(plainMs), median(isolatedMs)];
+  const backToBack = await callsPerSecond(isolatedPeer, 20, 1);
+  await plainPeer.close();
+  await isolatedPeer.close();
   process.stdout.write(
-    `| ${label} | ${seq.toFixed(0)} | ${(seq / baseSeq).toFixed(2)}× | ${pipe.toFixed(0)} | ${(pipe / basePipe).toFixed(2)}× |\n`,
+    `\n--isolate-per-call ${flags.join(" ")}: warm spare, median of ${ISOLATE_CALLS} spaced calls: ` +
+      `plain ${p.toFixed(3)} ms, isolated ${q.toFixed(3)} ms → +${(q - p).toFixed(3)} ms/call ` +
+      `(${(q / p).toFixed(2)}×, goal ≤ 2 ms); back to back (spare not ready) ${backToBack.toFixed(1)} calls/s ` +
+      `(${(1000 / backToBack).toFixed(0)} ms/call)\n`,
   );
 }
 
-// Interleaved rounds, best of each, so machine noise hits both sides alike.
-const plainRates: number[] = [];
-const isolatedRates: number[] = [];
-for (let round = 0; round < 3; round++) {
-  plainRates.push(await rate([bin, "session", "tools.js"], TOTAL, 1, 2));
-  isolatedRates.push(await rate([bin, "session", "--isolate-per-call", "tools.js"], TOTAL, 1, 2));
+if (!ONLY_ISOLATE) {
+  const COLD_RUNS = 9;
+  const bare: number[] = [];
+  const cold: number[] = [];
+  const sdkCold: number[] = [];
+  for (let i = 0; i < COLD_RUNS; i++) {
+    bare.push(await bareNodeStart());
+    cold.push(await coldStart([bin, "mcp", "tools.js"]));
+    sdkCold.push(await coldStart(["sdk-server.mjs"]));
+  }
+  const [b, c, s] = [median(bare), median(cold), median(sdkCold)];
+  process.stdout.write(
+    `\ncold start, median of ${COLD_RUNS}: bare \`node -e\` to first output ${b.toFixed(0)} ms (baseline 1.0×); ` +
+      `amber mcp to first tools/list response ${c.toFixed(0)} ms (${(c / b).toFixed(2)}×, goal ≤ 150 ms); ` +
+      `SDK stdio server ${s.toFixed(0)} ms (${(s / b).toFixed(2)}×)\n`,
+  );
 }
-const plain = Math.max(...plainRates);
-const isolated = Math.max(...isolatedRates);
-const overheadMs = 1000 / isolated - 1000 / plain;
-process.stdout.write(
-  `\n--isolate-per-call: ${isolated.toFixed(0)} calls/s vs ${plain.toFixed(0)} calls/s → overhead ${overheadMs.toFixed(3)} ms/call (goal ≤ 2 ms)\n`,
-);
-
-const COLD_RUNS = 9;
-const bare: number[] = [];
-const cold: number[] = [];
-const sdkCold: number[] = [];
-for (let i = 0; i < COLD_RUNS; i++) {
-  bare.push(await bareNodeStart());
-  cold.push(await coldStart([bin, "mcp", "tools.js"]));
-  sdkCold.push(await coldStart(["sdk-server.mjs"]));
-}
-const [b, c, s] = [median(bare), median(cold), median(sdkCold)];
-process.stdout.write(
-  `\ncold start, median of ${COLD_RUNS}: bare \`node -e\` to first output ${b.toFixed(0)} ms (baseline 1.0×); ` +
-    `amber mcp to first tools/list response ${c.toFixed(0)} ms (${(c / b).toFixed(2)}×, goal ≤ 150 ms); ` +
-    `SDK stdio server ${s.toFixed(0)} ms (${(s / b).toFixed(2)}×)\n`,
-);
 rmSync(WORK, { recursive: true, force: true });

@@ -124,25 +124,6 @@ function checkBundleInput(policy: Policy, audit: AuditSink, entry: string, path:
   if (decision === "Deny") throw new PermissionDeniedError("FileSystem", "Read", resource);
 }
 
-/**
- * True when any permission option is given. Only without one (the contract's "everything allowed")
- * may tool code run in a worker thread; otherwise it runs in a child process under Node's
- * permission model with the broker inside.
- */
-export function usesPermissionFlags(args: PermissionFlags): boolean {
-  return (
-    args.sandbox === true ||
-    args.denyFs === true ||
-    args.denyNet === true ||
-    args.denyEnv === true ||
-    args.denyRun === true ||
-    args.permissionPolicy !== undefined ||
-    [args.allowRead, args.allowWrite, args.allowNet, args.allowEnv, args.allowRun].some(
-      (list) => list !== undefined && list.length > 0,
-    )
-  );
-}
-
 /** Opens the tool file for `command`: policy, audit log, tools and the (lazily started) tool process. */
 export async function openToolServer(command: string, file: string | undefined, args: ToolServerArgs) {
   const entry = resolveEntry(command, file);
@@ -164,7 +145,6 @@ export async function openToolServer(command: string, file: string | undefined, 
     isolatePerCall: args.isolatePerCall === true,
     timeoutMs: args.timeout,
     maxMemoryMb: args.maxMemory,
-    host: usesPermissionFlags(args) ? "process" : "thread",
     hostScript: here("./tool-host.mjs"),
     compile: () => {
       compiled ??= compileToolFile(entry, {

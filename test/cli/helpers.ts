@@ -147,17 +147,17 @@ export class LineClient {
   }
 
   /** Sends a request and returns the parsed response line. */
-  async request(method: string, params?: unknown): Promise<Record<string, unknown>> {
+  async request(method: string, params?: unknown, timeoutMs?: number): Promise<Record<string, unknown>> {
     const id = this.#nextId++;
     this.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-    const response = JSON.parse(await this.nextLine()) as Record<string, unknown>;
+    const response = JSON.parse(await this.nextLine(timeoutMs)) as Record<string, unknown>;
     if (response.id !== id) throw new Error(`expected id ${id}, got ${JSON.stringify(response)}`);
     return response;
   }
 
   /** `tools/call` shortcut. */
-  call(name: string, args: unknown = {}): Promise<Record<string, unknown>> {
-    return this.request("tools/call", { name, arguments: args });
+  call(name: string, args: unknown = {}, timeoutMs?: number): Promise<Record<string, unknown>> {
+    return this.request("tools/call", { name, arguments: args }, timeoutMs);
   }
 
   /** Closes stdin and waits for the exit status. */

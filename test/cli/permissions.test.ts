@@ -82,7 +82,9 @@ describe("permission policy", () => {
 
   it("restricts the tool process with Node's permission model to the grants", () => {
     const policy = buildPolicy({ sandbox: true, allowRead: ["/tmp"], allowWrite: ["/var/tmp"] }, "/");
-    expect(nodePermissionArgs(policy, { hostScript: "/h.mjs", entry: "/e.ts" }, "--permission")).toEqual([
+    expect(
+      nodePermissionArgs(policy, { hostScript: "/h.mjs", entry: "/e.ts" }, "--permission", false),
+    ).toEqual([
       "--permission",
       "--allow-fs-read=/h.mjs",
       "--allow-fs-read=/e.ts",
@@ -90,8 +92,19 @@ describe("permission policy", () => {
       "--allow-fs-read=/var/tmp",
       "--allow-fs-write=/var/tmp",
     ]);
+    // Where Node's permission model covers the network (Node ≥ 25): none unless some host is granted.
+    expect(nodePermissionArgs(policy, { hostScript: "/h", entry: "/e" }, "--permission", true)).not.toContain(
+      "--allow-net",
+    );
+    const oneHost = buildPolicy({ sandbox: true, allowNet: ["api.example.com"] }, "/");
+    expect(nodePermissionArgs(oneHost, { hostScript: "/h", entry: "/e" }, "--permission", true)).toContain(
+      "--allow-net",
+    );
+    expect(
+      nodePermissionArgs(oneHost, { hostScript: "/h", entry: "/e" }, "--permission", false),
+    ).not.toContain("--allow-net");
     const runOnly = buildPolicy({ denyNet: true, allowRun: ["git"] }, "/");
-    expect(nodePermissionArgs(runOnly, { hostScript: "/h", entry: "/e" }, "--permission")).toEqual([
+    expect(nodePermissionArgs(runOnly, { hostScript: "/h", entry: "/e" }, "--permission", false)).toEqual([
       "--permission",
       "--allow-fs-read=*",
       "--allow-fs-write=*",

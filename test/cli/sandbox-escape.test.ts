@@ -215,7 +215,7 @@ describe("sandbox escape suite", () => {
       } else {
         expect(response.error).toMatchObject({
           code: -32000,
-          message: expect.stringMatching(/permission denied|ERR_ACCESS_DENIED|Access to this API/),
+          message: expect.stringMatching(/^permission denied: /),
         });
       }
       // The session is still answering.
@@ -274,7 +274,7 @@ describe("sandbox escape suite", () => {
       `const fs = require("node:fs");
 export async function fetchLocal({ port }) { return await (await fetch("http://127.0.0.1:" + port + "/")).text(); }
 export function env() { return [process.env.AMBER_OK, Object.keys(process.env)]; }
-export function run() { return String(require("node:child_process").execFileSync(process.execPath, ["-e", "process.stdout.write('child')"])); }
+export function run() { return String(require("node:child_process").execFileSync("node", ["-e", "process.stdout.write('child')"])); }
 export function write() { fs.writeFileSync(${JSON.stringify(join(dir, "jail/out/w.txt"))}, "w"); return "written"; }
 `,
     );
@@ -303,6 +303,41 @@ export function write() { fs.writeFileSync(${JSON.stringify(join(dir, "jail/out/
     expect((await granted.call("write")).result).toBe("written");
     expect(readFileSync(join(dir, "jail/out/w.txt"), "utf8")).toBe("w");
     await granted.close();
+  });
+
+  it("a granted host name means the addresses the CLI resolves it to; a granted program means that file", async () => {
+    mkdirSync(join(dir, "jail/out/bin"), { recursive: true });
+    writeFileSync(join(dir, "jail/out/bin/node"), "#!/bin/sh\necho fake\n", { mode: 0o755 });
+    writeFileSync(
+      join(dir, "names.js"),
+      `export async function fetchByName({ port }) { return await (await fetch("http://localhost:" + port + "/")).text(); }
+export function runWithPath() {
+  return String(require("node:child_process").execFileSync("node", ["-e", "process.stdout.write('real')"], { env: { PATH: ${JSON.stringify(join(dir, "jail/out/bin"))} } }));
+}
+`,
+    );
+    const named = new LineClient(
+      bin,
+      [
+        "session",
+        "--sandbox",
+        "--allow-net",
+        "localhost",
+        "--allow-run",
+        "node",
+        "--audit-log",
+        "names.jsonl",
+        "names.js",
+      ],
+      { cwd: dir },
+    );
+    const port = (server.address() as { port: number }).port;
+    expect((await named.call("fetchByName", { port })).result).toBe("reached");
+    hits--;
+    expect((await named.call("runWithPath")).result).toBe("real");
+    await named.close();
+    const audit = readFileSync(join(dir, "names.jsonl"), "utf8");
+    expect(audit).toContain(`"resource":"127.0.0.1:${port}","decision":"Allow"`);
   });
 
   it("never reached the local server, wrote nothing outside the jail, and leaked no secret", async () => {

@@ -1,14 +1,18 @@
 /**
- * Where tool code runs: in a worker thread of the CLI when no permission option is given (the
- * contract's "everything allowed"), in a child process under Node's permission model as soon as
- * any is. Both hosts must contain the same failures with the same messages.
+ * Where tool code runs: always in a child process (under Node's permission model as soon as any
+ * restriction is given), never in a thread of the CLI, so fd 1 and the CLI's pid stay out of reach.
+ * Both modes contain the same failures with the same messages.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestCli, LineClient, scratch } from "./helpers.ts";
 
 const TOOLS = `
 export function where() {
-  return { mainThread: require("node:worker_threads").isMainThread, pid: process.pid };
+  return {
+    mainThread: require("node:worker_threads").isMainThread,
+    pid: process.pid,
+    channel: [typeof process.send, typeof process.channel, typeof process._send],
+  };
 }
 export function abort() { process.abort(); }
 export function quit() { process.exit(3); }
@@ -26,6 +30,14 @@ export function streams() {
   return { input };
 }
 export function closeOut() { require("node:fs").closeSync(1); return "closed"; }
+export function fdPaths() {
+  const fs = require("node:fs");
+  for (const path of ["/proc/self/fd/1", "/dev/fd/./1", "/dev/stdout", "/proc/" + process.pid + "/fd/1"]) {
+    try { fs.writeFileSync(path, "via " + path + "\\n"); } catch {}
+  }
+  return "written";
+}
+export function killSelf() { process.kill(process.pid, "SIGKILL"); return "alive"; }
 export function late() { setTimeout(() => { throw new Error("late"); }, 0); return new Promise(() => {}); }
 `;
 
@@ -50,13 +62,8 @@ describe("tool host", () => {
   });
   afterAll(() => cleanup());
 
-  it("runs tools in a worker thread without permission options, in a child process with any", async () => {
-    const plain = new LineClient(bin, ["session", "tools.js"], { cwd: dir });
-    const inThread = (await plain.call("where")).result as { mainThread: boolean; pid: number };
-    expect(inThread.mainThread).toBe(false);
-    expect(inThread.pid).toBe(plain.child.pid);
-    await plain.close();
-    for (const flags of [["--sandbox"], ["--deny-net"], ["--allow-read", "."]]) {
+  it("runs tools in a child process with or without permission options", async () => {
+    for (const flags of [[], ["--sandbox"], ["--deny-net"], ["--allow-read", "."]]) {
       const client = new LineClient(bin, ["session", ...flags, "tools.js"], { cwd: dir });
       const inProcess = (await client.call("where")).result as { mainThread: boolean; pid: number };
       expect(inProcess.mainThread).toBe(true);
@@ -65,8 +72,23 @@ describe("tool host", () => {
     }
   });
 
+  it("keeps every path to fd 1 off the protocol stream and cannot kill the CLI (no permission options)", async () => {
+    const client = new LineClient(bin, ["session", "tools.js"], { cwd: dir });
+    expect((await client.call("fdPaths")).result).toBe("written");
+    expect(await client.call("killSelf")).toMatchObject({
+      error: { code: -32000, message: "tool process exited unexpectedly (signal SIGKILL)" },
+    });
+    expect((await client.call("where")).result).toMatchObject({
+      mainThread: true,
+      channel: ["undefined", "undefined", "undefined"],
+    });
+    expect(await client.close()).toBe(0);
+    // Nothing but responses reached stdout (a stray line would have failed the id checks above).
+    expect(client.stderr).not.toMatch(/"jsonrpc"/);
+  });
+
   for (const [label, flags] of [
-    ["worker thread", []],
+    ["no permission options", []],
     ["child process", ["--deny-run"]],
   ] as [string, string[]][]) {
     it(`contains every failure with the same message (${label}) and keeps serving`, async () => {

@@ -1,10 +1,15 @@
 /**
- * The in-process permission broker of the tool process. It patches the real Node built-ins in place
+ * The in-process permission broker of the tool process. It decides nothing itself: every check is
+ * forwarded to the CLI (`ask`), which decides, audits and answers; the broker enforces the answer.
+ * It patches the real Node built-ins in place
  * (fs sync/callback/promises/streams, net/tls/http via `net.Socket#connect` and `net.Server#listen`,
  * dgram, dns, child_process, worker_threads, inspector, wasi, `process.env`, `process.binding`,
  * `process.dlopen`, `process.kill`, `module.register`) so every route to them — `require`, dynamic
  * `import()`, `createRequire`, or `this.constructor.constructor("return process")()` — reaches the
- * same checked functions. Node's own permission model, set up by the parent, is the second wall.
+ * same checked functions, and hooks the TCP and pipe handles so the address a socket really dials
+ * (after any name lookup, whatever the arguments looked like) is checked too. Node's own permission
+ * model, set up by the parent, is the second wall; `--frozen-intrinsics` keeps the built-ins the
+ * broker uses out of the tool's reach, and every Node function it calls is captured at install.
  * Runs only inside the tool process; nothing here may use a patched function.
  */
 import childProcess from "node:child_process";
@@ -19,54 +24,164 @@ import wasi from "node:wasi";
 import workerThreads from "node:worker_threads";
 import {
   canonicalPath,
-  type Decision,
-  decide,
-  isUnrestricted,
   type PermissionAction,
   PermissionDeniedError,
   type PermissionKind,
-  type Policy,
 } from "../permissions.ts";
+import { DEFAULT_SHELL } from "./judge.ts";
+import type { Answer } from "./protocol.ts";
 
-/** Reports one check (the tool process forwards it to the parent, which writes the audit log). */
-export type AuditReporter = (
+/** Forwards one check to the CLI and returns its answer (synchronously). */
+export type Ask = (
   kind: PermissionKind,
   action: PermissionAction,
   resource: string,
-  decision: Decision,
-) => void;
+  extra?: { exec?: { cwd: string }; denied?: true; peek?: true },
+) => Answer;
 
 type AnyFunction = (...args: unknown[]) => unknown;
 type Target = Record<string | symbol, unknown>;
 
+/** The symbol under which Node keeps a handle's socket. */
+function ownerOf(handle: object): { destroy?: (error: Error) => void } | undefined {
+  const symbol = Object.getOwnPropertySymbols(handle).find((k) => k.description === "owner_symbol");
+  return symbol === undefined
+    ? undefined
+    : (handle as Record<symbol, { destroy?: (e: Error) => void }>)[symbol];
+}
+
+/**
+ * Hooks `connect` and `bind` of the TCP and pipe handle classes (taken from two throw-away sockets made before
+ * any tool code), so the address Node is about to dial — after lookups, whatever form the arguments
+ * had — is what the CLI decides on. A refusal destroys the socket with the broker's error and the
+ * native connect never runs; the prototypes are frozen afterwards.
+ */
+function hookDial(ask: Ask): void {
+  const probe = (options: object) => {
+    const socket = new net.Socket();
+    socket.on("error", () => {});
+    socket.connect(options as net.SocketConnectOpts);
+    const handle = (socket as unknown as { _handle?: object })._handle;
+    socket.destroy();
+    return handle ? (Object.getPrototypeOf(handle) as Target) : undefined;
+  };
+  const tcp = probe({ port: 9, host: "127.0.0.1" });
+  const pipe = probe({ path: "/nonexistent/amber-dial-probe" });
+  const hook = (proto: Target | undefined, name: string, resourceOf: (args: unknown[]) => string) => {
+    const original = proto?.[name];
+    if (!proto || typeof original !== "function") return;
+    Reflect.defineProperty(proto, name, {
+      value: function (this: object, ...args: unknown[]) {
+        const answer = ask("Network", "Connect", resourceOf(args));
+        if (answer.d === "Deny") {
+          const error = new PermissionDeniedError("Network", "Connect", answer.r);
+          try {
+            ownerOf(this)?.destroy?.(error);
+          } catch {}
+          return UV_EACCES;
+        }
+        return Reflect.apply(original as AnyFunction, this, args);
+      },
+      writable: false,
+      configurable: false,
+    });
+  };
+  hook(tcp, "connect", (a) => `addr:${String(a[1])}:${String(a[2])}`);
+  hook(tcp, "connect6", (a) => `addr:[${String(a[1])}]:${String(a[2])}`);
+  hook(pipe, "connect", (a) => `unix:${String(a[1])}`);
+  // Listening: the address really bound (the options object is read again by Node after our check).
+  const hookBind = (proto: Target | undefined, name: string, resourceOf: (args: unknown[]) => string) => {
+    const original = proto?.[name];
+    if (!proto || typeof original !== "function") return;
+    Reflect.defineProperty(proto, name, {
+      value: function (this: object, ...args: unknown[]) {
+        const answer = ask("Network", "Listen", resourceOf(args));
+        if (answer.d === "Deny") throw new PermissionDeniedError("Network", "Listen", answer.r);
+        return Reflect.apply(original as AnyFunction, this, args);
+      },
+      writable: false,
+      configurable: false,
+    });
+  };
+  hookBind(tcp, "bind", (a) => `addr:${String(a[0])}:${String(a[1])}`);
+  hookBind(tcp, "bind6", (a) => `addr:[${String(a[0])}]:${String(a[1])}`);
+  hookBind(pipe, "bind", (a) => `unix:${String(a[0])}`);
+  // UDP: the address each datagram goes to (an unconnected send names it), connects and binds.
+  const udpSocket = dgram.createSocket("udp4");
+  const state = Object.getOwnPropertySymbols(udpSocket).find((k) => k.description === "state symbol");
+  const udpHandle =
+    state === undefined
+      ? undefined
+      : (udpSocket as unknown as Record<symbol, { handle?: object }>)[state]?.handle;
+  const udp = udpHandle ? (Object.getPrototypeOf(udpHandle) as Target) : undefined;
+  udpSocket.close();
+  const hookUdp = (
+    name: string,
+    action: "Connect" | "Listen",
+    resourceOf: (args: unknown[]) => string | null,
+  ) => {
+    const original = udp?.[name];
+    if (!udp || typeof original !== "function") return;
+    Reflect.defineProperty(udp, name, {
+      value: function (this: object, ...args: unknown[]) {
+        const resource = resourceOf(args);
+        if (resource !== null) {
+          const answer = ask("Network", action, resource);
+          if (answer.d === "Deny") throw new PermissionDeniedError("Network", action, answer.r);
+        }
+        return Reflect.apply(original as AnyFunction, this, args);
+      },
+      writable: false,
+      configurable: false,
+    });
+  };
+  const v4 = (host: unknown, port: unknown) => `addr:${String(host)}:${String(port)}`;
+  const v6 = (host: unknown, port: unknown) => `addr:[${String(host)}]:${String(port)}`;
+  // send(req, list, count, port, address, hasCallback); a connected socket's send has no address.
+  hookUdp("send", "Connect", (a) => (a.length >= 6 ? v4(a[4], a[3]) : null));
+  hookUdp("send6", "Connect", (a) => (a.length >= 6 ? v6(a[4], a[3]) : null));
+  hookUdp("connect", "Connect", (a) => v4(a[0], a[1]));
+  hookUdp("connect6", "Connect", (a) => v6(a[0], a[1]));
+  hookUdp("bind", "Listen", (a) => v4(a[0], a[1]));
+  hookUdp("bind6", "Listen", (a) => v6(a[0], a[1]));
+  if (udp) Object.freeze(udp);
+  if (tcp) Object.freeze(tcp);
+  if (pipe) Object.freeze(pipe);
+}
+
 // Captured before anything is patched: the broker's own file-system access.
 const realpathOriginal = fs.realpathSync.bind(fs);
 const cwdOriginal = process.cwd.bind(process);
+const fileUrlToPath = fileURLToPath;
+const textDecoder = new TextDecoder();
+const decodeBytes = textDecoder.decode.bind(textDecoder);
+const FS_CONSTANTS = { ...fs.constants };
+const OWN_PID = process.pid;
+const nextTick = process.nextTick.bind(process);
+const UV_EACCES = -13;
 
-/** Installs the broker for `policy`. Call once, before any tool code runs. */
-export function installBroker(policy: Policy, report: AuditReporter): void {
-  const restricted = !isUnrestricted(policy);
-
-  // Reporting goes through Node internals that may touch checked APIs themselves; those nested
-  // checks belong to the broker, not to the tool, and are neither audited nor denied.
-  let reporting = false;
+/** Installs the broker. Call once, before any tool code runs; `reserved` are the host's own pipes. */
+export function installBroker(
+  ask: Ask,
+  options: { reserved: number[]; fsRestricted: boolean; noWorkers: boolean },
+): void {
+  // First, while net.Socket#connect is still Node's own.
+  hookDial(ask);
   const check = (kind: PermissionKind, action: PermissionAction, resource: string, forceDeny = false) => {
-    if (reporting) return;
-    const decision: Decision = forceDeny ? "Deny" : decide(policy, kind, action, resource);
-    reporting = true;
-    try {
-      report(kind, action, resource, decision);
-    } finally {
-      reporting = false;
-    }
-    if (decision === "Deny") throw new PermissionDeniedError(kind, action, resource);
+    const answer = ask(kind, action, resource, forceDeny ? { denied: true } : undefined);
+    if (answer.d === "Deny") throw new PermissionDeniedError(kind, action, answer.r);
+  };
+  /** Refuses without auditing an allowed outcome (a later, lower check audits what really happens). */
+  const refuseIfDenied = (kind: PermissionKind, action: PermissionAction, resource: string) => {
+    const answer = ask(kind, action, resource, { peek: true });
+    if (answer.d === "Deny") throw new PermissionDeniedError(kind, action, answer.r);
   };
 
   // ---- file system -------------------------------------------------------------------------
   const toPath = (value: unknown): string | null => {
     if (typeof value === "string") return value;
-    if (value instanceof Uint8Array) return Buffer.from(value).toString();
-    if (value instanceof URL) return value.protocol === "file:" ? fileURLToPath(value) : null;
+    if (value instanceof Uint8Array) return decodeBytes(value);
+    if (value instanceof URL) return value.protocol === "file:" ? fileUrlToPath(value) : null;
     return null;
   };
   const checkPath = (value: unknown, action: "Read" | "Write") => {
@@ -79,14 +194,14 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
     } catch {
       // Resolving went through a place Node's permission model hides: out of the jail.
       resource = canonicalPath(path, cwdOriginal(), (p) => p);
-      escaped = restricted;
+      escaped = true;
     }
     check("FileSystem", action, resource, escaped);
   };
   const isWriteFlag = (flags: unknown): boolean => {
     if (flags === undefined || flags === null) return false;
     if (typeof flags === "number") {
-      const c = fs.constants;
+      const c = FS_CONSTANTS;
       return (flags & (c.O_WRONLY | c.O_RDWR | c.O_CREAT | c.O_TRUNC | c.O_APPEND)) !== 0;
     }
     return /[wa+]/.test(String(flags));
@@ -177,6 +292,9 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
         });
       }
       wrap(target, `symlink${suffix}`, (a) => {
+        // Node's permission model refuses every symlink unless all of the file system is granted:
+        // refuse it here first, so no Allow line is written for a link that is never made.
+        if (fsRestricted()) check("FileSystem", "Write", toPath(a[1]) ?? "symlink", true);
         const link = toPath(a[1]);
         const linkTarget = toPath(a[0]);
         if (link !== null && linkTarget !== null) {
@@ -193,6 +311,52 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
       });
     }
   };
+  // The host's own pipes: tool code may neither write to them, read them nor close them.
+  const reserved = new Set(options.reserved);
+  const guardFd = (fd: unknown) => {
+    if (typeof fd === "number" && reserved.has(fd)) check("FileSystem", "Write", `fd:${fd}`, true);
+  };
+  const FD_FUNCTIONS = [
+    "close",
+    "write",
+    "writev",
+    "read",
+    "readv",
+    "fstat",
+    "fsync",
+    "fdatasync",
+    "ftruncate",
+    "fchmod",
+    "fchown",
+    "futimes",
+  ];
+  for (const base of FD_FUNCTIONS)
+    for (const name of [base, `${base}Sync`]) wrap(fs as unknown as Target, name, (a) => guardFd(a[0]));
+  const streamFd = (a: unknown[]) => {
+    const o = a[1];
+    if (typeof o === "object" && o !== null) guardFd((o as { fd?: unknown }).fd);
+  };
+  const OriginalSocket = net.Socket;
+  const socketProxy = new Proxy(OriginalSocket, {
+    construct(target, args, newTarget) {
+      const o = args[0];
+      if (typeof o === "object" && o !== null) guardFd((o as { fd?: unknown }).fd);
+      return Reflect.construct(target, args, newTarget);
+    },
+    apply(target, thisArg, args) {
+      const o = args[0];
+      if (typeof o === "object" && o !== null) guardFd((o as { fd?: unknown }).fd);
+      return Reflect.apply(target, thisArg, args);
+    },
+  });
+  for (const name of ["Socket", "Stream"])
+    Reflect.defineProperty(net, name, {
+      value: socketProxy,
+      writable: true,
+      configurable: true,
+      enumerable: true,
+    });
+  const fsRestricted = () => options.fsRestricted;
   const fsTarget = fs as unknown as Target;
   const nativeRealpath = fs.realpath.native;
   const nativeRealpathSync = fs.realpathSync.native;
@@ -210,7 +374,7 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
     (a) => checkPath(a[0], "Read"),
     (a) => {
       const callback = a.at(-1);
-      if (typeof callback === "function") process.nextTick(callback as AnyFunction, false);
+      if (typeof callback === "function") nextTick(callback as AnyFunction, false);
       return undefined;
     },
   );
@@ -218,8 +382,15 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
   wrap(fs.realpathSync as unknown as Target, "native", (a) => checkPath(a[0], "Read"));
   (fs.realpath as unknown as Target).native ??= nativeRealpath;
   (fs.realpathSync as unknown as Target).native ??= nativeRealpathSync;
-  wrap(fsTarget, "createReadStream", (a) => checkPath(a[0], "Read"));
-  wrap(fsTarget, "createWriteStream", (a) => checkPath(a[0], "Write"));
+  wrap(fsTarget, "createReadStream", (a) => {
+    streamFd(a);
+    checkPath(a[0], "Read");
+  });
+  wrap(fsTarget, "createWriteStream", (a) => {
+    streamFd(a);
+    checkPath(a[0], "Write");
+  });
+  wrap(process as unknown as Target, "chdir", (a) => checkPath(a[0], "Read"));
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
 
@@ -231,10 +402,28 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
     return `${shown}:${options.port ?? 0}`;
   };
   const normalize = (net as unknown as { _normalizeArgs: (a: unknown[]) => unknown[] })._normalizeArgs;
+  const normalizedArgs = Reflect.ownKeys(normalize([{}])).find((k) => typeof k === "symbol");
+  const isArray = Array.isArray;
+  // Up front, by name (the broker's message before anything happens); the dial hook below checks
+  // the address Node really connects to, whatever lookup or argument form got it there.
   wrap(net.Socket.prototype as unknown as Target, "connect", (a) => {
     const first = a[0];
-    const options = (Array.isArray(first) ? first[0] : normalize(a)[0]) as Record<string, unknown>;
-    check("Network", "Connect", netResource(options ?? {}, "localhost"));
+    const normalized =
+      isArray(first) && normalizedArgs !== undefined && (first as unknown as Target)[normalizedArgs]
+        ? first
+        : normalize(a);
+    const o = (normalized[0] ?? {}) as Record<string, unknown>;
+    const path = o.path;
+    const host = o.host;
+    const port = o.port;
+    refuseIfDenied(
+      "Network",
+      "Connect",
+      netResource(
+        { path, host, port: typeof port === "string" || typeof port === "number" ? port : 0 },
+        "localhost",
+      ),
+    );
   });
   wrap(net.Server.prototype as unknown as Target, "listen", (a) => {
     const first = a[0];
@@ -245,7 +434,7 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
         "fd" in o || "_handle" in o || "handle" in o ? { host: "fd", port: String(o.fd ?? "handle") } : o;
     } else if (typeof first === "string" && !/^\d+$/.test(first)) options = { path: first };
     else options = { port: first ?? 0, host: typeof a[1] === "string" ? a[1] : undefined };
-    check("Network", "Listen", netResource(options, "0.0.0.0"));
+    refuseIfDenied("Network", "Listen", netResource(options, "0.0.0.0"));
   });
   // fetch and WebSocket (undici) connect through net.Socket, checked above, but undici reports a
   // refused connect as a bare "fetch failed". Refuse them up front instead, with the broker's own
@@ -262,13 +451,11 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
     return netResource({ host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port }, "localhost");
   };
   const refuseUpFront = (resource: string | null) => {
-    if (resource === null || reporting) return;
-    if (decide(policy, "Network", "Connect", resource) === "Deny")
-      check("Network", "Connect", resource, true);
+    if (resource !== null) refuseIfDenied("Network", "Connect", resource);
   };
   const HTTP_PORTS = { "http:": "80", "https:": "443" };
   const globals = globalThis as unknown as Target;
-  if (restricted && typeof globals.fetch === "function") {
+  if (typeof globals.fetch === "function") {
     const originalFetch = globals.fetch as AnyFunction;
     const checkedFetch = function fetch(this: unknown, ...args: unknown[]) {
       try {
@@ -280,7 +467,7 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
     };
     Reflect.defineProperty(globals, "fetch", { value: checkedFetch, writable: true, configurable: true });
   }
-  if (restricted && typeof globals.WebSocket === "function") {
+  if (typeof globals.WebSocket === "function") {
     const OriginalWebSocket = globals.WebSocket as typeof WebSocket;
     const WS_PORTS = { "ws:": "80", "wss:": "443", ...HTTP_PORTS };
     class CheckedWebSocket extends OriginalWebSocket {
@@ -300,10 +487,14 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
   wrap(dgramTarget, "bind", (a) => {
     const o = a[0];
     const options = typeof o === "object" && o !== null ? (o as Record<string, unknown>) : { port: o };
-    check("Network", "Listen", netResource({ host: options.address, port: options.port }, "0.0.0.0"));
+    refuseIfDenied(
+      "Network",
+      "Listen",
+      netResource({ host: options.address, port: options.port }, "0.0.0.0"),
+    );
   });
   wrap(dgramTarget, "connect", (a) =>
-    check(
+    refuseIfDenied(
       "Network",
       "Connect",
       netResource({ port: a[0], host: typeof a[1] === "string" ? a[1] : undefined }, "localhost"),
@@ -316,7 +507,7 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
       .slice(a[0] === undefined || typeof a[0] !== "string" ? 0 : 1);
     if (numbers.length === 0) return; // connected socket: checked by connect()
     const port = numbers.length >= 3 ? numbers[2] : numbers[0];
-    check("Network", "Connect", netResource({ port, host: strings[0] }, "localhost"));
+    refuseIfDenied("Network", "Connect", netResource({ port, host: strings[0] }, "localhost"));
   });
   const DNS_NAMES = [
     "lookup",
@@ -342,26 +533,57 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
   }
 
   // ---- processes ---------------------------------------------------------------------------
-  const commandName = (command: string): string => {
-    const trimmed = command.trim();
-    const quote = trimmed[0];
-    if (quote === '"' || quote === "'") return (trimmed.split(quote)[1] ?? "").trim().split(/\s+/)[0] ?? "";
-    return trimmed.split(/\s+/)[0] ?? "";
+  // The CLI resolves the program (a bare name through its own PATH, anything else from our cwd) and
+  // answers with the executable to run: that path is what gets started, not what the tool named.
+  const program = (file: unknown): string => {
+    const answer = ask("Process", "Execute", String(file), { exec: { cwd: cwdOriginal() } });
+    if (answer.d === "Deny") throw new PermissionDeniedError("Process", "Execute", answer.r);
+    return answer.x ?? String(file);
   };
-  const checkRun = (command: unknown) => check("Process", "Execute", String(command));
+  const shellOf = (shell: unknown): string => (typeof shell === "string" ? shell : DEFAULT_SHELL);
   const cp = childProcess as unknown as Target;
-  for (const name of ["spawn", "spawnSync", "execFile", "execFileSync"])
-    wrap(cp, name, (a) => checkRun(a[0]));
-  for (const name of ["exec", "execSync"]) wrap(cp, name, (a) => checkRun(commandName(String(a[0]))));
-  wrap(cp, "fork", () => checkRun(process.execPath));
-  wrap(childProcess.ChildProcess.prototype as unknown as Target, "spawn", (a) =>
-    checkRun((a[0] as { file?: unknown } | undefined)?.file),
-  );
-  const checkWorker = (what: string) => {
-    if (!restricted) return check("Process", "Execute", what);
-    report("Process", "Execute", what, "Deny");
-    throw new PermissionDeniedError("Process", "Execute", what);
+  const optionsAt = (a: unknown[], index: number): Record<string, unknown> | undefined => {
+    const o = a[index];
+    return typeof o === "object" && o !== null && !isArray(o)
+      ? { ...(o as Record<string, unknown>) }
+      : undefined;
   };
+  // Synchronous spawns do not go through ChildProcess#spawn: check them at the top.
+  for (const name of ["spawnSync", "execFileSync"]) {
+    wrap(cp, name, (a) => {
+      const index = isArray(a[1]) ? 2 : 1;
+      const o = optionsAt(a, index);
+      if (o?.shell) {
+        program(shellOf(o.shell));
+        a[index] = o;
+        return;
+      }
+      a[0] = program(a[0]);
+      if (o) a[index] = o;
+    });
+  }
+  wrap(cp, "execSync", (a) => {
+    const o = optionsAt(a, 1);
+    program(shellOf(o?.shell));
+    if (o) a[1] = o;
+  });
+  // Every asynchronous spawn (spawn, exec, execFile, fork, and a bare ChildProcess) ends here, with
+  // the shell already in `file` when one is used.
+  const ChildProcessPrototype = childProcess.ChildProcess.prototype as unknown as Target;
+  const originalSpawn = ChildProcessPrototype.spawn as AnyFunction;
+  Reflect.defineProperty(ChildProcessPrototype, "spawn", {
+    value: function spawn(this: unknown, spawnOptions: unknown) {
+      const o = (
+        typeof spawnOptions === "object" && spawnOptions !== null ? { ...spawnOptions } : {}
+      ) as Record<string, unknown>;
+      o.file = program(o.file);
+      return Reflect.apply(originalSpawn, this, [o]);
+    },
+    writable: true,
+    configurable: true,
+  });
+  const checkRun = (command: unknown) => check("Process", "Execute", String(command));
+  const checkWorker = (what: string) => check("Process", "Execute", what, options.noWorkers);
   const OriginalWorker = workerThreads.Worker;
   class CheckedWorker extends OriginalWorker {
     constructor(filename: string | URL, options?: import("node:worker_threads").WorkerOptions) {
@@ -395,7 +617,7 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
   wrap(processTarget, "dlopen", (a) => checkWorker(`process.dlopen:${String(a[1] ?? "")}`));
   for (const name of ["kill", "_kill"]) {
     wrap(processTarget, name, (a) => {
-      if (Number(a[0]) !== process.pid) checkRun(`kill:${String(a[0])}`);
+      if (Number(a[0]) !== OWN_PID) checkRun(`kill:${String(a[0])}`);
     });
   }
   wrap(inspector as unknown as Target, "open", () => checkWorker("inspector"));
@@ -427,8 +649,9 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
     "@@__IMMUTABLE_ITERABLE__@@",
     "@@__IMMUTABLE_RECORD__@@",
   ]);
-  const notAnEnvRead = (key: string): boolean =>
-    reporting || (INSPECTION_KEYS.has(key) && !Object.hasOwn(realEnv, key));
+  // The tool process only has the granted variables: enumerating shows those, reading one
+  // that is not there is a check (Deny under --sandbox, audited).
+  const notAnEnvRead = (key: string): boolean => INSPECTION_KEYS.has(key) && !Object.hasOwn(realEnv, key);
   const calledFromNodeInternals = () => {
     const stack = new Error().stack?.split("\n") ?? [];
     // [0] "Error", [1] this function, [2] the proxy trap, [3] the reader.
@@ -436,31 +659,16 @@ export function installBroker(policy: Policy, report: AuditReporter): void {
   };
   const envProxy = new Proxy(realEnv, {
     get(target, key, receiver) {
-      if (typeof key !== "string" || notAnEnvRead(key)) return Reflect.get(target, key, receiver);
-      if (calledFromNodeInternals()) {
-        return decide(policy, "Environment", "Read", key) === "Allow"
-          ? Reflect.get(target, key, receiver)
-          : undefined;
-      }
+      if (typeof key !== "string" || notAnEnvRead(key) || calledFromNodeInternals())
+        return Reflect.get(target, key, receiver);
       check("Environment", "Read", key);
       return Reflect.get(target, key, receiver);
     },
     has(target, key) {
-      if (typeof key !== "string" || notAnEnvRead(key)) return Reflect.has(target, key);
-      if (calledFromNodeInternals()) {
-        return decide(policy, "Environment", "Read", key) === "Allow" && Reflect.has(target, key);
-      }
+      if (typeof key !== "string" || notAnEnvRead(key) || calledFromNodeInternals())
+        return Reflect.has(target, key);
       check("Environment", "Read", key);
       return Reflect.has(target, key);
-    },
-    getOwnPropertyDescriptor(target, key) {
-      if (typeof key === "string" && decide(policy, "Environment", "Read", key) === "Deny") return undefined;
-      return Reflect.getOwnPropertyDescriptor(target, key);
-    },
-    ownKeys(target) {
-      return Reflect.ownKeys(target).filter(
-        (key) => typeof key !== "string" || decide(policy, "Environment", "Read", key) === "Allow",
-      );
     },
   });
   Reflect.defineProperty(process, "env", {

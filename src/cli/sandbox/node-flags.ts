@@ -12,6 +12,11 @@ export function permissionFlag(): string {
     : "--experimental-permission";
 }
 
+/** Whether the running Node's permission model covers the network (`--allow-net`, Node ≥ 25). */
+export function hasNetPermission(): boolean {
+  return process.allowedNodeEnvironmentFlags.has("--allow-net");
+}
+
 /** Files the tool process must always read: its own entry script, the tool file and its manifest. */
 export interface RequiredReads {
   hostScript: string;
@@ -22,9 +27,15 @@ export interface RequiredReads {
 /**
  * Node flags for `policy`. An unrestricted policy runs without the permission model; otherwise reads
  * and writes are limited to the grants (write grants are also readable, so the broker can resolve
- * symlinks there), child processes only when some command may run, never workers, addons or WASI.
+ * symlinks there), child processes only when some command may run, never workers, addons or WASI;
+ * where Node can restrict the network (`netFlag`), none at all unless the policy allows some.
  */
-export function nodePermissionArgs(policy: Policy, reads: RequiredReads, flag = permissionFlag()): string[] {
+export function nodePermissionArgs(
+  policy: Policy,
+  reads: RequiredReads,
+  flag = permissionFlag(),
+  netFlag = hasNetPermission(),
+): string[] {
   if (isUnrestricted(policy)) return [];
   const args = [flag];
   if (policy.denied.includes("fs.read")) {
@@ -40,5 +51,10 @@ export function nodePermissionArgs(policy: Policy, reads: RequiredReads, flag = 
   }
   if (!policy.denied.includes("run.execute") || policy.allowRun.length > 0)
     args.push("--allow-child-process");
+  const someNetwork =
+    !policy.denied.includes("net.connect") ||
+    !policy.denied.includes("net.listen") ||
+    policy.allowNet.length > 0;
+  if (netFlag && someNetwork) args.push("--allow-net");
   return args;
 }

@@ -1,25 +1,35 @@
 /**
- * The messages between the CLI process and its tool host (over the Node IPC channel of a child
- * process, or as JSON text over a worker thread's port).
- * Every message from the tool process carries the secret key handed over in `init`, so tool code
- * that writes to the channel on its own cannot forge results or audit lines. The CLI sends one call
- * at a time (a session runs its calls strictly in order) and the host answers each as soon as it settles.
+ * The messages between the CLI process and its tool host, one JSON text per line over three pipes
+ * the host gets as file descriptors (no Node IPC channel, nothing on the `process` object):
+ * - fd 3, host → CLI: `ready`, `result`, `check`, `fault`, `abort`, each carrying the secret key
+ *   handed over in `init` (a line without it means tool code wrote to the pipe: the CLI ends the host);
+ * - fd 4, CLI → host: `init`, then one `call` at a time;
+ * - fd 5, CLI → host: the answer to each `check`, read synchronously while the host waits.
+ * The CLI decides every check and writes the audit line; the host only enforces the answer.
  */
-import type { Decision, PermissionAction, PermissionKind, Policy } from "../permissions.ts";
+import type { Decision, PermissionAction, PermissionKind } from "../permissions.ts";
 
-/** Parent → child: load the compiled tool module. */
+/** File descriptors of the three pipes, as the host sees them. */
+export const HOST_OUT_FD = 3;
+export const HOST_CALLS_FD = 4;
+export const HOST_ANSWERS_FD = 5;
+
+/** CLI → host: load the compiled tool module. */
 export interface InitMessage {
   t: "init";
   key: string;
-  policy: Policy;
+  /** Whether the broker runs (anything restricted or audited). */
+  broker: boolean;
+  /** Whether files are restricted at all (Node's permission model then refuses every symlink). */
+  fsRestricted: boolean;
+  /** Whether workers, addons, WASI and the inspector are refused outright (anything restricted). */
+  noWorkers: boolean;
   /** The tool file compiled to a CommonJS bundle. */
   code: string;
   filename: string;
-  isolatePerCall: boolean;
-  audit: boolean;
 }
 
-/** Parent → child: call one export. */
+/** CLI → host: call one export. */
 export interface CallMessage {
   t: "call";
   id: number;
@@ -27,14 +37,14 @@ export interface CallMessage {
   args: unknown;
 }
 
-/** Child → parent: the module loaded (or failed to). */
+/** Host → CLI: the module loaded (or failed to). */
 export interface ReadyMessage {
   k: string;
   t: "ready";
   error?: string;
 }
 
-/** Child → parent: a call finished. */
+/** Host → CLI: a call finished. */
 export interface ResultMessage {
   k: string;
   t: "result";
@@ -44,25 +54,37 @@ export interface ResultMessage {
   error?: string;
 }
 
-/** Child → parent: a permission check happened. */
-export interface AuditMessage {
+/**
+ * Host → CLI: may this happen? `resource` is what the broker saw (a path already made absolute in the
+ * host, `host:port`, a variable name, a command); `exec` marks a program to run, which the CLI
+ * resolves to an executable path; `denied` reports a refusal that already happened (Node's own
+ * permission model refused it), to be audited as a denial.
+ */
+export interface CheckMessage {
   k: string;
-  t: "audit";
-  e: [PermissionKind, PermissionAction, string, Decision];
+  t: "check";
+  kind: PermissionKind;
+  action: PermissionAction;
+  resource: string;
+  exec?: { cwd: string };
+  denied?: true;
+  /** Decide, but audit only a denial (a lower-level check audits what really happens). */
+  peek?: true;
 }
 
-/** Child → parent: an error escaped every call (uncaught exception / rejection). */
+/** CLI → host on fd 5: the decision, with the resource as audited and the program to run. */
+export interface Answer {
+  d: Decision;
+  r: string;
+  x?: string;
+}
+
+/** Host → CLI: an error escaped every call (uncaught exception / rejection). */
 export interface FaultMessage {
   k: string;
   t: "fault";
   error: string;
 }
 
-/** Worker → parent: the tool called `process.abort()` (workers cannot abort; the thread ends). */
-export interface AbortMessage {
-  k: string;
-  t: "abort";
-}
-
 export type ParentMessage = InitMessage | CallMessage;
-export type ChildMessage = ReadyMessage | ResultMessage | AuditMessage | FaultMessage | AbortMessage;
+export type ChildMessage = ReadyMessage | ResultMessage | CheckMessage | FaultMessage;

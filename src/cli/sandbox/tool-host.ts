@@ -1,18 +1,28 @@
 /**
- * Entry point of the tool host (bundled to `dist/cli/tool-host.mjs`, started by tool-process.ts):
- * either a child process under Node's permission model (any permission flag), or a worker thread
- * when nothing is restricted. It installs the broker, evaluates the compiled tool module and answers
- * `call` messages. Per-call isolation re-runs the module wrapper, which gives a fresh module instance
- * for a few microseconds instead of a new process.
+ * Entry point of the tool host (bundled to `dist/cli/tool-host.mjs`, started by tool-process.ts as a
+ * child process, under Node's permission model and `--frozen-intrinsics` whenever anything is
+ * restricted or audited). Everything the host and its broker need is captured here, before any
+ * tool code runs: the pipes to the CLI (plain file descriptors, see protocol.ts), the functions
+ * that read and write them, and the global bindings of the built-ins. The tool module is evaluated
+ * once; `--isolate-per-call` gives each call a fresh host.
  */
 import fs from "node:fs";
 import moduleApi from "node:module";
-import { dirname } from "node:path";
+import net from "node:net";
+import path from "node:path";
 import vm from "node:vm";
-import { isMainThread, parentPort } from "node:worker_threads";
-import { PermissionDeniedError, type Policy } from "../permissions.ts";
-import { installBroker } from "./broker.ts";
-import type { CallMessage, ChildMessage, InitMessage, ParentMessage } from "./protocol.ts";
+import { PermissionDeniedError } from "../permissions.ts";
+import { type Ask, installBroker } from "./broker.ts";
+import {
+  type Answer,
+  type CallMessage,
+  type ChildMessage,
+  HOST_ANSWERS_FD,
+  HOST_CALLS_FD,
+  HOST_OUT_FD,
+  type InitMessage,
+  type ParentMessage,
+} from "./protocol.ts";
 
 /** Runs the module body; a body with top-level await returns the promise of its evaluation. */
 type ModuleFactory = (
@@ -24,26 +34,84 @@ type ModuleFactory = (
 ) => undefined | Promise<void>;
 
 type Exports = Record<string, unknown>;
-
-// In a worker thread messages go out as JSON text, so results have the same JSON semantics
-// (and the same "not JSON-serializable" failure) as over the child process's JSON IPC channel.
-const port = isMainThread ? null : parentPort;
-const sendRaw: (message: unknown) => void = port
-  ? (message) => port.postMessage(JSON.stringify(message))
-  : process.send!.bind(process);
-const onMessage = (listener: (message: ParentMessage) => void) =>
-  port ? port.on("message", listener) : process.on("message", listener);
-const exitOriginal = process.exit.bind(process);
-let key = "";
-
 type WithoutKey<T> = T extends unknown ? Omit<T, "k"> : never;
 
-/** Sends at once, in order (a call's audit lines before its result). */
+// ---- captured before any tool code ------------------------------------------------------------
+const writeSync = fs.writeSync;
+const readSync = fs.readSync;
+const stringify = JSON.stringify;
+const parse = JSON.parse;
+const decoder = new TextDecoder();
+const decode = decoder.decode.bind(decoder);
+const answerBuffer = new Uint8Array(64 * 1024);
+const exitOriginal = process.exit.bind(process);
+const reallyExit = (process as unknown as { reallyExit: (code: number) => never }).reallyExit.bind(process);
+const dirnameOf = path.dirname;
+
+/**
+ * Global bindings of the built-ins become read-only, so tool code cannot swap `JSON`, `Reflect`,
+ * `Array`, … under the host (the objects themselves are frozen by `--frozen-intrinsics`).
+ */
+const LOCKED_GLOBALS = [
+  "Object",
+  "Function",
+  "Array",
+  "String",
+  "Number",
+  "Boolean",
+  "Symbol",
+  "BigInt",
+  "Math",
+  "JSON",
+  "Reflect",
+  "Proxy",
+  "Promise",
+  "RegExp",
+  "Date",
+  "Error",
+  "TypeError",
+  "RangeError",
+  "SyntaxError",
+  "Map",
+  "Set",
+  "WeakMap",
+  "WeakSet",
+  "ArrayBuffer",
+  "SharedArrayBuffer",
+  "DataView",
+  "Uint8Array",
+  "Atomics",
+  "Buffer",
+  "URL",
+  "TextDecoder",
+  "TextEncoder",
+  "globalThis",
+];
+function lockGlobals(): void {
+  for (const name of LOCKED_GLOBALS) {
+    const descriptor = Reflect.getOwnPropertyDescriptor(globalThis, name);
+    if (descriptor && "value" in descriptor)
+      Reflect.defineProperty(globalThis, name, {
+        value: descriptor.value,
+        writable: false,
+        configurable: false,
+      });
+  }
+  // The broker resolves paths with node:path; nothing may replace its functions.
+  Object.freeze(path.posix);
+  Object.freeze(path.win32);
+  Object.freeze(path);
+}
+
+let key = "";
+
+/** Sends at once, in order (a call's checks before its result). */
 function send(message: WithoutKey<ChildMessage>): void {
+  let line: string;
   try {
-    sendRaw({ ...message, k: key });
+    line = stringify({ ...message, k: key });
   } catch {
-    sendRaw({
+    line = stringify({
       t: "result",
       k: key,
       id: (message as { id?: number }).id ?? -1,
@@ -51,7 +119,31 @@ function send(message: WithoutKey<ChildMessage>): void {
       error: "result is not JSON-serializable",
     });
   }
+  try {
+    writeSync(HOST_OUT_FD, `${line}\n`);
+  } catch {
+    reallyExit(71);
+  }
 }
+
+/** Asks the CLI and waits for its answer (the host blocks; the CLI's event loop is free). */
+const ask: Ask = (kind, action, resource, extra) => {
+  send({ t: "check", kind, action, resource, ...extra });
+  let text = "";
+  for (;;) {
+    let n = 0;
+    try {
+      n = readSync(HOST_ANSWERS_FD, answerBuffer, 0, answerBuffer.length, null);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EAGAIN") continue;
+      reallyExit(71);
+    }
+    if (n === 0) reallyExit(71);
+    text += decode(answerBuffer.subarray(0, n), { stream: true });
+    if (text.endsWith("\n")) break;
+  }
+  return parse(text) as Answer;
+};
 
 /** A permission denial somewhere in `error`'s `cause` chain (libraries wrap it, e.g. "fetch failed"). */
 function deniedCause(error: unknown): Error | undefined {
@@ -63,8 +155,26 @@ function deniedCause(error: unknown): Error | undefined {
   return undefined;
 }
 
-function errorText(error: unknown): string {
-  const denied = deniedCause(error);
+/** Node's permission model refused something the broker did not see: make it the broker's denial. */
+function nodeDenial(error: unknown): Error | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+    const e = current as { code?: unknown; permission?: unknown; resource?: unknown; message?: unknown };
+    if (e.code === "ERR_ACCESS_DENIED") {
+      const permission = String(e.permission ?? "");
+      const resource = typeof e.resource === "string" && e.resource !== "" ? e.resource : permission || "?";
+      const kind = permission.startsWith("FileSystem") ? "FileSystem" : "Process";
+      const action = permission === "FileSystemWrite" ? "Write" : kind === "FileSystem" ? "Read" : "Execute";
+      const answer = ask(kind, action, resource, { denied: true });
+      return new PermissionDeniedError(kind, action, answer.r);
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function errorText(error: unknown, broker: boolean): string {
+  const denied = deniedCause(error) ?? (broker ? nodeDenial(error) : undefined);
   if (denied) return denied.message;
   if (error instanceof Error) return error.message;
   // A thrown error-like object ({message: "…"}, or an Error from another realm) reads as its message.
@@ -72,59 +182,10 @@ function errorText(error: unknown): string {
     typeof error === "object" && error !== null ? (error as { message?: unknown }).message : undefined;
   if (typeof message === "string") return message;
   try {
-    return typeof error === "string" ? error : (JSON.stringify(error) ?? String(error));
+    return typeof error === "string" ? error : (stringify(error) ?? String(error));
   } catch {
     return String(error);
   }
-}
-
-function hideChannel(): void {
-  if (port) return;
-  // Tool code gets the real `process`. Without `send` it cannot talk to the parent the easy way;
-  // anything lower-level lacks the key, and closing the channel makes the parent restart us.
-  Reflect.defineProperty(process, "send", { value: undefined, writable: true, configurable: true });
-}
-
-const STDOUT_ALIASES = new Set(["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]);
-const STDIN_ALIASES = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
-
-/**
- * A worker thread shares the CLI's file descriptors, where fd 0 and fd 1 carry the protocol. As in
- * the child process (stdin /dev/null, stdout piped to the CLI's stderr), tool code that writes to
- * fd 1 (loggers such as pino write with `fs.writeSync(1)`) lands on stderr, reads of fd 0 see an
- * empty input, and closing a standard descriptor does nothing.
- */
-function keepOffProtocolStreams(): void {
-  const nullFd = fs.openSync("/dev/null", "r");
-  const redirect = (file: unknown): unknown => {
-    if (file === 1) return 2;
-    if (file === 0) return nullFd;
-    if (typeof file !== "string") return file;
-    if (STDOUT_ALIASES.has(file)) return "/dev/stderr";
-    return STDIN_ALIASES.has(file) ? "/dev/null" : file;
-  };
-  const patch = (owner: Record<string, unknown>, name: string, closes = false) => {
-    const original = owner[name] as ((...args: unknown[]) => unknown) | undefined;
-    if (typeof original !== "function") return;
-    const patched = function (this: unknown, ...args: unknown[]) {
-      if (closes && typeof args[0] === "number" && args[0] <= 2) {
-        const callback = args.at(-1);
-        if (typeof callback === "function") process.nextTick(callback as () => void, null);
-        return undefined;
-      }
-      args[0] = redirect(args[0]);
-      return Reflect.apply(original, this, args);
-    };
-    owner[name] = Object.defineProperty(patched, "name", { value: original.name });
-  };
-  const target = fs as unknown as Record<string, unknown>;
-  for (const base of ["write", "writev", "read", "readv", "readFile", "writeFile", "appendFile", "open"]) {
-    patch(target, base);
-    patch(target, `${base}Sync`);
-  }
-  for (const name of ["close", "closeSync"]) patch(target, name, true);
-  for (const name of ["open", "readFile", "writeFile", "appendFile"])
-    patch(fs.promises as unknown as Record<string, unknown>, name);
 }
 
 function compile(init: InitMessage): () => Exports | Promise<Exports> {
@@ -138,7 +199,7 @@ function compile(init: InitMessage): () => Exports | Promise<Exports> {
     options as unknown as vm.CompileFunctionOptions,
   ) as unknown as ModuleFactory;
   const requireFromEntry = moduleApi.createRequire(init.filename);
-  const dir = dirname(init.filename);
+  const dir = dirnameOf(init.filename);
   return () => {
     const module = { exports: {} as unknown };
     const evaluated = factory.call(
@@ -154,28 +215,27 @@ function compile(init: InitMessage): () => Exports | Promise<Exports> {
   };
 }
 
-async function start(init: InitMessage): Promise<void> {
+async function start(
+  init: InitMessage,
+  onCall: (listener: (message: CallMessage) => void) => void,
+): Promise<void> {
   key = init.key;
-  hideChannel();
-  if (port) keepOffProtocolStreams();
-  const policy: Policy = init.policy;
-  installBroker(policy, (kind, action, resource, decision) => {
-    if (init.audit) send({ t: "audit", e: [kind, action, resource, decision] });
-  });
+  const broker = init.broker;
+  if (broker) {
+    installBroker(ask, {
+      reserved: [HOST_OUT_FD, HOST_CALLS_FD, HOST_ANSWERS_FD],
+      fsRestricted: init.fsRestricted,
+      noWorkers: init.noWorkers,
+    });
+    lockGlobals();
+  }
   process.exit = ((code?: number) => {
     throw new Error(`process.exit(${code ?? ""}) was called by the tool`);
   }) as typeof process.exit;
-  if (port) {
-    // Workers cannot abort; end the thread the way an aborting child process would end.
-    process.abort = (() => {
-      send({ t: "abort" });
-      exitOriginal(134);
-    }) as typeof process.abort;
-  }
 
   const inFlight = new Set<number>();
   const fault = (error: unknown) => {
-    const text = errorText(error);
+    const text = errorText(error, broker);
     if (inFlight.size === 0) {
       send({ t: "fault", error: text });
       return;
@@ -186,47 +246,60 @@ async function start(init: InitMessage): Promise<void> {
   process.on("uncaughtException", fault);
   process.on("unhandledRejection", fault);
 
-  let instantiate: () => Exports | Promise<Exports>;
-  let shared: Exports | undefined;
+  let exports: Exports;
   try {
-    instantiate = compile(init);
-    if (!init.isolatePerCall) shared = await instantiate();
+    exports = await compile(init)();
   } catch (error) {
-    send({ t: "ready", error: errorText(error) });
+    send({ t: "ready", error: errorText(error, broker) });
     return;
   }
   send({ t: "ready" });
 
-  const call = async ({ id, name, args }: CallMessage) => {
+  onCall(async ({ id, name, args }) => {
     inFlight.add(id);
     let ok = true;
     let value: unknown;
     try {
-      const exports = shared ?? (await instantiate());
       const fn = exports[name];
       if (typeof fn !== "function") throw new Error(`tool not found: ${name}`);
       value = await (fn as (args: unknown) => unknown)(args);
     } catch (error) {
       ok = false;
-      value = errorText(error);
+      value = errorText(error, broker);
     }
     if (!inFlight.delete(id)) return;
     if (ok) send({ t: "result", id, ok: true, value: value === undefined ? null : value });
     else send({ t: "result", id, ok: false, error: value as string });
-  };
-  // The CLI sends the next call only after this one's result: calls never overlap.
-  onMessage((raw: ParentMessage) => {
-    if (raw?.t === "call") void call(raw);
   });
 }
 
-// The CLI went away (killed, or closed us): nothing is left to serve.
-if (!port) process.on("disconnect", () => exitOriginal(0));
-
+// Calls arrive as lines on fd 4; the CLI sends the next call only after this one's result.
+const calls = new net.Socket({ fd: HOST_CALLS_FD, readable: true, writable: false });
+calls.setEncoding("utf8");
+let buffered = "";
+let listener: ((message: CallMessage) => void) | undefined;
 let started = false;
-onMessage((message: ParentMessage) => {
-  if (started) return;
-  started = true;
-  if (message?.t !== "init") exitOriginal(70);
-  else void start(message);
+calls.on("data", (chunk: string) => {
+  buffered += chunk;
+  let nl = buffered.indexOf("\n");
+  while (nl !== -1) {
+    const line = buffered.slice(0, nl);
+    buffered = buffered.slice(nl + 1);
+    nl = buffered.indexOf("\n");
+    let message: ParentMessage;
+    try {
+      message = parse(line) as ParentMessage;
+    } catch {
+      exitOriginal(70);
+      return;
+    }
+    if (!started) {
+      started = true;
+      if (message?.t !== "init") exitOriginal(70);
+      else void start(message, (l) => (listener = l));
+    } else if (message?.t === "call") listener?.(message);
+  }
 });
+// The CLI went away (killed, or closed us): nothing is left to serve.
+calls.on("end", () => exitOriginal(0));
+calls.on("error", () => exitOriginal(0));

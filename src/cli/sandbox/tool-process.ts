@@ -1,11 +1,12 @@
 /**
- * The CLI side of the sandbox: starts the tool host, feeds it the compiled module, and runs calls
- * with a per-call timeout and a memory watchdog. Under any permission restriction the host is a
- * child process under Node's permission model with the broker inside; with nothing restricted
- * (the contract's "everything allowed" mode) it is a worker thread, which contains the same
- * failures (runaway loops are terminated, heaps are limited, `process.exit()` ends only the thread)
- * at half the cost per call. A call that times out, blows the memory limit or crashes the host ends
- * with an error; the next call starts a fresh host, so the session keeps serving.
+ * The CLI side of the sandbox: starts the tool host (always a child process: its fd 1 is a pipe to
+ * our stderr and its `process.kill(process.pid)` ends only itself, which a worker thread sharing
+ * our descriptors and pid cannot promise), feeds it the compiled module, answers its permission
+ * checks (judge.ts), and runs calls with a per-call timeout and a memory watchdog. Under any
+ * restriction the host runs under Node's permission model and `--frozen-intrinsics` with the broker
+ * inside. A call that times out, blows the memory limit or crashes the host ends with an error; the
+ * next call starts a fresh host, so the session keeps serving. With `--isolate-per-call` every call
+ * gets a host of its own, taken from a spare started (and loaded) while the previous call ran.
  */
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -13,6 +14,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { AuditSink } from "../audit-log.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
+import { Judge } from "./judge.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
 import type { CallMessage, ChildMessage, InitMessage, ParentMessage, ResultMessage } from "./protocol.ts";
 
@@ -34,11 +36,6 @@ export interface ToolProcessOptions {
   compile: () => Promise<string>;
   /** Where the tool process's stdout/stderr go (never the protocol stream). */
   diagnostics?: NodeJS.WritableStream;
-  /**
-   * `"process"`: a child process (required whenever the policy restricts anything); `"thread"`: a
-   * worker thread, only for unrestricted runs. Default: `"process"`.
-   */
-  host?: "process" | "thread";
 }
 
 /** A call waiting for its answer. */
@@ -50,6 +47,8 @@ interface Pending {
 /** The running tool host, child process or worker thread. */
 interface Host {
   post(message: ParentMessage): void;
+  /** Writes one answer line to the host's check pipe. */
+  answer(line: string): void;
   kill(): void;
   /** Resident memory that grows with the tool's allocations, in bytes. */
   rss(): number;
@@ -57,16 +56,14 @@ interface Host {
 
 interface Worker {
   host: Host;
-  thread: boolean;
   key: string;
   ready: Promise<string | undefined>;
   pending: Map<number, Pending>;
   stderrTail: string;
   baselineRss: number;
+  /** Checks being answered, in order. */
+  checks: Promise<void>;
   killedFor?: string;
-  /** Why the host died on its own (worker threads report it as an event before exiting). */
-  crashedFor?: string;
-  aborted?: boolean;
   exited: boolean;
 }
 
@@ -82,11 +79,7 @@ const PAGE_SIZE = 4096;
 
 // child_process costs ~8 ms to load; keep it off the cold-start path (the first answers).
 const requireBuiltin = createRequire(import.meta.url);
-const loadFork = () => (requireBuiltin("node:child_process") as typeof import("node:child_process")).fork;
-const loadWorkerThreads = () => requireBuiltin("node:worker_threads") as typeof import("node:worker_threads");
-
-/** Load failures that only a worker thread has (non-context-aware addons, process-wide APIs). */
-const THREAD_ONLY_FAILURE = /did not self-register|not supported in workers|ERR_DLOPEN_FAILED/i;
+const loadSpawn = () => (requireBuiltin("node:child_process") as typeof import("node:child_process")).spawn;
 
 function rssBytes(pid: number): number {
   try {
@@ -104,17 +97,21 @@ export class ToolProcess {
   #nextId = 1;
   #closed = false;
   #watchdog: NodeJS.Timeout | undefined;
-  #threadHost: boolean;
   #queue: Promise<void> = Promise.resolve();
+  /** The next host of an `--isolate-per-call` session, started while the current call runs. */
+  #spare: Worker | undefined;
+  #judge: Judge;
 
   constructor(options: ToolProcessOptions) {
     this.#options = options;
-    this.#threadHost = options.host === "thread";
+    this.#judge = new Judge(options.policy, options.audit);
   }
 
   /** Starts the tool process ahead of the first call (cold-start latency off the critical path). */
   warm(): void {
-    if (!this.#closed) this.#ensureWorker();
+    if (this.#closed) return;
+    this.#ensureWorker();
+    if (this.#options.isolatePerCall) setImmediate(() => this.#closed || this.#ensureSpare());
   }
 
   /**
@@ -135,11 +132,12 @@ export class ToolProcess {
   async #run(name: string, args: unknown): Promise<CallOutcome> {
     if (this.#closed) return { ok: false, error: "tool process is closed" };
     const worker = this.#ensureWorker();
+    const isolated = this.#options.isolatePerCall;
     const loadError = await worker.ready;
     if (loadError !== undefined) return { ok: false, error: loadError };
     if (worker.exited) return this.#run(name, args);
     const id = this.#nextId++;
-    return new Promise<CallOutcome>((resolve) => {
+    const outcome = await new Promise<CallOutcome>((resolve) => {
       const pending: Pending = { resolve };
       worker.pending.set(id, pending);
       const { timeoutMs } = this.#options;
@@ -152,16 +150,39 @@ export class ToolProcess {
       const message: CallMessage = { t: "call", id, name, args };
       worker.host.post(message);
     });
+    // A fresh instance per call: this host has served its call; the spare takes the next one.
+    if (isolated && this.#worker === worker) {
+      this.#worker = undefined;
+      this.#kill(worker, "tool process was retired");
+      // Starting a process blocks this thread for a moment: do it once the answer is out.
+      setImmediate(() => {
+        if (!this.#closed) this.#ensureSpare();
+      });
+    }
+    return outcome;
   }
 
   /** Stops the tool process. */
   close(): void {
     this.#closed = true;
     if (this.#worker) this.#kill(this.#worker, "tool process is closed");
+    if (this.#spare) this.#kill(this.#spare, "tool process is closed");
   }
 
   #ensureWorker(): Worker {
     if (this.#worker && !this.#worker.exited) return this.#worker;
+    const spare = this.#spare;
+    this.#spare = undefined;
+    this.#worker = spare && !spare.exited ? spare : this.#startWorker();
+    return this.#worker;
+  }
+
+  #ensureSpare(): void {
+    if (this.#spare && !this.#spare.exited) return;
+    this.#spare = this.#startWorker();
+  }
+
+  #startWorker(): Worker {
     const o = this.#options;
     const env: Record<string, string | undefined> = {};
     for (const [name, value] of Object.entries(process.env)) {
@@ -174,15 +195,14 @@ export class ToolProcess {
     }
     // Node options meant for the CLI (loaders, preloads) must not reach the tool process.
     delete env.NODE_OPTIONS;
-    const thread = this.#threadHost && isUnrestricted(o.policy);
     const key = randomBytes(16).toString("hex");
     const worker: Worker = {
       host: undefined as unknown as Host,
-      thread,
       key,
       pending: new Map(),
       stderrTail: "",
       baselineRss: 0,
+      checks: Promise.resolve(),
       exited: false,
       ready: Promise.resolve(undefined),
     };
@@ -202,28 +222,25 @@ export class ToolProcess {
       worker.exited = true;
       const reason =
         worker.killedFor ??
-        worker.crashedFor ??
         (/heap out of memory|Allocation failed/i.test(worker.stderrTail)
           ? `tool exceeded the memory limit${o.maxMemoryMb ? ` (${o.maxMemoryMb} MB)` : ""}`
           : `tool process exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`})`);
       markReady(reason);
       this.#failAll(worker, reason);
     };
-    worker.host = thread
-      ? this.#startThread(worker, env, { onStdout, onStderr, onMessage, onExit })
-      : this.#startProcess(worker, env, { onStdout, onStderr, onMessage, onExit });
-    this.#worker = worker;
+    worker.host = this.#startProcess(worker, env, { onStdout, onStderr, onMessage, onExit });
+    const restricted = !isUnrestricted(o.policy);
     o.compile().then(
       (code) => {
         if (worker.exited) return;
         const init: InitMessage = {
           t: "init",
           key,
-          policy: o.policy,
+          broker: restricted || o.audit.enabled,
+          fsRestricted: o.policy.denied.includes("fs.read") || o.policy.denied.includes("fs.write"),
+          noWorkers: restricted,
           code,
           filename: o.entry,
-          isolatePerCall: o.isolatePerCall,
-          audit: o.audit.enabled,
         };
         worker.host.post(init);
       },
@@ -237,94 +254,76 @@ export class ToolProcess {
 
   #startProcess(worker: Worker, env: Record<string, string | undefined>, on: HostEvents): Host {
     const o = this.#options;
+    const brokered = !isUnrestricted(o.policy) || o.audit.enabled;
     const execArgv = [
       ...nodePermissionArgs(o.policy, { hostScript: o.hostScript, entry: o.entry, manifest: o.manifest }),
+      ...(brokered ? ["--frozen-intrinsics"] : []),
       "--no-warnings",
     ];
     if (o.maxMemoryMb) execArgv.push(`--max-old-space-size=${o.maxMemoryMb}`);
-    const child: ChildProcess = loadFork()(o.hostScript, [], {
-      execArgv,
+    // fd 3: host → CLI lines; fd 4: calls; fd 5: answers to checks (see protocol.ts).
+    const child: ChildProcess = loadSpawn()(process.execPath, [...execArgv, o.hostScript], {
       env,
-      stdio: ["ignore", "pipe", "pipe", "ipc"],
-      serialization: "json",
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe", "pipe"],
     });
-    child.stdout?.on("data", on.onStdout);
-    child.stderr?.on("data", on.onStderr);
-    child.on("message", on.onMessage);
+    const [, stdout, stderr, out, calls, answers] = child.stdio as unknown as [
+      null,
+      NodeJS.ReadableStream,
+      NodeJS.ReadableStream,
+      NodeJS.ReadableStream & { setEncoding(e: string): void },
+      NodeJS.WritableStream & { on(e: string, f: () => void): void },
+      NodeJS.WritableStream & { on(e: string, f: () => void): void },
+    ];
+    stdout.on("data", on.onStdout);
+    stderr.on("data", on.onStderr);
+    calls.on("error", () => {});
+    answers.on("error", () => {});
+    out.setEncoding("utf8");
+    let buffered = "";
+    out.on("data", (chunk: string) => {
+      buffered += chunk;
+      let nl = buffered.indexOf("\n");
+      while (nl !== -1) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        nl = buffered.indexOf("\n");
+        let message: ChildMessage | undefined;
+        try {
+          message = JSON.parse(line) as ChildMessage;
+        } catch {}
+        // Only the host writes here, always with the key: anything else is tool code at the pipe.
+        if (message?.k !== worker.key) {
+          this.#kill(worker, "tool process tampered with its channel");
+          return;
+        }
+        on.onMessage(message);
+      }
+    });
+    out.on("end", () => {
+      setTimeout(() => this.#kill(worker, "tool process closed its channel"), 500).unref();
+    });
     child.on("error", () => {});
-    // A crash also disconnects; give the exit (and its stderr) a moment to explain it.
-    child.on("disconnect", () => {
-      setTimeout(() => this.#kill(worker, "tool process closed its IPC channel"), 500).unref();
-    });
     child.on("close", on.onExit);
     return {
-      post: (message) => child.send(message),
+      post: (message) => calls.write(`${JSON.stringify(message)}\n`),
+      answer: (line) => answers.write(line),
       kill: () => child.kill("SIGKILL"),
       rss: () => rssBytes(child.pid ?? 0),
     };
   }
 
-  #startThread(worker: Worker, env: Record<string, string | undefined>, on: HostEvents): Host {
-    const o = this.#options;
-    const { Worker: Thread } = loadWorkerThreads();
-    const thread = new Thread(o.hostScript, {
-      env,
-      stdout: true,
-      stderr: true,
-      // As the child process gets: no warnings (the broker touches experimental modules).
-      execArgv: ["--no-warnings"],
-      resourceLimits: o.maxMemoryMb ? { maxOldGenerationSizeMb: o.maxMemoryMb } : undefined,
-    });
-    thread.stdout.on("data", on.onStdout);
-    thread.stderr.on("data", on.onStderr);
-    const receive = (raw: unknown) => {
-      // Messages are JSON text; anything else was not sent by the host (and lacks the key).
-      if (typeof raw !== "string") return;
-      let message: ChildMessage;
-      try {
-        message = JSON.parse(raw) as ChildMessage;
-      } catch {
-        return;
-      }
-      on.onMessage(message);
-    };
-    thread.on("message", receive);
-    thread.on("error", (error: Error & { code?: string }) => {
-      worker.crashedFor ??=
-        error.code === "ERR_WORKER_OUT_OF_MEMORY"
-          ? `tool exceeded the memory limit${o.maxMemoryMb ? ` (${o.maxMemoryMb} MB)` : ""}`
-          : `tool process crashed: ${error.message}`;
-    });
-    thread.on("exit", (code) => on.onExit(code, worker.aborted ? "SIGABRT" : null));
-    return {
-      post: (message) => thread.postMessage(message),
-      kill: () => void thread.terminate(),
-      // The thread shares the CLI's memory: the process's resident set, over the baseline taken
-      // when the tool module was loaded, is what the tool allocated (heap and buffers alike).
-      rss: () => rssBytes(process.pid),
-    };
-  }
-
   #onMessage(worker: Worker, message: ChildMessage, markReady: (error: string | undefined) => void): void {
-    if (message?.k !== worker.key) return;
     switch (message.t) {
       case "ready":
-        if (message.error !== undefined && worker.thread && THREAD_ONLY_FAILURE.test(message.error)) {
-          // The module needs a process of its own (e.g. a native addon that is not thread-safe).
-          this.#threadHost = false;
-          this.#kill(worker, "tool process was restarted");
-          markReady(undefined);
-          return;
-        }
         worker.baselineRss = worker.host.rss();
         markReady(message.error === undefined ? undefined : `Failed to load tool module: ${message.error}`);
         return;
-      case "abort":
-        worker.aborted = true;
-        return;
-      case "audit": {
-        const [kind, action, resource, decision] = message.e;
-        this.#options.audit.record({ kind, action, resource, decision });
+      case "check": {
+        // Answers go back in order, each after its own decision (a lookup may make one wait).
+        worker.checks = worker.checks.then(async () => {
+          const answer = await this.#judge.answer(message);
+          if (!worker.exited) worker.host.answer(`${JSON.stringify(answer)}\n`);
+        });
         return;
       }
       case "result":

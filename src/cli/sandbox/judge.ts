@@ -1,0 +1,151 @@
+/**
+ * The trusted side of every permission check: runs in the CLI process, out of reach of tool code.
+ * The tool host forwards what it is about to do; the judge decides with the policy, resolves what
+ * the host cannot be trusted to resolve (programs through the CLI's `PATH`, granted host names to
+ * addresses) and writes the audit line from its own decision.
+ */
+import { lookup } from "node:dns/promises";
+import { accessSync, constants, realpathSync } from "node:fs";
+import { isIP } from "node:net";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+import type { AuditSink } from "../audit-log.ts";
+import {
+  type Decision,
+  decide,
+  type PermissionAction,
+  type PermissionKind,
+  type Policy,
+} from "../permissions.ts";
+import type { Answer, CheckMessage } from "./protocol.ts";
+
+/** The shell `exec`, `execSync` and `shell: true` run (Node's default on POSIX). */
+export const DEFAULT_SHELL = "/bin/sh";
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `name` through `PATH` (as the CLI started with), or undefined. */
+export function whichExecutable(name: string, pathList: string | undefined): string | undefined {
+  for (const dir of (pathList ?? "").split(delimiter)) {
+    if (dir === "") continue;
+    const candidate = join(dir, name);
+    if (executable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** Decides checks for one tool host. */
+export class Judge {
+  #policy: Policy;
+  #audit: AuditSink;
+  #path: string | undefined;
+  #cwd: string;
+  /** Real paths of the granted programs. */
+  #programs = new Set<string>();
+  /** Addresses of the granted host names (refreshed when a dialled address is not among them). */
+  #addresses = new Map<string, Set<string>>();
+
+  constructor(policy: Policy, audit: AuditSink, cwd = process.cwd(), pathList = process.env.PATH) {
+    this.#policy = policy;
+    this.#audit = audit;
+    this.#path = pathList;
+    this.#cwd = cwd;
+    for (const grant of policy.allowRun) {
+      const found = grant.includes("/") ? resolve(cwd, grant) : whichExecutable(grant, pathList);
+      if (found) this.#programs.add(realOrSelf(found));
+    }
+  }
+
+  /** Decides `check`, audits it, and answers. */
+  async answer(check: CheckMessage): Promise<Answer> {
+    const { kind, action } = check;
+    if (check.denied) return this.#record(kind, action, check.resource, "Deny");
+    if (check.exec) return this.#program(check.resource, check.exec.cwd);
+    if (kind === "Network" && check.resource.startsWith("addr:"))
+      return this.#address(action, check.resource.slice(5));
+    const decision = decide(this.#policy, kind, action, check.resource);
+    if (check.peek && decision === "Allow") return { d: decision, r: check.resource };
+    return this.#record(kind, action, check.resource, decision);
+  }
+
+  #record(kind: PermissionKind, action: PermissionAction, resource: string, d: Decision, x?: string): Answer {
+    this.#audit.record({ kind, action, resource, decision: d });
+    return x === undefined ? { d, r: resource } : { d, r: resource, x };
+  }
+
+  /** A program: a bare name through the CLI's `PATH`, anything with a slash from the host's cwd. */
+  #program(command: string, cwd: string): Answer {
+    const unrestricted = !this.#policy.denied.includes("run.execute");
+    const found =
+      command.includes("/") || isAbsolute(command)
+        ? resolve(this.#cwd, cwd, command)
+        : whichExecutable(command, this.#path);
+    if (found === undefined) {
+      return this.#record("Process", "Execute", command, unrestricted ? "Allow" : "Deny");
+    }
+    const real = realOrSelf(found);
+    const allowed = unrestricted || this.#programs.has(real);
+    return this.#record("Process", "Execute", real, allowed ? "Allow" : "Deny", found);
+  }
+
+  /**
+   * The address a socket is about to dial or bind (`ip:port`), after any name lookup: allowed when
+   * granted as such or when it is an address of a granted host name (resolved here, not in the host).
+   */
+  async #address(action: PermissionAction, resource: string): Promise<Answer> {
+    const policy = this.#policy;
+    if (decide(policy, "Network", action, resource) === "Allow")
+      return this.#record("Network", action, resource, "Allow");
+    const colon = resource.lastIndexOf(":");
+    const ip = resource.slice(0, colon).replace(/^\[(.*)\]$/, "$1");
+    const port = resource.slice(colon + 1);
+    const granted = (known: Map<string, Set<string>>) =>
+      policy.allowNet.some((grant) => {
+        const [host, grantPort] = splitGrant(grant);
+        return (grantPort === undefined || grantPort === port) && known.get(host)?.has(ip) === true;
+      });
+    if (!granted(this.#addresses)) await this.#resolveGrants();
+    return this.#record("Network", action, resource, granted(this.#addresses) ? "Allow" : "Deny");
+  }
+
+  async #resolveGrants(): Promise<void> {
+    const names = new Set(this.#policy.allowNet.map((grant) => splitGrant(grant)[0]));
+    await Promise.all(
+      [...names].map(async (name) => {
+        if (isIP(name)) return;
+        try {
+          const found = await lookup(name, { all: true });
+          this.#addresses.set(name, new Set(found.map((a) => a.address)));
+        } catch {
+          this.#addresses.set(name, new Set());
+        }
+      }),
+    );
+  }
+}
+
+/** `host[:port]` of a `--allow-net` grant (`[v6]:port` too). */
+function splitGrant(grant: string): [string, string | undefined] {
+  if (grant.startsWith("[")) {
+    const end = grant.indexOf("]");
+    const rest = grant.slice(end + 1);
+    return [grant.slice(1, end), rest.startsWith(":") ? rest.slice(1) : undefined];
+  }
+  const colon = grant.lastIndexOf(":");
+  if (colon > 0 && grant.indexOf(":") === colon) return [grant.slice(0, colon), grant.slice(colon + 1)];
+  return [grant, undefined];
+}
