@@ -236,12 +236,14 @@ describe("issue 8: input limits, batches, 401s, Origin/CORS, capabilities", () =
     );
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get("www-authenticate")).toBe(
-      'Bearer realm="amba", error="invalid_token", error_description="invalid developer token"',
+      `Bearer realm="amba", resource_metadata="https://mcp.amba.dev/.well-known/oauth-protected-resource${appUrl}", error="invalid_token", error_description="invalid developer token"`,
     );
     expect(wrong.body.error.message).toBe("invalid developer token");
     const none = await mcp(appUrl, {}, { jsonrpc: "2.0", id: 1, method: "ping" });
     expect(none.status).toBe(401);
-    expect(none.headers.get("www-authenticate")).toBe('Bearer realm="amba"');
+    expect(none.headers.get("www-authenticate")).toBe(
+      `Bearer realm="amba", resource_metadata="https://mcp.amba.dev/.well-known/oauth-protected-resource${appUrl}"`,
+    );
     const platform = await mcp(
       "/mcp",
       { authorization: "Bearer amba_dev_nope" },
@@ -249,7 +251,7 @@ describe("issue 8: input limits, batches, 401s, Origin/CORS, capabilities", () =
     );
     expect(platform.status).toBe(401);
     expect(platform.headers.get("www-authenticate")).toMatch(
-      /^Bearer realm="amba", error="invalid_token", error_description="[^"]+"$/,
+      /^Bearer realm="amba", resource_metadata="[^"]+", error="invalid_token", error_description="[^"]+"$/,
     );
   });
 

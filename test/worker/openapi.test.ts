@@ -129,8 +129,14 @@ function documentProblems(doc: Json): string[] {
 
 /** The app's registered routes as `METHOD /openapi/{path}` (middleware left out). */
 function registeredRoutes(): string[] {
+  // CORS preflights (OPTIONS) and HEAD twins of a GET are protocol plumbing, not API operations.
   const routes = createApp().routes.filter(
-    (r) => r.path !== "*" && r.path !== "/*" && !r.path.endsWith("/*"),
+    (r) =>
+      r.path !== "*" &&
+      r.path !== "/*" &&
+      !r.path.endsWith("/*") &&
+      r.method !== "OPTIONS" &&
+      r.method !== "HEAD",
   );
   return [...new Set(routes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`))];
 }
