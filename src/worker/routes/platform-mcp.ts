@@ -26,6 +26,7 @@ import { alterCollection, collectionView, createCollection, dropCollection } fro
 import { listCollections } from "../../data/service.ts";
 import { AppError, unauthorized } from "../../errors.ts";
 import { checkAnnotation, DeployFunctionSchema } from "../../functions/definition.ts";
+import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
   deployFunction,
@@ -141,9 +142,10 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
   amba_collections_alter: ({ params, body }, { db, project }) =>
     alterCollection(db, project.id, params.name, body),
   amba_collections_drop: ({ params }, { db, project }) => dropCollection(db, project.id, params.name),
-  amba_functions_deploy: ({ body }, { db, project }) => {
+  amba_functions_deploy: ({ body }, { c, db, project }) => {
     const input = parseInput(DeployFunctionSchema, body);
-    return deployFunction(db, project.id, input, checkAnnotation(input.mcp));
+    const policy = functionUrlPolicy(c.env.FUNCTION_URL_POLICY);
+    return deployFunction(db, project.id, input, checkAnnotation(input.mcp), policy);
   },
   amba_functions_list: async (_call, { db, project }) => ({ functions: await listFunctions(db, project.id) }),
   amba_functions_versions: async ({ params }, { db, project }) => ({
