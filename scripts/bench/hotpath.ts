@@ -138,6 +138,20 @@ function recorded(backend: SqlBackend) {
   };
 }
 
+/**
+ * `fetch`, retried once when a kept-alive connection turns out closed (workerd closes idle ones;
+ * undici may pick one in that instant: "other side closed"). Any other failure is thrown.
+ */
+async function fetch(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await globalThis.fetch(url, init);
+  } catch (err) {
+    const code = ((err as { cause?: { code?: string } }).cause ?? {}).code;
+    if (code !== "UND_ERR_SOCKET") throw err;
+    return globalThis.fetch(url, init);
+  }
+}
+
 async function json<T>(res: Response, what: string): Promise<T> {
   const text = await res.text();
   if (!res.ok) throw new Error(`${what} → ${res.status} ${text.slice(0, 300)}`);
