@@ -146,7 +146,7 @@ async function fetch(url: string, init?: RequestInit): Promise<Response> {
   try {
     return await globalThis.fetch(url, init);
   } catch (err) {
-    const code = ((err as { cause?: { code?: string } }).cause ?? {}).code;
+    const code = (err as { cause?: { code?: string } }).cause?.code;
     if (code !== "UND_ERR_SOCKET") throw err;
     return globalThis.fetch(url, init);
   }
