@@ -54,7 +54,10 @@ function stopAll() {
     }
   }
 }
-process.on("exit", stopAll);
+process.on("exit", () => {
+  stopAll();
+  rmSync(tmp, { recursive: true, force: true });
+});
 process.on("SIGINT", () => process.exit(130));
 
 function portFree(port: number): Promise<boolean> {
