@@ -4,7 +4,7 @@
  * `npm run dev`, the conformance run, benchmarks and black-box tests.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { NeonEndpoint } from "../../src/dev/neon-endpoint.ts";
@@ -20,10 +20,15 @@ export interface WranglerDevOptions {
   logLevel?: "error" | "warn" | "info";
   /** Where wrangler's stdout goes (its stderr is always inherited). */
   stdout?: "inherit" | "ignore";
+  /** Another wrangler config than the project's `wrangler.toml` (benchmarks). */
+  config?: string;
+  /** DevTools inspector port (wrangler's default is shared: set it when running two at once). */
+  inspectorPort?: number;
 }
 
 /** Spawn `wrangler dev` in its own process group (stop it with `process.kill(-child.pid)`). */
 export function spawnWranglerDev(options: WranglerDevOptions): ChildProcess {
+  mkdirSync(options.stateDir, { recursive: true });
   const secrets = join(options.stateDir, "worker.env");
   writeFileSync(secrets, `DATABASE_URL=${options.endpoint.connectionString}\n`, { mode: 0o600 });
   const vars = { LOCAL_DB_URL: options.endpoint.url, ...options.vars };
@@ -33,6 +38,8 @@ export function spawnWranglerDev(options: WranglerDevOptions): ChildProcess {
     [
       join(dirname(wranglerPkg), "bin/wrangler.js"),
       "dev",
+      ...(options.config ? ["--config", options.config] : []),
+      ...(options.inspectorPort ? ["--inspector-port", String(options.inspectorPort)] : []),
       "--ip",
       options.host,
       "--port",

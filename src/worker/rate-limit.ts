@@ -3,7 +3,7 @@
  * surface, 429 `rate_limited` with `Retry-After` when it is exhausted. Without the binding (other
  * hosts), nothing is limited.
  *
- * - `RATE_LIMITER` (600/min): function invocations, app MCP callers, end-user sign-ups per email.
+ * - `RATE_LIMITER` (6,000/min): function invocations, app MCP callers, end-user sign-ups per email.
  * - `AUTH_RATE_LIMITER` (10/min, strict): sign-in attempts per project and email, developer
  *   sign-ups per client IP.
  * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP.

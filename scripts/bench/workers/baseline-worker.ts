@@ -1,0 +1,40 @@
+/**
+ * The minimal Worker `npm run bench -- hotpath` measures the app against: Hono and the app's own
+ * database module (`src/worker/db.ts`: the same Neon HTTP driver, drizzle, deadline fetch and
+ * per-isolate client), no auth, no metering. `GET /hello` answers without the database (the
+ * `wrangler dev` floor); `GET /find` runs the statement in `BENCH_SQL` / `BENCH_PARAMS` — the exact
+ * text and parameters the app sent for the measured find — and returns its rows like the app does.
+ */
+import { SQL, StringChunk } from "drizzle-orm";
+import { Hono } from "hono";
+import { createDb } from "../../../src/worker/db.ts";
+
+interface Bindings {
+  DATABASE_URL: string;
+  LOCAL_DB_URL?: string;
+  DB_TIMEOUT_MS?: string;
+  BENCH_SQL: string;
+  BENCH_PARAMS: string;
+}
+
+/** `text` with `$1 … $n` (each once, in order) as a flat drizzle statement carrying `params`. */
+function statement(text: string, params: unknown[]): SQL {
+  const parts = text.split(/\$\d+/);
+  const placeholders = [...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
+  if (placeholders.some((n, i) => n !== i + 1) || placeholders.length !== params.length) {
+    throw new Error("BENCH_SQL must use $1 … $n once each, in order, one per BENCH_PARAMS entry");
+  }
+  const chunks: unknown[] = [new StringChunk(parts[0] ?? "")];
+  for (const [i, param] of params.entries()) chunks.push(param, new StringChunk(parts[i + 1] ?? ""));
+  return new SQL(chunks as SQL["queryChunks"]);
+}
+
+let find: SQL | undefined;
+
+export default new Hono<{ Bindings: Bindings }>()
+  .get("/hello", (c) => c.text("hello"))
+  .get("/find", async (c) => {
+    find ??= statement(c.env.BENCH_SQL, JSON.parse(c.env.BENCH_PARAMS) as unknown[]);
+    const { rows } = await createDb(c.env).execute(find);
+    return c.json({ rows: rows.map((r) => (r as { row: unknown }).row) });
+  });
