@@ -29,6 +29,7 @@ import {
 } from "../../src/data/sql.ts";
 import { openPglite } from "../../src/dev/backends.ts";
 import { startNeonEndpoint } from "../../src/dev/neon-endpoint.ts";
+import { checkInputLimits } from "../../src/validate.ts";
 
 const ROWS = 100_000;
 const DEPTH = 10_000;
@@ -135,6 +136,7 @@ if (JSON.stringify(overHttp.rows) !== JSON.stringify(bareHttp.map((r) => r.row))
   throw new Error("find over HTTP: service and bare driver differ");
 }
 
+const findBody = JSON.stringify(findInput);
 const cases: Record<string, () => Promise<unknown>> = {
   "list page 1 (service)": () => listRows(runner, developer, meta, { limit: 20 }),
   "list page at depth 10,000 (service, cursor)": () =>
@@ -143,6 +145,13 @@ const cases: Record<string, () => Promise<unknown>> = {
     pglite.query(`SELECT id FROM ${`"app_${meta.projectId.replace(/-/g, "")}"."recipes"`} WHERE deleted_at IS NULL
       ORDER BY created_at DESC, id DESC OFFSET ${DEPTH} LIMIT 21`),
   "find, indexed filter (service)": () => findRows(runner, endUser, meta, findInput),
+  // What a request adds before the service since the input limits (src/limits.ts): parse the body
+  // text, walk it for depth/size/finite numbers/NUL.
+  "find, body parsed and limit-checked, then the service": () => {
+    const body = JSON.parse(findBody) as typeof findInput;
+    checkInputLimits(body, "body");
+    return findRows(runner, endUser, meta, body);
+  },
   "find, same SQL straight to the database": () => pglite.query(compiled.sql, compiled.params),
   "find over HTTP (service, neon-http)": () => findRows(httpRunner, endUser, meta, findInput),
   "find over HTTP (bare neon driver)": () => neonClient.query(compiled.sql, compiled.params as unknown[]),
@@ -183,6 +192,9 @@ console.log(
 );
 console.log(
   `| find, indexed filter, through the data service | ${ms("find, indexed filter (service)")} | ${ratio("find, indexed filter (service)", "find, same SQL straight to the database")}× (goal ≤ 1.5) |`,
+);
+console.log(
+  `| find, body parsed + input-limit check + data service | ${ms("find, body parsed and limit-checked, then the service")} | ${ratio("find, body parsed and limit-checked, then the service", "find, same SQL straight to the database")}× (${ratio("find, body parsed and limit-checked, then the service", "find, indexed filter (service)")}× the service alone) |`,
 );
 console.log(
   `| find over the local Neon HTTP endpoint, bare \`neon()\` call (baseline) | ${ms("find over HTTP (bare neon driver)")} | 1.00× |`,
