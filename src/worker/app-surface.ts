@@ -7,6 +7,7 @@
 import { type AppMeta, type AppTool, buildAppTools, type Scope } from "../app-mcp/tools.ts";
 import { listCollections } from "../data/service.ts";
 import { loadFunctions } from "../functions/service.ts";
+import type { ToolDefinition } from "../mcp/index.ts";
 import type { AppMcpSettings, ProjectRef } from "./auth.ts";
 import type { Db } from "./db.ts";
 import type { Env } from "./env.ts";
@@ -15,6 +16,8 @@ export interface AppSurface {
   meta: AppMeta;
   /** The tools of a scope, generated on first use. */
   tools(scope: Scope): AppTool[];
+  /** The tool definitions of a scope: one array per (rev, scope), so tools/list reuses its rendering. */
+  definitions(scope: Scope): ToolDefinition[];
 }
 
 const MEMORY_LIMIT = 256;
@@ -27,6 +30,7 @@ const cacheKey = (projectId: string, rev: number) => `app-meta:v${FORMAT}:${proj
 
 function surfaceOf(meta: AppMeta): AppSurface {
   const generated = new Map<Scope, AppTool[]>();
+  const definitions = new Map<Scope, ToolDefinition[]>();
   return {
     meta,
     tools(scope) {
@@ -36,6 +40,14 @@ function surfaceOf(meta: AppMeta): AppSurface {
         generated.set(scope, tools);
       }
       return tools;
+    },
+    definitions(scope) {
+      let list = definitions.get(scope);
+      if (!list) {
+        list = this.tools(scope).map((t) => t.definition);
+        definitions.set(scope, list);
+      }
+      return list;
     },
   };
 }
