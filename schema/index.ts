@@ -11,6 +11,7 @@ import {
   jsonb,
   pgTable,
   primaryKey,
+  smallint,
   text,
   timestamp,
   unique,
@@ -176,7 +177,7 @@ export const appMcpConfigs = pgTable("app_mcp_configs", {
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
-/** Usage per project, billing period (`YYYY-MM`) and metric (e.g. `agent_tool_calls`). */
+/** Usage per project, billing period (`YYYY-MM`), metric (e.g. `agent_tool_calls`) and shard. */
 export const usageCounters = pgTable(
   "usage_counters",
   {
@@ -185,9 +186,11 @@ export const usageCounters = pgTable(
       .references(() => projects.id, { onDelete: "cascade" }),
     period: text("period").notNull(),
     metric: text("metric").notNull(),
+    /** Concurrent writers spread over shards (src/worker/usage.ts); reads sum over them. */
+    shard: smallint("shard").notNull().default(0),
     value: bigint("value", { mode: "number" }).notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.period, t.metric] })],
+  (t) => [primaryKey({ columns: [t.projectId, t.period, t.metric, t.shard] })],
 );
 
 export type Developer = typeof developers.$inferSelect;

@@ -138,6 +138,54 @@ export interface McpServerOptions<Ctx> {
    * declared nor answered (-32601). Default both (`amber session`'s contract declares them).
    */
   lists?: ReadonlyArray<"prompts" | "resources">;
+  /**
+   * Opt-in `tools/list` pagination: at most this many tools per page, the rest behind an opaque
+   * `nextCursor` (a cursor that is not one this server issued is -32602). Unset: one page, and any
+   * cursor is -32602 (the CLI's behaviour).
+   */
+  toolsPageSize?: number;
+}
+
+/**
+ * Rendered tool definitions per provider list and protocol version: a provider that returns the
+ * same array instance for an unchanged list (the Worker's rev-keyed surface) gets its rendering
+ * reused instead of rebuilt per request.
+ */
+const rendered = new WeakMap<readonly ToolDefinition[], Map<string, ToolDefinition[]>>();
+
+function renderedTools(list: readonly ToolDefinition[], protocolVersion: string): ToolDefinition[] {
+  let byVersion = rendered.get(list);
+  if (!byVersion) {
+    byVersion = new Map();
+    rendered.set(list, byVersion);
+  }
+  let tools = byVersion.get(protocolVersion);
+  if (!tools) {
+    tools = list.map((tool) => renderToolDefinition(tool, protocolVersion));
+    byVersion.set(protocolVersion, tools);
+  }
+  return tools;
+}
+
+const CURSOR_PREFIX = "tools:";
+
+/** The opaque cursor of the page starting at `offset`. */
+const encodeCursor = (offset: number): string => btoa(`${CURSOR_PREFIX}${offset}`);
+
+/** The offset a cursor names, or null when it is not one this server issued for a list this long. */
+function decodeCursor(cursor: unknown, length: number): number | null {
+  if (typeof cursor !== "string") return null;
+  let text: string;
+  try {
+    text = atob(cursor);
+  } catch {
+    return null;
+  }
+  if (!text.startsWith(CURSOR_PREFIX)) return null;
+  const digits = text.slice(CURSOR_PREFIX.length);
+  if (!/^[1-9]\d{0,8}$/.test(digits)) return null;
+  const offset = Number(digits);
+  return offset < length ? offset : null;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -215,6 +263,9 @@ export function resolveRequestInfo(params: unknown, transport?: TransportInfo): 
  */
 export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers<Ctx> {
   const { serverInfo, instructions, tools } = options;
+  const pageSize = options.toolsPageSize;
+  if (pageSize !== undefined && !(Number.isInteger(pageSize) && pageSize > 0))
+    throw new RangeError("toolsPageSize must be a positive integer");
   const cache = options.cache ?? { scope: "private", ttlMs: 0 };
   const resultMeta = { [META_SERVER_INFO]: serverInfo };
   const lists = options.lists ?? ["prompts", "resources"];
@@ -308,13 +359,17 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
     async "tools/list"(params, ctx, _message, transport) {
       const info = resolveRequestInfo(params, transport);
       const cursor = isPlainObject(params) ? params.cursor : undefined;
-      if (cursor !== undefined) throw new RpcError(INVALID_PARAMS, "Invalid params: unknown cursor");
-      const list = await tools.list(ctx, info);
-      return finish(
-        { tools: list.map((tool) => renderToolDefinition(tool, info.protocolVersion)) },
-        info,
-        true,
-      );
+      if (cursor !== undefined && pageSize === undefined)
+        throw new RpcError(INVALID_PARAMS, "Invalid params: unknown cursor");
+      const all = renderedTools(await tools.list(ctx, info), info.protocolVersion);
+      if (pageSize === undefined || (cursor === undefined && all.length <= pageSize))
+        return finish({ tools: all }, info, true);
+      const offset = cursor === undefined ? 0 : decodeCursor(cursor, all.length);
+      if (offset === null) throw new RpcError(INVALID_PARAMS, "Invalid params: unknown cursor");
+      const end = offset + pageSize;
+      const page: { tools: ToolDefinition[]; nextCursor?: string } = { tools: all.slice(offset, end) };
+      if (end < all.length) page.nextCursor = encodeCursor(end);
+      return finish(page, info, true);
     },
 
     async "tools/call"(params, ctx, _message, transport) {

@@ -23,9 +23,13 @@ export interface AppMcpContext {
   env: Env;
   db: Db;
   principal: Principal;
-  surface: AppSurface;
+  /** The app's surface, loaded on first use (only tools/list and tools/call ask for it). */
+  surface: () => Promise<AppSurface>;
   waitUntil: (promise: Promise<unknown>) => void;
 }
+
+/** A request context with its surface loaded. */
+type Resolved = Omit<AppMcpContext, "surface"> & { surface: AppSurface };
 
 const OPERATION: Record<CollectionOp, Operation> = {
   list: "list",
@@ -38,7 +42,7 @@ const OPERATION: Record<CollectionOp, Operation> = {
   find_nearest: "nearest",
 };
 
-function whoami({ principal, surface }: AppMcpContext) {
+function whoami({ principal, surface }: Resolved) {
   const app = {
     id: surface.meta.projectId,
     name: surface.meta.projectName,
@@ -49,7 +53,7 @@ function whoami({ principal, surface }: AppMcpContext) {
     : { app, scope: "end_user", user: principal.user };
 }
 
-function listCollections(ctx: AppMcpContext) {
+function listCollections(ctx: Resolved) {
   const tools = ctx.surface.tools(ctx.principal.scope);
   const toolsOf = (predicate: (b: ToolBinding) => boolean) =>
     tools.filter((t) => predicate(t.binding)).map((t) => t.definition.name);
@@ -77,7 +81,7 @@ function listCollections(ctx: AppMcpContext) {
 }
 
 /** The rate-limit key of the caller: one per project and developer or end user. */
-function callerKey({ principal }: AppMcpContext): string {
+function callerKey({ principal }: Pick<AppMcpContext, "principal">): string {
   const caller =
     principal.scope === "developer" ? `dev:${principal.developerId}` : `user:${principal.user.id}`;
   return `mcp:${principal.project.id}:${caller}`;
@@ -86,7 +90,7 @@ function callerKey({ principal }: AppMcpContext): string {
 async function execute(
   binding: ToolBinding,
   args: Record<string, unknown>,
-  ctx: AppMcpContext,
+  ctx: Resolved,
 ): Promise<ToolOutcome> {
   switch (binding.kind) {
     case "whoami":
@@ -110,15 +114,20 @@ async function execute(
   }
 }
 
+/** Tools per `tools/list` page (the rest behind `nextCursor`). */
+export const TOOLS_PAGE_SIZE = 100;
+
 /** The MCP handlers of every app endpoint (the per-app part lives in the request context). */
 export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
   serverInfo: { name: "amba-app-mcp", title: "Amba app MCP", version: "0.1.0" },
   instructions:
     "Tools generated from this app's exposed collections and functions. Call <app>_list_collections for the index and <app>_whoami for your scope; list/find return next_cursor for paging.",
   lists: [],
+  toolsPageSize: TOOLS_PAGE_SIZE,
   tools: {
-    list: (ctx) => ctx.surface.tools(ctx.principal.scope).map((t) => t.definition),
-    async call(name, args, ctx) {
+    list: async (ctx) => (await ctx.surface()).definitions(ctx.principal.scope),
+    async call(name, args, context) {
+      const ctx: Resolved = { ...context, surface: await context.surface() };
       const tool = ctx.surface.tools(ctx.principal.scope).find((t) => t.definition.name === name);
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
@@ -126,11 +135,13 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
         await enforceRateLimit(ctx.env, callerKey(ctx), "this app MCP caller");
         const outcome = await execute(tool.binding, args, ctx);
         if (!outcome.isError) {
-          // The call already happened (a row may be written): a metering failure must not turn it
-          // into an error an agent would retry.
-          await recordUsage(ctx.db, ctx.surface.meta.projectId, "agent_tool_calls").catch((err: unknown) => {
-            console.error("metering failed", err);
-          });
+          // The call already happened (a row may be written): metering runs after the response
+          // (waitUntil), and its failure must not turn the call into an error an agent would retry.
+          ctx.waitUntil(
+            recordUsage(ctx.db, ctx.surface.meta.projectId, "agent_tool_calls").catch((err: unknown) => {
+              console.error("metering failed", err);
+            }),
+          );
         }
         return outcome;
       } catch (err) {

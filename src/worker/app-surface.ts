@@ -5,8 +5,11 @@
  * when it is current and KV's eventual consistency can never serve a stale tool list.
  */
 import { type AppMeta, type AppTool, buildAppTools, type Scope } from "../app-mcp/tools.ts";
+import type { CollectionMeta } from "../data/columns.ts";
 import { listCollections } from "../data/service.ts";
+import { notFound } from "../errors.ts";
 import { loadFunctions } from "../functions/service.ts";
+import type { ToolDefinition } from "../mcp/index.ts";
 import type { AppMcpSettings, ProjectRef } from "./auth.ts";
 import type { Db } from "./db.ts";
 import type { Env } from "./env.ts";
@@ -15,6 +18,8 @@ export interface AppSurface {
   meta: AppMeta;
   /** The tools of a scope, generated on first use. */
   tools(scope: Scope): AppTool[];
+  /** The tool definitions of a scope: one array per (rev, scope), so tools/list reuses its rendering. */
+  definitions(scope: Scope): ToolDefinition[];
 }
 
 const MEMORY_LIMIT = 256;
@@ -27,6 +32,7 @@ const cacheKey = (projectId: string, rev: number) => `app-meta:v${FORMAT}:${proj
 
 function surfaceOf(meta: AppMeta): AppSurface {
   const generated = new Map<Scope, AppTool[]>();
+  const definitions = new Map<Scope, ToolDefinition[]>();
   return {
     meta,
     tools(scope) {
@@ -36,6 +42,14 @@ function surfaceOf(meta: AppMeta): AppSurface {
         generated.set(scope, tools);
       }
       return tools;
+    },
+    definitions(scope) {
+      let list = definitions.get(scope);
+      if (!list) {
+        list = this.tools(scope).map((t) => t.definition);
+        definitions.set(scope, list);
+      }
+      return list;
     },
   };
 }
@@ -83,4 +97,42 @@ export async function appSurface(
     }),
   );
   return remember(key, surfaceOf(meta));
+}
+
+const collectionMemory = new Map<string, Map<string, CollectionMeta>>();
+const collectionsKey = (projectId: string, rev: number) => `collections:v${FORMAT}:${projectId}:${rev}`;
+
+/**
+ * One collection's metadata for the REST data routes, from the same rev-keyed cache scheme as the
+ * surface (every collection of the project, not only the exposed ones): memory → KV → Postgres,
+ * keyed by `(project, meta_rev)` from the authenticating query. 404 for an unknown collection.
+ */
+export async function projectCollection(
+  env: Pick<Env, "META_KV">,
+  db: Db,
+  project: ProjectRef,
+  name: string,
+  waitUntil: (promise: Promise<unknown>) => void,
+): Promise<CollectionMeta> {
+  const key = collectionsKey(project.id, project.metaRev);
+  let byName = collectionMemory.get(key);
+  if (!byName) {
+    let list = await env.META_KV.get<CollectionMeta[]>(key, "json").catch(() => null);
+    if (!list) {
+      list = await listCollections(db, project.id);
+      const stored = JSON.stringify(list);
+      waitUntil(
+        env.META_KV.put(key, stored, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
+          console.error("collection metadata cache write failed", err);
+        }),
+      );
+    }
+    byName = new Map(list.map((meta) => [meta.name, meta]));
+    if (collectionMemory.size >= MEMORY_LIMIT)
+      collectionMemory.delete(collectionMemory.keys().next().value as string);
+    collectionMemory.set(key, byName);
+  }
+  const meta = byName.get(name);
+  if (!meta) throw notFound(`collection "${name}" not found`);
+  return meta;
 }

@@ -5,11 +5,12 @@ import { sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { toAppError } from "../errors.ts";
+import { forgetCredentials } from "./credential-cache.ts";
 import { createDb } from "./db.ts";
 import { renderError, renderNotFound } from "./errors.ts";
 import type { AppEnv } from "./hono.ts";
 import { pathGuard } from "./path-guard.ts";
-import { appMcpRoutes } from "./routes/app-mcp.ts";
+import { appMcpRoutes, slugFromHost } from "./routes/app-mcp.ts";
 import { appMcpAdminRoutes } from "./routes/app-mcp-admin.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { collectionRoutes } from "./routes/collections.ts";
@@ -46,6 +47,16 @@ export function createApp() {
   app.use("*", async function database(c, next) {
     c.set("db", createDb(c.env));
     await next();
+  });
+  // Control-plane writes (revoke, sign-out, config, exposure, collections…) drop this isolate's
+  // credential cache once answered; the hot routes (app MCP, /v1/projects/… data and invoke) do not.
+  app.use("*", async function credentialCache(c, next) {
+    await next();
+    if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return;
+    const path = c.req.path;
+    if (path.startsWith("/app/") || path.startsWith("/v1/projects/")) return;
+    if (path === "/mcp" && slugFromHost(new URL(c.req.url).hostname, c.env.APP_MCP_HOST_SUFFIX)) return;
+    forgetCredentials();
   });
 
   app.get("/healthz", async (c) => {

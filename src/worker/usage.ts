@@ -14,13 +14,20 @@ export type UsageMetric = (typeof USAGE_METRICS)[number];
 /** The billing period of an instant: `YYYY-MM` in UTC. */
 export const billingPeriod = (at: Date = new Date()): string => at.toISOString().slice(0, 7);
 
-/** Add `n` to a project's counter for the current period (one upsert). */
+/**
+ * Counter rows per (project, period, metric): concurrent upserts pick a random shard, so they rarely
+ * queue on one row lock; every increment still lands in exactly one row (exact), reads sum the shards.
+ */
+export const USAGE_SHARDS = 16;
+
+/** Add `n` to a project's counter for the current period (one upsert, on a random shard). */
 export async function recordUsage(db: Db, projectId: string, metric: UsageMetric, n = 1): Promise<void> {
+  const shard = Math.floor(Math.random() * USAGE_SHARDS);
   await db
     .insert(usageCounters)
-    .values({ projectId, period: billingPeriod(), metric, value: n })
+    .values({ projectId, period: billingPeriod(), metric, shard, value: n })
     .onConflictDoUpdate({
-      target: [usageCounters.projectId, usageCounters.period, usageCounters.metric],
+      target: [usageCounters.projectId, usageCounters.period, usageCounters.metric, usageCounters.shard],
       set: { value: sql`${usageCounters.value} + ${n}` },
     });
 }
@@ -32,9 +39,10 @@ export async function usageFor(
   period: string = billingPeriod(),
 ): Promise<{ period: string; usage: Record<string, number> }> {
   const rows = await db
-    .select({ metric: usageCounters.metric, value: usageCounters.value })
+    .select({ metric: usageCounters.metric, value: sql<string>`sum(${usageCounters.value})` })
     .from(usageCounters)
-    .where(and(eq(usageCounters.projectId, projectId), eq(usageCounters.period, period)));
+    .where(and(eq(usageCounters.projectId, projectId), eq(usageCounters.period, period)))
+    .groupBy(usageCounters.metric);
   const usage: Record<string, number> = Object.fromEntries(USAGE_METRICS.map((metric) => [metric, 0]));
   for (const row of rows) usage[row.metric] = Number(row.value);
   return { period, usage };

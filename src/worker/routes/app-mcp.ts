@@ -13,8 +13,9 @@ import { appMcpConfigs, projects } from "../../../schema/index.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
 import { appMcpHandlers } from "../app-mcp.ts";
-import { appSurface } from "../app-surface.ts";
+import { type AppSurface, appSurface } from "../app-surface.ts";
 import { authenticateProject, isUuid, type ProjectAccess, type ProjectSelector } from "../auth.ts";
+import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "./oauth.ts";
@@ -70,8 +71,19 @@ async function authenticate(
   selector: ProjectSelector,
 ): Promise<ProjectAccess | Response> {
   const resource = mcpResource(c, selector);
+  // Served from the isolate's credential cache (src/worker/credential-cache.ts) when warm.
+  const key = await credentialKey(
+    c.req.header("authorization"),
+    c.req.header("x-api-key"),
+    JSON.stringify(selector),
+    resource,
+  );
   try {
-    return (await authenticateAppMcpOAuth(c, selector, resource)) ?? (await authenticateProject(c, selector));
+    return await cachedCredential(
+      key,
+      async () =>
+        (await authenticateAppMcpOAuth(c, selector, resource)) ?? (await authenticateProject(c, selector)),
+    );
   } catch (err) {
     if (err instanceof AppError && err.status === 401) return mcpUnauthorized(c, resource, err);
     throw err;
@@ -95,10 +107,15 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     throw forbidden("this app MCP endpoint accepts only developer tokens (auth_mode developer_only)");
   }
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
-  const surface = await appSurface(c.env, c.var.db, principal.project, config, waitUntil);
+  // Lazy: only tools/list and tools/call need the surface (initialize, ping, notifications do not).
+  let surface: Promise<AppSurface> | undefined;
+  const loadSurface = () => {
+    surface ??= appSurface(c.env, c.var.db, principal.project, config, waitUntil);
+    return surface;
+  };
   return handleMcpHttpRequest(c.req.raw, {
     handlers: appMcpHandlers,
-    ctx: { env: c.env, db: c.var.db, principal, surface, waitUntil },
+    ctx: { env: c.env, db: c.var.db, principal, surface: loadSurface, waitUntil },
     onInternalError: (err, method) => console.error(`app MCP ${method} failed`, err),
   });
 }

@@ -6,9 +6,10 @@
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import * as data from "../../data/service.ts";
-import { requireCollection } from "../../data/service.ts";
 import { invalidInput, notFound } from "../../errors.ts";
+import { projectCollection } from "../app-surface.ts";
 import { actorOf, authenticateProject, isUuid } from "../auth.ts";
+import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
 
@@ -18,9 +19,20 @@ const BASE = "/v1/projects/:id/collections/:name";
 
 /** The caller as a data-service actor, plus the collection's metadata. */
 async function resolve(c: Context<AppEnv>) {
-  const { principal } = await authenticateProject(c, { projectId: c.req.param("id") as string });
+  const projectId = c.req.param("id") as string;
+  // Credentials from the isolate cache (src/worker/credential-cache.ts); metadata from the rev-keyed
+  // cache (meta_rev comes with the credentials), so a warm request is the operation's query alone.
+  const key = await credentialKey(
+    c.req.header("authorization"),
+    c.req.header("x-api-key"),
+    "rest",
+    projectId,
+  );
+  const { principal } = await cachedCredential(key, () => authenticateProject(c, { projectId }));
   const actor = actorOf(principal);
-  const meta = await requireCollection(c.var.db, principal.project.id, c.req.param("name") as string);
+  const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
+  const name = c.req.param("name") as string;
+  const meta = await projectCollection(c.env, c.var.db, principal.project, name, waitUntil);
   return { actor, meta };
 }
 

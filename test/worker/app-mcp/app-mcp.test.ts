@@ -5,7 +5,7 @@
 
 import { env } from "cloudflare:workers";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { RECIPES_COLUMNS, WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 import {
   api,
@@ -272,8 +272,11 @@ describe("app MCP configuration", () => {
     await client.callTool({ name: "recipes_list", arguments: {} });
     await client.callTool({ name: "recipes_insert", arguments: { nope: 1 } });
     await client.close();
-    const billing = await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token });
-    expect(billing.body.usage.agent_tool_calls).toBe(2);
+    // Metering runs after the response (waitUntil).
+    await vi.waitFor(async () => {
+      const billing = await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token });
+      expect(billing.body.usage.agent_tool_calls).toBe(2);
+    });
   });
 
   it("honours the kill switch and the auth modes", async () => {

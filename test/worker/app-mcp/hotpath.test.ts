@@ -1,0 +1,257 @@
+/**
+ * The app-MCP hot path (issue 11): database round trips per request (counted at the driver's
+ * fetch), the lazy surface, metering after the response and exact under concurrency, and
+ * `tools/list` pagination through the official SDK client.
+ */
+
+import { env } from "cloudflare:workers";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
+import type { Env } from "../../../src/worker/env.ts";
+import { api, apiJson, signupDeveloper, type TestDeveloper } from "../helpers.ts";
+import { connectClient } from "./mcp-client.ts";
+
+const FOODS = {
+  name: "foods",
+  columns: [
+    { name: "title", type: "text", required: true },
+    { name: "calories", type: "integer" },
+  ],
+};
+
+async function setupApp(collections: unknown[] = [FOODS]): Promise<{ dev: TestDeveloper; url: string }> {
+  const dev = await signupDeveloper();
+  const admin = `/v1/admin/projects/${dev.projectId}`;
+  for (const json of collections) {
+    const res = await apiJson(`${admin}/collections`, { token: dev.token, json });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  }
+  const names = collections.map((c) => (c as { name: string }).name);
+  const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
+    method: "PUT",
+    token: dev.token,
+    json: { collections: names },
+  });
+  expect(exposed.status, JSON.stringify(exposed.body)).toBe(200);
+  return { dev, url: `/app/${dev.projectId}/mcp` };
+}
+
+let id = 0;
+/** One JSON-RPC request to the app endpoint; the parsed answer. */
+// biome-ignore lint/suspicious/noExplicitAny: tests assert the shape
+async function rpc(url: string, token: string, method: string, params?: unknown): Promise<any> {
+  const res = await api(url, {
+    method: "POST",
+    token,
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-06-18",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, ...(params ? { params } : {}) }),
+  });
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+const INIT = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } };
+
+/** The project's metered agent tool calls (the billing view: a sum over the counter shards). */
+async function metered(dev: TestDeveloper): Promise<number> {
+  const billing = await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token });
+  expect(billing.status).toBe(200);
+  return billing.body.usage.agent_tool_calls;
+}
+
+/** Counts database round trips (the Neon driver's fetches); metering UPSERTs are counted apart. */
+function countDatabase() {
+  const original = globalThis.fetch;
+  const counts = { queries: 0, metering: 0 };
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const body = typeof init?.body === "string" ? init.body : "";
+    if (body.includes("usage_counters")) {
+      counts.metering++;
+      // Held until the test releases it: a response that waited for metering would never arrive.
+      await gate;
+    } else counts.queries++;
+    return original(input, init);
+  });
+  return { counts, spy, release };
+}
+
+let active: { spy: MockInstance; release: () => void } | undefined;
+afterEach(() => {
+  active?.release();
+  active?.spy.mockRestore();
+  active = undefined;
+});
+
+describe("app MCP hot path", () => {
+  let dev: TestDeveloper;
+  let url: string;
+
+  beforeAll(async () => {
+    ({ dev, url } = await setupApp());
+    const insert = await rpc(url, dev.token, "tools/call", {
+      name: "my_first_project_whoami",
+      arguments: {},
+    });
+    expect(insert.result.isError).toBe(false);
+  });
+
+  it("initialize and ping load no surface; a warm tools/call find is one database round trip", async () => {
+    // A fresh credential (new project) so the first request is cold for this isolate's caches.
+    const fresh = await setupApp();
+    const kvGet = vi.spyOn((env as unknown as Env).META_KV, "get");
+    const db = countDatabase();
+    active = db;
+    try {
+      // Cold: authentication only (one statement), no KV read, no metadata query.
+      expect((await rpc(fresh.url, fresh.dev.token, "initialize", INIT)).result.protocolVersion).toBe(
+        "2025-06-18",
+      );
+      expect(db.counts.queries).toBe(1);
+      expect(kvGet).not.toHaveBeenCalled();
+
+      // Warm: initialize, ping and a notification touch neither the database nor KV.
+      db.counts.queries = 0;
+      await rpc(fresh.url, fresh.dev.token, "initialize", INIT);
+      expect((await rpc(fresh.url, fresh.dev.token, "ping")).result).toEqual({});
+      const note = await api(fresh.url, {
+        method: "POST",
+        token: fresh.dev.token,
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      });
+      expect(note.status).toBe(202);
+      expect(db.counts.queries).toBe(0);
+      expect(kvGet).not.toHaveBeenCalled();
+
+      // The first tools/call loads the surface once; every later one is the find alone.
+      const find = { name: "foods_find", arguments: { where: { calories: { lt: 200 } }, limit: 20 } };
+      expect((await rpc(fresh.url, fresh.dev.token, "tools/call", find)).result.isError).toBe(false);
+      db.counts.queries = 0;
+      for (let i = 0; i < 3; i++) {
+        const answer = await rpc(fresh.url, fresh.dev.token, "tools/call", find);
+        expect(answer.result.isError, JSON.stringify(answer)).toBe(false);
+      }
+      expect(db.counts.queries).toBe(3);
+      // Metering started for each call, and every response arrived while it was held.
+      expect(db.counts.metering).toBe(4);
+    } finally {
+      kvGet.mockRestore();
+    }
+    db.release();
+    await vi.waitFor(async () => expect(await metered(fresh.dev)).toBe(4), { timeout: 10_000 });
+  });
+
+  it("drops cached credentials in this isolate on sign-out", async () => {
+    const fresh = await setupApp();
+    const signup = await apiJson("/v1/auth/signup", {
+      apiKey: fresh.dev.clientKey,
+      json: { email: `hot-${crypto.randomUUID()}@example.com`, password: "correct horse battery" },
+    });
+    expect(signup.status).toBe(201);
+    const headers = {
+      "x-api-key": fresh.dev.clientKey,
+      authorization: `Bearer ${signup.body.session_token}`,
+      "content-type": "application/json",
+      accept: "application/json",
+    };
+    const ping = () =>
+      api(fresh.url, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
+    expect((await ping()).status).toBe(200);
+    expect((await ping()).status).toBe(200);
+    const signout = await api("/v1/auth/signout", { method: "POST", headers });
+    expect(signout.status).toBeLessThan(300);
+    expect((await ping()).status).toBe(401);
+  });
+
+  it("meters N concurrent successful calls exactly, failed calls not at all", async () => {
+    const before = await metered(dev);
+    const N = 200;
+    const FAILED = 20;
+    const calls = [
+      ...Array.from({ length: N }, (_, i) =>
+        rpc(url, dev.token, "tools/call", {
+          name: "foods_insert",
+          arguments: { title: `f${i}`, calories: i },
+        }),
+      ),
+      ...Array.from({ length: FAILED }, () =>
+        rpc(url, dev.token, "tools/call", { name: "foods_insert", arguments: { calories: "many" } }),
+      ),
+    ];
+    const answers = await Promise.all(calls);
+    expect(answers.filter((a) => a.result?.isError === false)).toHaveLength(N);
+    expect(answers.filter((a) => a.result?.isError === true)).toHaveLength(FAILED);
+    await vi.waitFor(async () => expect(await metered(dev)).toBe(before + N), { timeout: 15_000 });
+    // Nothing else arrives later.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await metered(dev)).toBe(before + N);
+  });
+});
+
+describe("tools/list pagination", () => {
+  const COUNT = 300;
+  let dev: TestDeveloper;
+
+  beforeAll(async () => {
+    dev = await signupDeveloper();
+    const admin = `/v1/admin/projects/${dev.projectId}`;
+    const names = Array.from({ length: COUNT }, (_, i) => `c${String(i).padStart(3, "0")}`);
+    for (let i = 0; i < names.length; i += 10) {
+      await Promise.all(
+        names.slice(i, i + 10).map(async (name) => {
+          const res = await apiJson(`${admin}/collections`, {
+            token: dev.token,
+            json: { name, columns: [{ name: "title", type: "text" }] },
+          });
+          expect(res.status, JSON.stringify(res.body)).toBe(201);
+        }),
+      );
+    }
+    const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
+      method: "PUT",
+      token: dev.token,
+      json: { collections: names },
+    });
+    expect(exposed.status, JSON.stringify(exposed.body)).toBe(200);
+  }, 120_000);
+
+  it("lists every tool exactly once across pages of at most 100; a bad cursor is -32602", async () => {
+    const client = await connectClient(`http://local/app/${dev.projectId}/mcp`, {
+      authorization: `Bearer ${dev.token}`,
+    });
+    const names: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      expect(page.tools.length).toBeLessThanOrEqual(100);
+      names.push(...page.tools.map((t) => t.name));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== undefined);
+    expect(new Set(names).size).toBe(names.length);
+    // 7 tools per collection plus list_collections and whoami.
+    expect(names).toHaveLength(COUNT * 7 + 2);
+    for (let i = 0; i < COUNT; i += 37) expect(names).toContain(`c${String(i).padStart(3, "0")}_find`);
+    expect(pages).toBe(Math.ceil((COUNT * 7 + 2) / 100));
+
+    for (const bad of ["nope", btoa("tools:0"), btoa("tools:999999"), btoa("other:100")]) {
+      await expect(client.listTools({ cursor: bad })).rejects.toSatisfy(
+        (err: unknown) => err instanceof McpError && err.code === -32602,
+      );
+    }
+    await client.close();
+  });
+});
