@@ -3,60 +3,22 @@
  * reuses the data, and a plain PostgreSQL (no pgvector) at `DATABASE_URL` works too. Start-up time
  * is a benchmark (BENCHMARKS.md), not an assertion here: timeouts are only generous limits.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { findPostgres, startTestPostgres } from "../postgres-server.ts";
+import { freePort, type LaunchedDev, launchDev } from "../support/dev-server.ts";
 
 const root = join(import.meta.dirname, "../..");
 const dataDir = mkdtempSync(join(tmpdir(), "amba-dev-"));
 const node = join(root, "node_modules/.bin/node");
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+const startDev = (port: number, databaseUrl = "", data = dataDir): Promise<LaunchedDev> =>
+  launchDev(port, data, databaseUrl);
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-}
-
-async function startDev(port: number, databaseUrl = "", data = dataDir): Promise<Started> {
-  const child = spawn(node, ["scripts/dev.ts"], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), AMBA_DATA_DIR: data, DATABASE_URL: databaseUrl },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout!.on("data", (d) => {
-    out += d;
-  });
-  child.stderr!.on("data", (d) => {
-    out += d;
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (out.includes("Ctrl-C to stop")) {
-        clearInterval(timer);
-        resolve();
-      } else if (child.exitCode !== null) {
-        clearInterval(timer);
-        reject(new Error(`dev exited early:\n${out}`));
-      }
-    }, 100);
-  });
-  return { child, output: () => out };
-}
-
-async function stopDev({ child }: Started): Promise<number | null> {
+async function stopDev({ child }: LaunchedDev): Promise<number | null> {
   child.kill("SIGINT");
   return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
 }

@@ -31,13 +31,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Start `scripts/dev.ts` and wait for its banner. */
-export async function startDevServer(): Promise<DevServer> {
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), "amba-dev-"));
-  const child: ChildProcess = spawn(node, ["scripts/dev.ts"], {
+/** A running `scripts/dev.ts` whose banner has been printed. */
+export interface LaunchedDev {
+  child: ChildProcess;
+  /** Everything it printed so far (stdout and stderr). */
+  output: () => string;
+}
+
+/** Spawn `scripts/dev.ts` on `port` with its own data folder and wait for the banner. */
+export async function launchDev(port: number, dataDir: string, databaseUrl = ""): Promise<LaunchedDev> {
+  const child = spawn(node, ["scripts/dev.ts"], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), AMBA_DATA_DIR: dataDir, DATABASE_URL: "" },
+    env: { ...process.env, PORT: String(port), AMBA_DATA_DIR: dataDir, DATABASE_URL: databaseUrl },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -58,11 +63,20 @@ export async function startDevServer(): Promise<DevServer> {
       }
     }, 100);
   });
+  return { child, output: () => out };
+}
+
+/** Start `scripts/dev.ts` on a free port with a throw-away data folder. */
+export async function startDevServer(): Promise<DevServer> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), "amba-dev-"));
+  const { child, output } = await launchDev(port, dataDir);
+  const out = output();
   const field = (label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(out)?.[1] ?? "";
   return {
     base: `http://127.0.0.1:${port}`,
     port,
-    output: () => out,
+    output,
     demo: { projectId: field("project id"), developerToken: field("developer token") },
     async stop() {
       if (child.exitCode === null) {
