@@ -4,7 +4,7 @@
  * are the tests that prove the guards: afterwards the stored state must be what the answers said.
  */
 import { sql } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { api, apiJson, type JsonResponse, signupDeveloper, type TestDeveloper, testDb } from "./helpers.ts";
 
 const N = 16;
@@ -179,7 +179,13 @@ describe(`${N} concurrent slug and usage writes`, () => {
       expect(res.status).toBe(200);
       expect(body.result?.isError, JSON.stringify(body)).toBeFalsy();
     }
-    const billing = await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token });
-    expect(billing.body.usage.agent_tool_calls).toBe(N);
+    // Metering runs after the response (waitUntil): wait for it to land, then it must be exactly N.
+    await vi.waitFor(
+      async () => {
+        const billing = await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token });
+        expect(billing.body.usage.agent_tool_calls).toBe(N);
+      },
+      { timeout: 15_000, interval: 100 },
+    );
   });
 });
