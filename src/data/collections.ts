@@ -7,11 +7,11 @@
  */
 
 import { type SQL, sql } from "drizzle-orm";
+import type { Db } from "../db.ts";
 import { isConcurrentChange, isUniqueViolation, pgError } from "../db-errors.ts";
 import { conflict, invalidInput } from "../errors.ts";
+import { bumpMetaRev } from "../meta/rev.ts";
 import { parseInput } from "../validate.ts";
-import type { Db } from "../worker/db.ts";
-import { bumpMetaRev } from "../worker/meta.ts";
 import {
   type Access,
   AlterCollectionSchema,

@@ -7,14 +7,14 @@
 
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { functions, functionVersions } from "../../schema/index.ts";
+import type { Db } from "../db.ts";
 import { isUniqueViolation } from "../db-errors.ts";
 import { AppError, forbidden, notFound } from "../errors.ts";
+import { bumpMetaRev } from "../meta/rev.ts";
+import { recordUsage } from "../usage/metering.ts";
 import type { Principal } from "../worker/auth.ts";
-import type { Db } from "../worker/db.ts";
 import type { Env } from "../worker/env.ts";
-import { bumpMetaRev } from "../worker/meta.ts";
 import { enforceRateLimit } from "../worker/rate-limit.ts";
-import { recordUsage } from "../worker/usage.ts";
 import type { DeployFunction, FunctionMeta, McpAnnotation } from "./definition.ts";
 import { buildUpstreamRequest, type CallOptions, callUpstream, type UpstreamResult } from "./invoke.ts";
 import { checkFunctionUrl, type FunctionUrlPolicy, functionUrlPolicy } from "./outbound-policy.ts";

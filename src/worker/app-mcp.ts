@@ -10,13 +10,13 @@ import { type Operation, runOperation } from "../data/service.ts";
 import { toAppError } from "../errors.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
+import { recordUsage } from "../usage/metering.ts";
 import { checkInputLimits, parseInput } from "../validate.ts";
 import type { AppSurface } from "./app-surface.ts";
 import { actorOf, type Principal } from "./auth.ts";
 import type { Db } from "./db.ts";
 import type { Env } from "./env.ts";
 import { enforceRateLimit } from "./rate-limit.ts";
-import { recordUsage } from "./usage.ts";
 
 /** Everything one app-MCP request needs. */
 export interface AppMcpContext {

@@ -8,16 +8,16 @@ import { eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
 import { appUsers, sessions } from "../../../schema/index.ts";
+import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from "../../accounts/crypto.ts";
+import { EmailSchema } from "../../accounts/schemas.ts";
 import { isUniqueViolation } from "../../db-errors.ts";
 import { conflict, unauthorized } from "../../errors.ts";
 import { parseInput } from "../../validate.ts";
 import { authenticateClientKey, authenticateEndUser, SESSION_TTL_MS } from "../auth.ts";
-import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from "../crypto.ts";
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
-import { EmailSchema } from "./developers.ts";
 
 /** Password rules: 8–1024 characters (the upper bound caps PBKDF2 input work). */
 export const PasswordSchema = v.pipe(

@@ -4,7 +4,7 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { checkAnnotation, DeployFunctionSchema } from "../../functions/definition.ts";
+import { checkAnnotation, DeployFunctionSchema, PromoteFunctionSchema } from "../../functions/definition.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -18,11 +18,6 @@ import {
 import { authenticateProject, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
-
-/** `POST …/functions/:name/promote` body. */
-export const PromoteFunctionSchema = v.strictObject({
-  version: v.pipe(v.number(), v.integer(), v.minValue(1)),
-});
 
 export const functionRoutes = new Hono<AppEnv>();
 

@@ -22,10 +22,20 @@
 import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { developers } from "../../../schema/index.ts";
+import { signupDeveloper } from "../../accounts/developers.ts";
+import { createClientKey, createProject, listProjects } from "../../accounts/projects.ts";
+import { CreateClientKeySchema, CreateProjectSchema, DeveloperSignupSchema } from "../../accounts/schemas.ts";
+import {
+  connectionBase,
+  exposureView,
+  readAppMcpConfig,
+  setExposure,
+  updateAppMcpConfig,
+} from "../../app-mcp/admin.ts";
 import { alterCollection, collectionView, createCollection, dropCollection } from "../../data/collections.ts";
 import { listCollections } from "../../data/service.ts";
 import { AppError, unauthorized } from "../../errors.ts";
-import { checkAnnotation, DeployFunctionSchema } from "../../functions/definition.ts";
+import { checkAnnotation, DeployFunctionSchema, PromoteFunctionSchema } from "../../functions/definition.ts";
 import {
   deleteFunction,
   deployFunction,
@@ -49,6 +59,7 @@ import {
   platformToolDefinitions,
   type ToolCall,
 } from "../../platform-mcp/tools.ts";
+import { billingStatus } from "../../usage/billing.ts";
 import { checkInputLimits, parseInput } from "../../validate.ts";
 import {
   type AppMcpSettings,
@@ -59,23 +70,6 @@ import {
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin, unauthorizedResponse } from "../mcp-edge.ts";
-import {
-  billingStatus,
-  connectionBase,
-  exposureView,
-  readAppMcpConfig,
-  setExposure,
-  updateAppMcpConfig,
-} from "./app-mcp-admin.ts";
-import { DeveloperSignupSchema, signupDeveloper } from "./developers.ts";
-import { PromoteFunctionSchema } from "./functions.ts";
-import {
-  CreateClientKeySchema,
-  CreateProjectSchema,
-  createClientKey,
-  createProject,
-  listProjects,
-} from "./projects.ts";
 
 /** One platform-MCP request: the Hono context and the developer its token names (null: none given). */
 export interface PlatformMcpContext {
