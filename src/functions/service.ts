@@ -11,13 +11,11 @@ import type { Db } from "../db.ts";
 import { isUniqueViolation } from "../db-errors.ts";
 import { AppError, forbidden, notFound } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
+import type { Limiter } from "../rate-limit.ts";
 import { recordUsage } from "../usage/metering.ts";
-import type { Principal } from "../worker/auth.ts";
-import type { Env } from "../worker/env.ts";
-import { enforceRateLimit } from "../worker/rate-limit.ts";
 import type { DeployFunction, FunctionMeta, McpAnnotation } from "./definition.ts";
 import { buildUpstreamRequest, type CallOptions, callUpstream, type UpstreamResult } from "./invoke.ts";
-import { checkFunctionUrl, type FunctionUrlPolicy, functionUrlPolicy } from "./outbound-policy.ts";
+import { checkFunctionUrl, type FunctionUrlPolicy } from "./outbound-policy.ts";
 
 /** A function version as the admin API returns it. */
 export interface FunctionVersionView {
@@ -238,6 +236,17 @@ export async function loadFunction(db: Db, projectId: string, name: string): Pro
   return metaFrom(row);
 }
 
+/** Who invokes a function: only an end user (through a client key) may; any other scope is refused. */
+export type FunctionCaller =
+  | { scope: "developer" }
+  | { scope: "end_user"; project: { id: string }; user: { id: string; email: string }; clientKeyId: string };
+
+/** What an invocation needs from its host: the outbound URL policy and the rate limiter. */
+export interface InvokePorts {
+  policy: FunctionUrlPolicy;
+  limit: Limiter;
+}
+
 /** Options of one invocation (tests and callers with an execution context). */
 export interface InvokeOptions extends CallOptions {
   /** Correlates the call across logs and the upstream; a fresh uuid by default. */
@@ -253,40 +262,40 @@ export interface InvokeResult extends UpstreamResult {
 
 /**
  * Invoke a function's active version for an end user — the one execution path. In order:
- * end-user scope only (403 otherwise); the stored URL checked against the outbound policy
- * (`FUNCTION_URL_POLICY`; 400 `invalid_url`); arguments validated against the declared input schema, or
- * the generic `{body?, query?}` (400 naming the field); the `RATE_LIMITER` binding keyed by client
- * key + user (429; skipped when the binding is absent); the upstream POST with identity headers and
- * never the caller's credentials (504 on timeout, 502 when unreachable). A 2xx answer is metered as
- * one `function_invocations`. Non-2xx upstream answers are returned, not thrown.
+ * end-user scope only (403 otherwise); the stored URL checked against the outbound `policy`
+ * (400 `invalid_url`); arguments validated against the declared input schema, or
+ * the generic `{body?, query?}` (400 naming the field); `limit` keyed by client key + user (429);
+ * the upstream POST with identity headers and never the caller's credentials (504 on timeout, 502
+ * when unreachable). A 2xx answer is metered as one `function_invocations`. Non-2xx upstream
+ * answers are returned, not thrown.
  */
 export async function invokeFunction(
-  env: Pick<Env, "RATE_LIMITER" | "FUNCTION_URL_POLICY">,
+  { policy, limit }: InvokePorts,
   db: Db,
-  principal: Principal,
+  caller: FunctionCaller,
   fn: FunctionMeta,
   input: unknown,
   options: InvokeOptions = {},
 ): Promise<InvokeResult> {
-  if (principal.scope !== "end_user") {
+  if (caller.scope !== "end_user") {
     throw forbidden("functions run on the end-user scope: send X-Api-Key and an end-user session Bearer");
   }
-  checkFunctionUrl(fn.url, functionUrlPolicy(env.FUNCTION_URL_POLICY));
+  checkFunctionUrl(fn.url, policy);
   const requestId = options.requestId ?? crypto.randomUUID();
   const request = buildUpstreamRequest(
     fn,
     {
-      projectId: principal.project.id,
-      userId: principal.user.id,
-      userEmail: principal.user.email,
+      projectId: caller.project.id,
+      userId: caller.user.id,
+      userEmail: caller.user.email,
       requestId,
     },
     input,
   );
-  await enforceRateLimit(env, `fn:${principal.clientKeyId}:${principal.user.id}`, "this client key and user");
+  await limit(`fn:${caller.clientKeyId}:${caller.user.id}`, "this client key and user");
   const result = await callUpstream(request, options);
   if (result.status >= 200 && result.status < 300) {
-    const metering = recordUsage(db, principal.project.id, "function_invocations").catch((err: unknown) => {
+    const metering = recordUsage(db, caller.project.id, "function_invocations").catch((err: unknown) => {
       console.error("metering failed", err);
     });
     if (options.waitUntil) options.waitUntil(metering);

@@ -8,6 +8,7 @@
 import { appToolPrefix, type CollectionOp, NO_INPUT, type ToolBinding } from "../app-mcp/tools.ts";
 import { type Operation, runOperation } from "../data/service.ts";
 import { toAppError } from "../errors.ts";
+import { functionUrlPolicy } from "../functions/outbound-policy.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
 import { recordUsage } from "../usage/metering.ts";
@@ -16,7 +17,7 @@ import type { AppSurface } from "./app-surface.ts";
 import { actorOf, type Principal } from "./auth.ts";
 import type { Db } from "./db.ts";
 import type { Env } from "./env.ts";
-import { enforceRateLimit } from "./rate-limit.ts";
+import { enforceRateLimit, rateLimiter } from "./rate-limit.ts";
 
 /** Everything one app-MCP request needs. */
 export interface AppMcpContext {
@@ -100,7 +101,8 @@ async function execute(
       return { value: await runOperation(ctx.db, actor, binding.collection, OPERATION[binding.op], args) };
     }
     case "function": {
-      const result = await invokeFunction(ctx.env, ctx.db, ctx.principal, binding.fn, args, {
+      const ports = { policy: functionUrlPolicy(ctx.env.FUNCTION_URL_POLICY), limit: rateLimiter(ctx.env) };
+      const result = await invokeFunction(ports, ctx.db, ctx.principal, binding.fn, args, {
         waitUntil: ctx.waitUntil,
       });
       // Same shape as the invoke route's answer; a non-2xx upstream answer is a failed tool call.
