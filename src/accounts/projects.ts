@@ -2,7 +2,7 @@
  * Projects and client keys of a developer. A project of another developer answers 404, like one that
  * does not exist. Client keys are shown once at creation; listings carry only the non-secret prefix.
  * Functions of `(db, developerId | projectId, input)` returning the wire shapes, shared by the REST
- * routes and the platform MCP's `amba_*` tools.
+ * routes and the platform MCP's `amba_*` tools; an `input` is validated here (400 `invalid_input`).
  */
 import { and, asc, eq, sql } from "drizzle-orm";
 import { appMcpConfigs, type ClientKey, clientKeys, type Project, projects } from "../../schema/index.ts";
@@ -10,8 +10,9 @@ import { UUID } from "../data/columns.ts";
 import { projectSchemaName } from "../data/sql.ts";
 import type { Db } from "../db.ts";
 import { notFound } from "../errors.ts";
+import { parseInput } from "../validate.ts";
 import { CREDENTIAL_PREFIX, issueCredential } from "./crypto.ts";
-import type { CreateClientKey, CreateProject, UpdateProject } from "./schemas.ts";
+import { CreateClientKeySchema, CreateProjectSchema, UpdateProjectSchema } from "./schemas.ts";
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
@@ -61,7 +62,8 @@ async function ownedProject(db: Db, developerId: string, projectId: string): Pro
 }
 
 /** New project with its (default) app-MCP config row, in one batch. */
-export async function createProject(db: Db, developerId: string, input: CreateProject): Promise<ProjectView> {
+export async function createProject(db: Db, developerId: string, body: unknown): Promise<ProjectView> {
+  const input = parseInput(CreateProjectSchema, body);
   const id = crypto.randomUUID();
   const [[project]] = await db.batch([
     db.insert(projects).values({ id, developerId, name: input.name }).returning(),
@@ -90,8 +92,9 @@ export async function renameProject(
   db: Db,
   developerId: string,
   projectId: string,
-  input: UpdateProject,
+  body: unknown,
 ): Promise<ProjectView> {
+  const input = parseInput(UpdateProjectSchema, body);
   if (!UUID.test(projectId)) throw notFound("project not found");
   const [project] = await db
     .update(projects)
@@ -120,8 +123,9 @@ export async function deleteProject(
 export async function createClientKey(
   db: Db,
   projectId: string,
-  input: CreateClientKey,
+  body: unknown,
 ): Promise<ClientKeyView & { client_key: string }> {
+  const input = parseInput(CreateClientKeySchema, body);
   const key = await issueCredential("clientKey");
   const [row] = await db
     .insert(clientKeys)

@@ -13,7 +13,14 @@ import { AppError, forbidden, notFound } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
 import type { Limiter } from "../rate-limit.ts";
 import { recordUsage } from "../usage/metering.ts";
-import type { DeployFunction, FunctionMeta, McpAnnotation } from "./definition.ts";
+import { parseInput } from "../validate.ts";
+import {
+  checkAnnotation,
+  DeployFunctionSchema,
+  type FunctionMeta,
+  type McpAnnotation,
+  PromoteFunctionSchema,
+} from "./definition.ts";
 import { buildUpstreamRequest, type CallOptions, callUpstream, type UpstreamResult } from "./invoke.ts";
 import { checkFunctionUrl, type FunctionUrlPolicy } from "./outbound-policy.ts";
 
@@ -46,18 +53,19 @@ interface VersionRow {
 }
 
 /**
- * Deploy a new version (1, 2, …) of `input.name` and make it active, in one transaction with the
- * `meta_rev` bump. `mcp` must already be checked (`checkAnnotation`); the URL is checked here against
- * the outbound `policy` (400 `invalid_url`). Concurrent deploys of the same name can collide on the
- * version number; the loser retries.
+ * Deploy a new version (1, 2, …) of a function and make it active, in one transaction with the
+ * `meta_rev` bump. The body is checked here: `DeployFunctionSchema`, the MCP annotation's input
+ * schema (`checkAnnotation`), the URL against the outbound `policy` (400 `invalid_url`). Concurrent
+ * deploys of the same name can collide on the version number; the loser retries.
  */
 export async function deployFunction(
   db: Db,
   projectId: string,
-  input: Pick<DeployFunction, "name" | "url">,
-  mcp: McpAnnotation | null,
-  policy: FunctionUrlPolicy = "strict",
+  body: unknown,
+  policy: FunctionUrlPolicy,
 ): Promise<FunctionVersionView> {
+  const input = parseInput(DeployFunctionSchema, body);
+  const mcp = checkAnnotation(input.mcp);
   checkFunctionUrl(input.url, policy);
   for (let attempt = 1; ; attempt++) {
     try {
@@ -139,15 +147,17 @@ export async function listVersions(db: Db, projectId: string, name: string): Pro
 }
 
 /**
- * Make `version` the active one; its URL and MCP annotation come back with it. One transaction with
- * the `meta_rev` bump. 404 when the function or the version does not exist.
+ * Make a version (`PromoteFunctionSchema`: `{version}`) the active one; its URL and MCP annotation
+ * come back with it. One transaction with the `meta_rev` bump. 404 when the function or the version
+ * does not exist.
  */
 export async function promoteFunction(
   db: Db,
   projectId: string,
   name: string,
-  version: number,
+  body: unknown,
 ): Promise<FunctionVersionView> {
+  const { version } = parseInput(PromoteFunctionSchema, body);
   const [updated, selected] = await db.batch([
     db.execute(sql`
       update functions f set active_version = ${version}
@@ -177,7 +187,11 @@ export async function promoteFunction(
  * Delete a function with all its versions, and take it off the app-MCP exposure list — one
  * transaction with the `meta_rev` bump. 404 when it does not exist.
  */
-export async function deleteFunction(db: Db, projectId: string, name: string): Promise<void> {
+export async function deleteFunction(
+  db: Db,
+  projectId: string,
+  name: string,
+): Promise<{ name: string; deleted: true }> {
   const [deleted] = await db.batch([
     db
       .delete(functions)
@@ -189,6 +203,7 @@ export async function deleteFunction(db: Db, projectId: string, name: string): P
     bumpMetaRev(db, projectId),
   ]);
   if (deleted.length === 0) throw notFound(`function "${name}" not found`);
+  return { name, deleted: true };
 }
 
 const metaFrom = (row: {

@@ -1,14 +1,15 @@
 /**
  * The platform MCP's tool catalogue: every `amba_*` tool with its title, description, annotations
  * and input schema. Pure: no I/O. What each tool runs lives in `src/worker/routes/platform-mcp.ts`,
- * which calls the very functions the admin REST routes call.
+ * which calls the very services the admin REST routes call (src/accounts, src/data, src/functions,
+ * src/app-mcp/admin.ts, src/usage).
  *
  * A tool's arguments are the REST route's path parameters (`params`, e.g. `project_id`, a collection
  * or function `name`) plus its JSON body (`body`), flattened into one object. The params are checked
- * here, before authorization (as a router matches a path before the handler runs); the body is left
- * to the operation, which validates it with the REST route's own schema — so a bad body fails with
- * the same `invalid_input` message over REST and MCP. The body schemas are imported from the services
- * that own them (they carry no I/O) and converted to JSON Schema for `tools/list`.
+ * here, before authorization (as a router matches a path before the handler runs); the body is
+ * validated once, by the service, with the schema declared here — so a bad body fails with the same
+ * `invalid_input` message over REST and MCP. The body schemas are imported from the services that
+ * own them (they carry no I/O) and converted to JSON Schema for `tools/list`.
  *
  * Authorization per tool (`auth`): `none` (only `amba_developer_signup`), `developer` (a developer
  * token), `project` (a developer token whose developer owns `project_id`).

@@ -3,8 +3,8 @@
  */
 
 import { Hono } from "hono";
+import * as v from "valibot";
 import { signupDeveloper } from "../../accounts/developers.ts";
-import { DeveloperSignupSchema } from "../../accounts/schemas.ts";
 import type { AppEnv } from "../hono.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
@@ -20,6 +20,5 @@ developerRoutes.post("/v1/developers/signup", async (c) => {
       "developer sign-ups from this address",
       "AUTH_RATE_LIMITER",
     );
-  const input = await jsonBody(c, DeveloperSignupSchema);
-  return c.json(await signupDeveloper(c.var.db, input), 201);
+  return c.json(await signupDeveloper(c.var.db, await jsonBody(c, v.unknown())), 201);
 });

@@ -4,7 +4,6 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { checkAnnotation, DeployFunctionSchema, PromoteFunctionSchema } from "../../functions/definition.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -24,11 +23,8 @@ export const functionRoutes = new Hono<AppEnv>();
 
 functionRoutes.post("/v1/admin/projects/:id/functions/deploy", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const body = await jsonBody(c, DeployFunctionSchema);
-  const mcp = checkAnnotation(body.mcp);
   const policy = functionUrlPolicy(c.env.FUNCTION_URL_POLICY);
-  const deployed = await deployFunction(c.var.db, project.id, body, mcp, policy);
-  return c.json(deployed, 201);
+  return c.json(await deployFunction(c.var.db, project.id, await jsonBody(c, v.unknown()), policy), 201);
 });
 
 functionRoutes.get("/v1/admin/projects/:id/functions", async (c) => {
@@ -44,15 +40,13 @@ functionRoutes.get("/v1/admin/projects/:id/functions/:name/versions", async (c) 
 
 functionRoutes.post("/v1/admin/projects/:id/functions/:name/promote", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const { version } = await jsonBody(c, PromoteFunctionSchema);
-  return c.json(await promoteFunction(c.var.db, project.id, c.req.param("name"), version));
+  const body = await jsonBody(c, v.unknown());
+  return c.json(await promoteFunction(c.var.db, project.id, c.req.param("name"), body));
 });
 
 functionRoutes.delete("/v1/admin/projects/:id/functions/:name", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const name = c.req.param("name");
-  await deleteFunction(c.var.db, project.id, name);
-  return c.json({ name, deleted: true });
+  return c.json(await deleteFunction(c.var.db, project.id, c.req.param("name")));
 });
 
 functionRoutes.post("/v1/projects/:id/functions/:name/invoke", async (c) => {

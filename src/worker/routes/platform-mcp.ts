@@ -19,12 +19,9 @@
  * A tool that ran and failed (AppError) answers `isError` with `{error: {code, message}}`, as the app
  * MCP does; an unknown tool is JSON-RPC -32602. Platform tool calls are not metered.
  */
-import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
-import { developers } from "../../../schema/index.ts";
-import { signupDeveloper } from "../../accounts/developers.ts";
+import { signupDeveloper, whoami } from "../../accounts/developers.ts";
 import { createClientKey, createProject, listProjects } from "../../accounts/projects.ts";
-import { CreateClientKeySchema, CreateProjectSchema, DeveloperSignupSchema } from "../../accounts/schemas.ts";
 import {
   connectionBase,
   exposureView,
@@ -32,10 +29,14 @@ import {
   setExposure,
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
-import { alterCollection, collectionView, createCollection, dropCollection } from "../../data/collections.ts";
-import { listCollections } from "../../data/service.ts";
+import {
+  alterCollection,
+  createCollection,
+  dropCollection,
+  listCollectionViews,
+} from "../../data/collections.ts";
 import { AppError, unauthorized } from "../../errors.ts";
-import { checkAnnotation, DeployFunctionSchema, PromoteFunctionSchema } from "../../functions/definition.ts";
+import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
   deployFunction,
@@ -60,7 +61,7 @@ import {
   type ToolCall,
 } from "../../platform-mcp/tools.ts";
 import { billingStatus } from "../../usage/billing.ts";
-import { checkInputLimits, parseInput } from "../../validate.ts";
+import { checkInputLimits } from "../../validate.ts";
 import {
   type AppMcpSettings,
   authenticateDeveloper,
@@ -97,48 +98,30 @@ type ScopeOf<N extends PlatformToolName> = {
 
 type Runner<N extends PlatformToolName> = (call: ToolCall<N>, scope: ScopeOf<N>) => Promise<unknown>;
 
-/** What each tool runs: the admin route's operation, with the route's own body schema. */
+/** What each tool runs: the service its admin REST route calls, which validates the body. */
 const RUN: { [N in PlatformToolName]: Runner<N> } = {
-  amba_developer_signup: ({ body }, { db }) => signupDeveloper(db, parseInput(DeveloperSignupSchema, body)),
-  async amba_whoami(_call, { db, developerId }) {
-    const [[developer], projects] = await Promise.all([
-      db
-        .select({ id: developers.id, email: developers.email })
-        .from(developers)
-        .where(eq(developers.id, developerId)),
-      listProjects(db, developerId),
-    ]);
-    return { developer, projects };
-  },
+  amba_developer_signup: ({ body }, { db }) => signupDeveloper(db, body),
+  amba_whoami: (_call, { db, developerId }) => whoami(db, developerId),
   amba_projects_list: async (_call, { db, developerId }) => ({
     projects: await listProjects(db, developerId),
   }),
-  amba_projects_create: ({ body }, { db, developerId }) =>
-    createProject(db, developerId, parseInput(CreateProjectSchema, body)),
-  amba_client_keys_create: ({ body }, { db, project }) =>
-    createClientKey(db, project.id, parseInput(CreateClientKeySchema, body)),
-  amba_collections_list: async (_call, { db, project }) => ({
-    collections: (await listCollections(db, project.id)).map(collectionView),
-  }),
+  amba_projects_create: ({ body }, { db, developerId }) => createProject(db, developerId, body),
+  amba_client_keys_create: ({ body }, { db, project }) => createClientKey(db, project.id, body),
+  amba_collections_list: (_call, { db, project }) => listCollectionViews(db, project.id),
   amba_collections_create: ({ body }, { db, project }) => createCollection(db, project.id, body),
   amba_collections_alter: ({ params, body }, { db, project }) =>
     alterCollection(db, project.id, params.name, body),
   amba_collections_drop: ({ params }, { db, project }) => dropCollection(db, project.id, params.name),
-  amba_functions_deploy: ({ body }, { db, project }) => {
-    const input = parseInput(DeployFunctionSchema, body);
-    return deployFunction(db, project.id, input, checkAnnotation(input.mcp));
-  },
+  amba_functions_deploy: ({ body }, { c, db, project }) =>
+    deployFunction(db, project.id, body, functionUrlPolicy(c.env.FUNCTION_URL_POLICY)),
   amba_functions_list: async (_call, { db, project }) => ({ functions: await listFunctions(db, project.id) }),
   amba_functions_versions: async ({ params }, { db, project }) => ({
     name: params.name,
     versions: await listVersions(db, project.id, params.name),
   }),
   amba_functions_promote: ({ params, body }, { db, project }) =>
-    promoteFunction(db, project.id, params.name, parseInput(PromoteFunctionSchema, body).version),
-  async amba_functions_delete({ params }, { db, project }) {
-    await deleteFunction(db, project.id, params.name);
-    return { name: params.name, deleted: true };
-  },
+    promoteFunction(db, project.id, params.name, body),
+  amba_functions_delete: ({ params }, { db, project }) => deleteFunction(db, project.id, params.name),
   amba_app_mcp_get_exposure: async (_call, { config }) => exposureView(config),
   amba_app_mcp_set_exposure: ({ body }, { db, project, config }) => setExposure(db, project.id, config, body),
   amba_app_mcp_get_config: (_call, { c, db, project, config }) =>
