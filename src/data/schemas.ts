@@ -6,6 +6,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
+import { isPlainObject } from "../mcp/jsonrpc.ts";
 import {
   arrayElementType,
   type CollectionMeta,
@@ -302,7 +303,7 @@ function filterSchema(
   const schema = acceptsBareValue(column.type)
     ? v.union([value, operators], (issue) => {
         const input = issue.input;
-        if (typeof input === "object" && input !== null && !Array.isArray(input)) {
+        if (isPlainObject(input)) {
           // An operator object: report what is wrong inside it, not "expected (value | Object)".
           const inner = v.safeParse(operators, input);
           if (!inner.success) {

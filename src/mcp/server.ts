@@ -8,6 +8,7 @@
 import type { Handlers, McpSession, TransportInfo } from "./dispatch.ts";
 import {
   INVALID_PARAMS,
+  isPlainObject,
   METHOD_NOT_FOUND,
   MISSING_CLIENT_CAPABILITY,
   RpcError,
@@ -138,10 +139,6 @@ export interface McpServerOptions<Ctx> {
    * declared nor answered (-32601). Default both (`amber session`'s contract declares them).
    */
   lists?: ReadonlyArray<"prompts" | "resources">;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**
