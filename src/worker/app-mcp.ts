@@ -7,12 +7,13 @@
  */
 import { appToolPrefix, type CollectionOp, NO_INPUT, type ToolBinding } from "../app-mcp/tools.ts";
 import { type Operation, runOperation } from "../data/service.ts";
-import { toAppError } from "../errors.ts";
+import { toolFailure } from "../errors.ts";
 import { functionUrlPolicy } from "../functions/outbound-policy.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
 import { recordUsage } from "../usage/metering.ts";
 import { checkInputLimits, parseInput } from "../validate.ts";
+import { APP_VERSION } from "../version.ts";
 import type { AppSurface } from "./app-surface.ts";
 import { actorOf, type Principal } from "./auth.ts";
 import type { Db } from "./db.ts";
@@ -28,16 +29,8 @@ export interface AppMcpContext {
   waitUntil: (promise: Promise<unknown>) => void;
 }
 
-const OPERATION: Record<CollectionOp, Operation> = {
-  list: "list",
-  get: "get",
-  find: "find",
-  insert: "insert",
-  update: "update",
-  delete: "delete",
-  aggregate: "aggregate",
-  find_nearest: "nearest",
-};
+/** The data service's operation behind a collection tool (only `find_nearest` is named differently). */
+const operationOf = (op: CollectionOp): Operation => (op === "find_nearest" ? "nearest" : op);
 
 function whoami({ principal, surface }: AppMcpContext) {
   const app = {
@@ -98,7 +91,7 @@ async function execute(
       return { value: listCollections(ctx) };
     case "collection": {
       const actor = actorOf(ctx.principal);
-      return { value: await runOperation(ctx.db, actor, binding.collection, OPERATION[binding.op], args) };
+      return { value: await runOperation(ctx.db, actor, binding.collection, operationOf(binding.op), args) };
     }
     case "function": {
       const ports = { policy: functionUrlPolicy(ctx.env.FUNCTION_URL_POLICY), limit: rateLimiter(ctx.env) };
@@ -114,7 +107,7 @@ async function execute(
 
 /** The MCP handlers of every app endpoint (the per-app part lives in the request context). */
 export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
-  serverInfo: { name: "amba-app-mcp", title: "Amba app MCP", version: "0.1.0" },
+  serverInfo: { name: "amba-app-mcp", title: "Amba app MCP", version: APP_VERSION },
   instructions:
     "Tools generated from this app's exposed collections and functions. Call <app>_list_collections for the index and <app>_whoami for your scope; list/find return next_cursor for paging.",
   lists: [],
@@ -136,9 +129,8 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
         }
         return outcome;
       } catch (err) {
-        const appError = toAppError(err);
-        if (appError)
-          return { value: { error: { code: appError.code, message: appError.message } }, isError: true };
+        const failure = toolFailure(err);
+        if (failure) return failure;
         throw err;
       }
     },

@@ -35,7 +35,7 @@ import {
   dropCollection,
   listCollectionViews,
 } from "../../data/collections.ts";
-import { AppError, unauthorized } from "../../errors.ts";
+import { AppError, toolFailure, unauthorized } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -62,6 +62,7 @@ import {
 } from "../../platform-mcp/tools.ts";
 import { billingStatus } from "../../usage/billing.ts";
 import { checkInputLimits } from "../../validate.ts";
+import { APP_VERSION } from "../../version.ts";
 import {
   type AppMcpSettings,
   authenticateDeveloper,
@@ -155,7 +156,7 @@ async function runTool<N extends PlatformToolName>(
 
 /** The platform MCP's handlers: a fixed tool list, each call through {@link RUN}. */
 export const platformMcpHandlers = createMcpHandlers<PlatformMcpContext>({
-  serverInfo: { name: "amba-platform-mcp", title: "Amba platform MCP", version: "0.1.0" },
+  serverInfo: { name: "amba-platform-mcp", title: "Amba platform MCP", version: APP_VERSION },
   instructions:
     "Provision an Amba backend: projects, client keys, typed collections, functions, and each app's own MCP surface. Without credentials, call amba_developer_signup and reconnect with Authorization: Bearer <token>. Then amba_collections_create, amba_app_mcp_set_exposure, and connect to the app MCP at connection.url from amba_app_mcp_get_config.",
   lists: [],
@@ -166,8 +167,8 @@ export const platformMcpHandlers = createMcpHandlers<PlatformMcpContext>({
       try {
         return { value: await runTool(name, args, ctx) };
       } catch (err) {
-        if (err instanceof AppError)
-          return { value: { error: { code: err.code, message: err.message } }, isError: true };
+        const failure = toolFailure(err);
+        if (failure) return failure;
         throw err;
       }
     },
