@@ -3,20 +3,22 @@
  * addresses serve the same surface with the same auth, kill switch, auth mode, allowlist and
  * allowed browser origins (CORS, src/worker/mcp-edge.ts). Failed authentication is a 401 with
  * `WWW-Authenticate: Bearer realm="amba", error="invalid_token", error_description="…"`. The rate
- * limit is charged per `tools/call` (src/worker/app-mcp.ts), so a batch pays for every call in it.
+ * limit is charged per `tools/call` (src/app-mcp/handlers.ts), so a batch pays for every call in it.
  */
 
 import { eq } from "drizzle-orm";
 import type { Context, Next } from "hono";
 import { Hono } from "hono";
 import { appMcpConfigs, projects } from "../../../schema/index.ts";
+import { appMcpHandlers } from "../../app-mcp/handlers.ts";
+import { appSurface } from "../../app-mcp/surface.ts";
 import { AppError, forbidden } from "../../errors.ts";
+import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
-import { appMcpHandlers } from "../app-mcp.ts";
-import { appSurface } from "../app-surface.ts";
-import { authenticateProject, isUuid, type ProjectAccess, type ProjectSelector } from "../auth.ts";
+import { actorOf, authenticateProject, isUuid, type ProjectAccess, type ProjectSelector } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin, unauthorizedResponse } from "../mcp-edge.ts";
+import { rateLimiter } from "../rate-limit.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
 
@@ -94,10 +96,20 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     throw forbidden("this app MCP endpoint accepts only developer tokens (auth_mode developer_only)");
   }
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
-  const surface = await appSurface(c.env, c.var.db, principal.project, config, waitUntil);
+  const surface = await appSurface(c.env.META_KV, c.var.db, principal.project, config, waitUntil);
+  const policy = functionUrlPolicy(c.env.FUNCTION_URL_POLICY);
+  const ctx = {
+    db: c.var.db,
+    principal,
+    actor: actorOf(principal),
+    surface,
+    limit: rateLimiter(c.env),
+    policy,
+    waitUntil,
+  };
   return handleMcpHttpRequest(c.req.raw, {
     handlers: appMcpHandlers,
-    ctx: { env: c.env, db: c.var.db, principal, surface, waitUntil },
+    ctx,
     onInternalError: (err, method) => console.error(`app MCP ${method} failed`, err),
   });
 }

@@ -4,28 +4,37 @@
  * the SDK routes run, policy included); every function tool runs the one function execution path.
  * Successful calls are metered as `agent_tool_calls`. Every `tools/call` (batched or not) counts
  * against the caller's rate limit, and its arguments meet the input limits (src/limits.ts) first.
+ * Framework-free: the Worker's route (src/worker/routes/app-mcp.ts) builds the context.
  */
-import { appToolPrefix, type CollectionOp, NO_INPUT, type ToolBinding } from "../app-mcp/tools.ts";
-import { type Operation, runOperation } from "../data/service.ts";
+import { type Actor, type Operation, runOperation } from "../data/service.ts";
+import type { Db } from "../db.ts";
 import { toolFailure } from "../errors.ts";
-import { functionUrlPolicy } from "../functions/outbound-policy.ts";
+import type { FunctionUrlPolicy } from "../functions/outbound-policy.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
+import type { Limiter } from "../rate-limit.ts";
 import { recordUsage } from "../usage/metering.ts";
 import { checkInputLimits, parseInput } from "../validate.ts";
 import { APP_VERSION } from "../version.ts";
-import type { AppSurface } from "./app-surface.ts";
-import { actorOf, type Principal } from "./auth.ts";
-import type { Db } from "./db.ts";
-import type { Env } from "./env.ts";
-import { enforceRateLimit, rateLimiter } from "./rate-limit.ts";
+import type { AppSurface } from "./surface.ts";
+import { appToolPrefix, type CollectionOp, NO_INPUT, type ToolBinding } from "./tools.ts";
+
+/** Who calls the app MCP, as resolved with the request's credentials (the Worker's `Principal`). */
+export type AppCaller =
+  | { scope: "developer"; developerId: string; project: { id: string } }
+  | { scope: "end_user"; project: { id: string }; user: { id: string; email: string }; clientKeyId: string };
 
 /** Everything one app-MCP request needs. */
 export interface AppMcpContext {
-  env: Env;
   db: Db;
-  principal: Principal;
+  principal: AppCaller;
+  /** The data service's view of the principal (`actorOf`). */
+  actor: Actor;
   surface: AppSurface;
+  /** The rate limiter every `tools/call` counts against. */
+  limit: Limiter;
+  /** The outbound policy function tools call their URLs under. */
+  policy: FunctionUrlPolicy;
   waitUntil: (promise: Promise<unknown>) => void;
 }
 
@@ -90,11 +99,11 @@ async function execute(
       parseInput(NO_INPUT, args);
       return { value: listCollections(ctx) };
     case "collection": {
-      const actor = actorOf(ctx.principal);
-      return { value: await runOperation(ctx.db, actor, binding.collection, operationOf(binding.op), args) };
+      const op = operationOf(binding.op);
+      return { value: await runOperation(ctx.db, ctx.actor, binding.collection, op, args) };
     }
     case "function": {
-      const ports = { policy: functionUrlPolicy(ctx.env.FUNCTION_URL_POLICY), limit: rateLimiter(ctx.env) };
+      const ports = { policy: ctx.policy, limit: ctx.limit };
       const result = await invokeFunction(ports, ctx.db, ctx.principal, binding.fn, args, {
         waitUntil: ctx.waitUntil,
       });
@@ -118,7 +127,7 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
         checkInputLimits(args, "arguments");
-        await enforceRateLimit(ctx.env, callerKey(ctx), "this app MCP caller");
+        await ctx.limit(callerKey(ctx), "this app MCP caller");
         const outcome = await execute(tool.binding, args, ctx);
         if (!outcome.isError) {
           // The call already happened (a row may be written): a metering failure must not turn it
