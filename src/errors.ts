@@ -50,3 +50,21 @@ export function toAppError(err: unknown): AppError | null {
   }
   return null;
 }
+
+/** A failed tool call as both MCP surfaces answer it: `isError` with `{error: {code, message}}`. */
+export interface ToolFailure {
+  value: { error: { code: string; message: string } };
+  isError: true;
+}
+
+/**
+ * The one `AppError` → tool result renderer: the failure of an AppError (also one the driver or
+ * drizzle wrapped, see {@link toAppError}); null for anything else (the caller rethrows it, and the
+ * protocol core answers a JSON-RPC internal error).
+ */
+export function toolFailure(err: unknown): ToolFailure | null {
+  const appError = toAppError(err);
+  return appError
+    ? { value: { error: { code: appError.code, message: appError.message } }, isError: true }
+    : null;
+}

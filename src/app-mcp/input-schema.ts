@@ -12,6 +12,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
+import { isPlainObject } from "../mcp/jsonrpc.ts";
 
 type Json = Record<string, unknown>;
 
@@ -33,13 +34,10 @@ export interface AdvertiseOptions {
   openWhere?: string;
 }
 
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
 /** Inline every `{"$ref": "#/$defs/where", …}` below `node` `depth` levels deep; drop empty `required`. */
 function shape(node: unknown, where: Json, depth: number, open: string): unknown {
   if (Array.isArray(node)) return node.map((item) => shape(item, where, depth, open));
-  if (!isObject(node)) return node;
+  if (!isPlainObject(node)) return node;
   if (node.$ref === WHERE_REF) {
     const { $ref: _, ...siblings } = node;
     if (depth <= 0) {
@@ -65,9 +63,9 @@ export function advertisedInputSchema(schema: v.GenericSchema, options: Advertis
     schema,
     target ? { definitions: { where: target } } : {},
   ) as Json;
-  const whereJson = isObject($defs) && isObject($defs.where) ? $defs.where : {};
+  const whereJson = isPlainObject($defs) && isPlainObject($defs.where) ? $defs.where : {};
   const json = shape(converted, whereJson, whereDepth, openWhere) as Json;
-  if (omit.length && isObject(json.properties)) {
+  if (omit.length && isPlainObject(json.properties)) {
     json.properties = Object.fromEntries(Object.entries(json.properties).filter(([k]) => !omit.includes(k)));
     if (Array.isArray(json.required))
       json.required = json.required.filter((k) => !omit.includes(k as string));

@@ -7,11 +7,11 @@
  */
 
 import { type SQL, sql } from "drizzle-orm";
+import type { Db } from "../db.ts";
 import { isConcurrentChange, isUniqueViolation, pgError } from "../db-errors.ts";
 import { conflict, invalidInput } from "../errors.ts";
+import { bumpMetaRev } from "../meta/rev.ts";
 import { parseInput } from "../validate.ts";
-import type { Db } from "../worker/db.ts";
-import { bumpMetaRev } from "../worker/meta.ts";
 import {
   type Access,
   AlterCollectionSchema,
@@ -20,7 +20,7 @@ import {
   type CollectionMeta,
   type ColumnSpec,
 } from "./columns.ts";
-import { mapDatabaseError, requireCollection } from "./service.ts";
+import { listCollections, mapDatabaseError, requireCollection } from "./service.ts";
 import { alterTableStatements, createTableStatements, dropTableStatement, projectSchemaName } from "./sql.ts";
 
 /** The wire shape of a collection. */
@@ -35,6 +35,14 @@ export const collectionView = (meta: CollectionMeta): CollectionView => ({
   columns: meta.columns,
   access: meta.access,
 });
+
+/** A project's collections as the admin API lists them (`GET …/collections`, `amba_collections_list`). */
+export async function listCollectionViews(
+  db: Db,
+  projectId: string,
+): Promise<{ collections: CollectionView[] }> {
+  return { collections: (await listCollections(db, projectId)).map(collectionView) };
+}
 
 /** The unique constraint on a collection's name within its project (schema/index.ts). */
 const COLLECTION_NAME_KEY = "collections_project_name_key";

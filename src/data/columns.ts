@@ -248,43 +248,59 @@ export const ORDERABLE_TYPES: readonly ColumnType[] = [
 /** Types `sum` / `avg` accept. */
 export const NUMERIC_TYPES: readonly ColumnType[] = ["integer", "bigint", "number"];
 
-/** The declared JSON-value check of a column type (no null), used for inputs and defaults. */
-export function isValidValue(type: ColumnType, value: unknown, dimensions?: number): boolean {
+/** Most values in one array value or `in` / `nin` / array-operator list. */
+export const MAX_LIST_VALUES = 1000;
+
+const INT4_MIN = -2147483648;
+const INT4_MAX = 2147483647;
+
+/** The JSON value schema of one (non-null) value of a column type. */
+export function valueSchema(type: ColumnType, dimensions?: number): v.GenericSchema {
   const element = arrayElementType(type);
-  if (element) return Array.isArray(value) && value.every((item) => isValidValue(element, item));
+  if (element) return v.pipe(v.array(valueSchema(element)), v.maxLength(MAX_LIST_VALUES));
   switch (type) {
     case "text":
-      return typeof value === "string";
+      return v.string();
     case "integer":
-      return Number.isInteger(value) && (value as number) >= -2147483648 && (value as number) <= 2147483647;
+      return v.pipe(
+        v.number(),
+        v.integer("Expected a whole number"),
+        v.minValue(INT4_MIN, "Expected a 32-bit integer"),
+        v.maxValue(INT4_MAX, "Expected a 32-bit integer"),
+      );
     case "bigint":
-      return Number.isSafeInteger(value) || (typeof value === "string" && /^-?\d{1,19}$/.test(value));
+      return v.union(
+        [
+          v.pipe(v.number(), v.safeInteger()),
+          v.pipe(v.string(), v.regex(/^-?\d{1,19}$/, "Expected a whole number (digits)")),
+        ],
+        "Expected a whole number",
+      );
     case "number":
-      return typeof value === "number" && Number.isFinite(value);
+      return v.number();
     case "boolean":
-      return typeof value === "boolean";
+      return v.boolean();
     case "timestamp":
-      return typeof value === "string" && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));
+      return v.pipe(v.string(), v.isoTimestamp("Expected an ISO 8601 timestamp like 2026-11-01T12:00:00Z"));
     case "date":
-      return typeof value === "string" && ISO_DATE.test(value);
+      return v.pipe(v.string(), v.isoDate("Expected a date like 2026-11-01"));
     case "uuid":
-      return typeof value === "string" && UUID.test(value);
+      return v.pipe(v.string(), v.uuid("Expected a uuid"));
     case "json":
-      return value !== undefined;
+      return v.unknown();
     case "vector":
-      return (
-        Array.isArray(value) &&
-        value.length === dimensions &&
-        value.every((n) => typeof n === "number" && Number.isFinite(n))
+      return v.pipe(
+        v.array(v.number()),
+        v.length(dimensions ?? 0, `Expected an array of ${dimensions} numbers`),
       );
   }
-  return false;
+  throw new Error(`unknown column type ${type}`);
 }
 
-/** ISO 8601 timestamp with seconds and an offset (`2026-11-01T12:00:00Z`). */
-export const ISO_TIMESTAMP =
-  /^\d{4}-(?:0[1-9]|1[0-2])-(?:[12]\d|0[1-9]|3[01])[T ](?:[01]\d|2[0-3])(?::[0-5]\d){2}(?:\.\d{1,9})?(?:Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)$/;
-export const ISO_DATE = /^\d{4}-(?:0[1-9]|1[0-2])-(?:[12]\d|0[1-9]|3[01])$/;
+/** True when `value` is a valid (non-null) value of the column type — {@link valueSchema}'s verdict. */
+export const isValidValue = (type: ColumnType, value: unknown, dimensions?: number): boolean =>
+  v.is(valueSchema(type, dimensions), value);
+
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Why a (name-valid) column spec is inconsistent, or null. */

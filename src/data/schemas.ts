@@ -6,15 +6,18 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
+import { isPlainObject } from "../mcp/jsonrpc.ts";
 import {
   arrayElementType,
   type CollectionMeta,
   type ColumnSpec,
   type ColumnType,
+  MAX_LIST_VALUES,
   NUMERIC_TYPES,
   ORDERABLE_TYPES,
   SERVER_COLUMNS,
   VISIBLE_SERVER_COLUMNS,
+  valueSchema,
 } from "./columns.ts";
 
 /** Rows per page: default and maximum for list / find. */
@@ -23,8 +26,6 @@ export const MAX_LIMIT = 200;
 /** Rows returned by nearest: default and maximum. */
 export const DEFAULT_NEAREST_LIMIT = 10;
 export const MAX_NEAREST_LIMIT = 100;
-/** Most values in one `in` / `nin` / array-operator list. */
-export const MAX_LIST_VALUES = 1000;
 /** Most metrics and group columns in one aggregate. */
 export const MAX_METRICS = 20;
 export const MAX_GROUP_BY = 5;
@@ -113,52 +114,6 @@ export interface OperationSchemas {
   nearest?: Schema<NearestInput>;
   /** The `where` filter on its own. */
   where: Schema<Where>;
-}
-
-const INT4_MIN = -2147483648;
-const INT4_MAX = 2147483647;
-
-/** The JSON value schema of one (non-null) value of a column type. */
-export function valueSchema(type: ColumnType, dimensions?: number): v.GenericSchema {
-  const element = arrayElementType(type);
-  if (element) return v.pipe(v.array(valueSchema(element)), v.maxLength(MAX_LIST_VALUES));
-  switch (type) {
-    case "text":
-      return v.string();
-    case "integer":
-      return v.pipe(
-        v.number(),
-        v.integer("Expected a whole number"),
-        v.minValue(INT4_MIN, "Expected a 32-bit integer"),
-        v.maxValue(INT4_MAX, "Expected a 32-bit integer"),
-      );
-    case "bigint":
-      return v.union(
-        [
-          v.pipe(v.number(), v.safeInteger()),
-          v.pipe(v.string(), v.regex(/^-?\d{1,19}$/, "Expected a whole number (digits)")),
-        ],
-        "Expected a whole number",
-      );
-    case "number":
-      return v.number();
-    case "boolean":
-      return v.boolean();
-    case "timestamp":
-      return v.pipe(v.string(), v.isoTimestamp("Expected an ISO 8601 timestamp like 2026-11-01T12:00:00Z"));
-    case "date":
-      return v.pipe(v.string(), v.isoDate("Expected a date like 2026-11-01"));
-    case "uuid":
-      return v.pipe(v.string(), v.uuid("Expected a uuid"));
-    case "json":
-      return v.unknown();
-    case "vector":
-      return v.pipe(
-        v.array(v.number()),
-        v.length(dimensions ?? 0, `Expected an array of ${dimensions} numbers`),
-      );
-  }
-  throw new Error(`unknown column type ${type}`);
 }
 
 /** The value schema with the column's description attached (shown in tool input schemas). */
@@ -302,7 +257,7 @@ function filterSchema(
   const schema = acceptsBareValue(column.type)
     ? v.union([value, operators], (issue) => {
         const input = issue.input;
-        if (typeof input === "object" && input !== null && !Array.isArray(input)) {
+        if (isPlainObject(input)) {
           // An operator object: report what is wrong inside it, not "expected (value | Object)".
           const inner = v.safeParse(operators, input);
           if (!inner.success) {

@@ -8,6 +8,7 @@
 import { Name, SQL, StringChunk, sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { invalidInput } from "../errors.ts";
+import { isPlainObject } from "../mcp/jsonrpc.ts";
 import {
   type AlterCollection,
   arrayElementType,
@@ -191,9 +192,6 @@ export const notDeleted = sql`t.deleted_at IS NULL`;
 export const ownedBy = (userId: string): SQL => sql`t.owner_id = ${userId}::uuid`;
 
 // ─── where ──────────────────────────────────────────────────────────────────────────────────────
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 function operatorCondition(column: Column, op: string, value: unknown): SQL {
   const ref = col(column.name);

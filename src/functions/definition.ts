@@ -61,6 +61,12 @@ export const DeployFunctionSchema = v.strictObject({
 });
 export type DeployFunction = v.InferOutput<typeof DeployFunctionSchema>;
 
+/** `POST …/functions/:name/promote` body. */
+export const PromoteFunctionSchema = v.strictObject({
+  version: v.pipe(v.number(), v.integer(), v.minValue(1)),
+});
+export type PromoteFunction = v.InferOutput<typeof PromoteFunctionSchema>;
+
 /** The MCP annotation a version ships with (stored with the version, restored by promote). */
 export interface McpAnnotation {
   description?: string;

@@ -12,6 +12,7 @@
  */
 import * as v from "valibot";
 import { invalidInput } from "../errors.ts";
+import { isPlainObject } from "../mcp/jsonrpc.ts";
 
 /** A string property, optionally restricted to `enum` values. */
 export interface StringPropertySchema {
@@ -79,9 +80,6 @@ const KEYWORDS_BY_TYPE: Record<TypeName, readonly string[]> = {
   object: ["type", "description", "properties", "required"],
 };
 const ALL_KEYWORDS = ["type", "description", "enum", "properties", "required", "items"];
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 const show = (value: unknown) => JSON.stringify(value) ?? String(value);
 

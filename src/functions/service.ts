@@ -7,17 +7,22 @@
 
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { functions, functionVersions } from "../../schema/index.ts";
+import type { Db } from "../db.ts";
 import { isUniqueViolation } from "../db-errors.ts";
 import { AppError, forbidden, notFound } from "../errors.ts";
-import type { Principal } from "../worker/auth.ts";
-import type { Db } from "../worker/db.ts";
-import type { Env } from "../worker/env.ts";
-import { bumpMetaRev } from "../worker/meta.ts";
-import { enforceRateLimit } from "../worker/rate-limit.ts";
-import { recordUsage } from "../worker/usage.ts";
-import type { DeployFunction, FunctionMeta, McpAnnotation } from "./definition.ts";
+import { bumpMetaRev } from "../meta/rev.ts";
+import type { Limiter } from "../rate-limit.ts";
+import { recordUsage } from "../usage/metering.ts";
+import { parseInput } from "../validate.ts";
+import {
+  checkAnnotation,
+  DeployFunctionSchema,
+  type FunctionMeta,
+  type McpAnnotation,
+  PromoteFunctionSchema,
+} from "./definition.ts";
 import { buildUpstreamRequest, type CallOptions, callUpstream, type UpstreamResult } from "./invoke.ts";
-import { checkFunctionUrl, type FunctionUrlPolicy, functionUrlPolicy } from "./outbound-policy.ts";
+import { checkFunctionUrl, type FunctionUrlPolicy } from "./outbound-policy.ts";
 
 /** A function version as the admin API returns it. */
 export interface FunctionVersionView {
@@ -48,18 +53,19 @@ interface VersionRow {
 }
 
 /**
- * Deploy a new version (1, 2, …) of `input.name` and make it active, in one transaction with the
- * `meta_rev` bump. `mcp` must already be checked (`checkAnnotation`); the URL is checked here against
- * the outbound `policy` (400 `invalid_url`). Concurrent deploys of the same name can collide on the
- * version number; the loser retries.
+ * Deploy a new version (1, 2, …) of a function and make it active, in one transaction with the
+ * `meta_rev` bump. The body is checked here: `DeployFunctionSchema`, the MCP annotation's input
+ * schema (`checkAnnotation`), the URL against the outbound `policy` (400 `invalid_url`). Concurrent
+ * deploys of the same name can collide on the version number; the loser retries.
  */
 export async function deployFunction(
   db: Db,
   projectId: string,
-  input: Pick<DeployFunction, "name" | "url">,
-  mcp: McpAnnotation | null,
-  policy: FunctionUrlPolicy = "strict",
+  body: unknown,
+  policy: FunctionUrlPolicy,
 ): Promise<FunctionVersionView> {
+  const input = parseInput(DeployFunctionSchema, body);
+  const mcp = checkAnnotation(input.mcp);
   checkFunctionUrl(input.url, policy);
   for (let attempt = 1; ; attempt++) {
     try {
@@ -141,15 +147,17 @@ export async function listVersions(db: Db, projectId: string, name: string): Pro
 }
 
 /**
- * Make `version` the active one; its URL and MCP annotation come back with it. One transaction with
- * the `meta_rev` bump. 404 when the function or the version does not exist.
+ * Make a version (`PromoteFunctionSchema`: `{version}`) the active one; its URL and MCP annotation
+ * come back with it. One transaction with the `meta_rev` bump. 404 when the function or the version
+ * does not exist.
  */
 export async function promoteFunction(
   db: Db,
   projectId: string,
   name: string,
-  version: number,
+  body: unknown,
 ): Promise<FunctionVersionView> {
+  const { version } = parseInput(PromoteFunctionSchema, body);
   const [updated, selected] = await db.batch([
     db.execute(sql`
       update functions f set active_version = ${version}
@@ -179,7 +187,11 @@ export async function promoteFunction(
  * Delete a function with all its versions, and take it off the app-MCP exposure list — one
  * transaction with the `meta_rev` bump. 404 when it does not exist.
  */
-export async function deleteFunction(db: Db, projectId: string, name: string): Promise<void> {
+export async function deleteFunction(
+  db: Db,
+  projectId: string,
+  name: string,
+): Promise<{ name: string; deleted: true }> {
   const [deleted] = await db.batch([
     db
       .delete(functions)
@@ -191,6 +203,7 @@ export async function deleteFunction(db: Db, projectId: string, name: string): P
     bumpMetaRev(db, projectId),
   ]);
   if (deleted.length === 0) throw notFound(`function "${name}" not found`);
+  return { name, deleted: true };
 }
 
 const metaFrom = (row: {
@@ -238,6 +251,17 @@ export async function loadFunction(db: Db, projectId: string, name: string): Pro
   return metaFrom(row);
 }
 
+/** Who invokes a function: only an end user (through a client key) may; any other scope is refused. */
+export type FunctionCaller =
+  | { scope: "developer" }
+  | { scope: "end_user"; project: { id: string }; user: { id: string; email: string }; clientKeyId: string };
+
+/** What an invocation needs from its host: the outbound URL policy and the rate limiter. */
+export interface InvokePorts {
+  policy: FunctionUrlPolicy;
+  limit: Limiter;
+}
+
 /** Options of one invocation (tests and callers with an execution context). */
 export interface InvokeOptions extends CallOptions {
   /** Correlates the call across logs and the upstream; a fresh uuid by default. */
@@ -253,40 +277,40 @@ export interface InvokeResult extends UpstreamResult {
 
 /**
  * Invoke a function's active version for an end user — the one execution path. In order:
- * end-user scope only (403 otherwise); the stored URL checked against the outbound policy
- * (`FUNCTION_URL_POLICY`; 400 `invalid_url`); arguments validated against the declared input schema, or
- * the generic `{body?, query?}` (400 naming the field); the `RATE_LIMITER` binding keyed by client
- * key + user (429; skipped when the binding is absent); the upstream POST with identity headers and
- * never the caller's credentials (504 on timeout, 502 when unreachable). A 2xx answer is metered as
- * one `function_invocations`. Non-2xx upstream answers are returned, not thrown.
+ * end-user scope only (403 otherwise); the stored URL checked against the outbound `policy`
+ * (400 `invalid_url`); arguments validated against the declared input schema, or
+ * the generic `{body?, query?}` (400 naming the field); `limit` keyed by client key + user (429);
+ * the upstream POST with identity headers and never the caller's credentials (504 on timeout, 502
+ * when unreachable). A 2xx answer is metered as one `function_invocations`. Non-2xx upstream
+ * answers are returned, not thrown.
  */
 export async function invokeFunction(
-  env: Pick<Env, "RATE_LIMITER" | "FUNCTION_URL_POLICY">,
+  { policy, limit }: InvokePorts,
   db: Db,
-  principal: Principal,
+  caller: FunctionCaller,
   fn: FunctionMeta,
   input: unknown,
   options: InvokeOptions = {},
 ): Promise<InvokeResult> {
-  if (principal.scope !== "end_user") {
+  if (caller.scope !== "end_user") {
     throw forbidden("functions run on the end-user scope: send X-Api-Key and an end-user session Bearer");
   }
-  checkFunctionUrl(fn.url, functionUrlPolicy(env.FUNCTION_URL_POLICY));
+  checkFunctionUrl(fn.url, policy);
   const requestId = options.requestId ?? crypto.randomUUID();
   const request = buildUpstreamRequest(
     fn,
     {
-      projectId: principal.project.id,
-      userId: principal.user.id,
-      userEmail: principal.user.email,
+      projectId: caller.project.id,
+      userId: caller.user.id,
+      userEmail: caller.user.email,
       requestId,
     },
     input,
   );
-  await enforceRateLimit(env, `fn:${principal.clientKeyId}:${principal.user.id}`, "this client key and user");
+  await limit(`fn:${caller.clientKeyId}:${caller.user.id}`, "this client key and user");
   const result = await callUpstream(request, options);
   if (result.status >= 200 && result.status < 300) {
-    const metering = recordUsage(db, principal.project.id, "function_invocations").catch((err: unknown) => {
+    const metering = recordUsage(db, caller.project.id, "function_invocations").catch((err: unknown) => {
       console.error("metering failed", err);
     });
     if (options.waitUntil) options.waitUntil(metering);

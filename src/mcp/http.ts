@@ -16,6 +16,7 @@ import {
   HEADER_MISMATCH,
   INVALID_PARAMS,
   INVALID_REQUEST,
+  isPlainObject,
   type JsonRpcId,
   type JsonRpcResponse,
   METHOD_NOT_FOUND,
@@ -101,12 +102,8 @@ function readBody(request: Request, limit: number): Promise<string | null> {
   return readTextWithin(request.body, limit);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function requestId(message: unknown): JsonRpcId | null {
-  if (!isObject(message)) return null;
+  if (!isPlainObject(message)) return null;
   const { id } = message;
   return typeof id === "string" || typeof id === "number" ? id : null;
 }
@@ -117,18 +114,18 @@ function requestId(message: unknown): JsonRpcId | null {
  * its `params.name` (tools/call, prompts/get) or `params.uri` (resources/read).
  */
 function checkStatelessRequest(request: Request, message: unknown): Response | null {
-  if (!isObject(message) || typeof message.method !== "string") return null;
+  if (!isPlainObject(message) || typeof message.method !== "string") return null;
   const id = requestId(message);
   const reject = (code: number, text: string) => jsonResponse(400, failure(id, code, text));
-  const params = isObject(message.params) ? message.params : {};
-  const meta = isObject(params._meta) ? params._meta : undefined;
+  const params = isPlainObject(message.params) ? message.params : {};
+  const meta = isPlainObject(params._meta) ? params._meta : undefined;
   const bodyVersion = meta?.[META_PROTOCOL_VERSION];
   if (bodyVersion === undefined)
     return reject(INVALID_PARAMS, `Invalid params: _meta must carry ${META_PROTOCOL_VERSION}`);
   if (bodyVersion !== STATELESS_PROTOCOL_VERSION) {
     return reject(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version differs from _meta");
   }
-  if (!isObject(meta?.[META_CLIENT_CAPABILITIES])) {
+  if (!isPlainObject(meta?.[META_CLIENT_CAPABILITIES])) {
     return reject(INVALID_PARAMS, `Invalid params: _meta must carry ${META_CLIENT_CAPABILITIES}`);
   }
   const method = request.headers.get("mcp-method")?.trim();
@@ -200,9 +197,9 @@ export async function handleMcpHttpRequest<Ctx>(
   if (version === STATELESS_PROTOCOL_VERSION) {
     const rejected = checkStatelessRequest(request, payload);
     if (rejected !== null) return rejected;
-  } else if (headerVersion !== null && isObject(payload) && isObject(payload.params)) {
+  } else if (headerVersion !== null && isPlainObject(payload) && isPlainObject(payload.params)) {
     const meta = payload.params._meta;
-    const bodyVersion = isObject(meta) ? meta[META_PROTOCOL_VERSION] : undefined;
+    const bodyVersion = isPlainObject(meta) ? meta[META_PROTOCOL_VERSION] : undefined;
     if (bodyVersion !== undefined && bodyVersion !== headerVersion) {
       return jsonResponse(
         400,
@@ -226,8 +223,8 @@ export async function handleMcpHttpRequest<Ctx>(
  */
 function httpStatusFor(response: JsonRpcResponse, payload: unknown, headerVersion: string | null): number {
   if (!("error" in response)) return 200;
-  const params = isObject(payload) && isObject(payload.params) ? payload.params : undefined;
-  const meta = params && isObject(params._meta) ? params._meta : undefined;
+  const params = isPlainObject(payload) && isPlainObject(payload.params) ? payload.params : undefined;
+  const meta = params && isPlainObject(params._meta) ? params._meta : undefined;
   const stateless =
     headerVersion === STATELESS_PROTOCOL_VERSION || meta?.[META_PROTOCOL_VERSION] !== undefined;
   if (!stateless) return 200;

@@ -126,7 +126,8 @@ export type ClassifiedMessage =
   | { kind: "response"; message: JsonRpcResponse }
   | { kind: "invalid"; id: JsonRpcId | null };
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** True for a JSON object (not null, not an array). The one such check of the codebase. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
@@ -135,7 +136,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * (the request's own id when it is a valid id, else `null`).
  */
 export function classifyMessage(value: unknown): ClassifiedMessage {
-  if (!isObject(value)) return { kind: "invalid", id: null };
+  if (!isPlainObject(value)) return { kind: "invalid", id: null };
   if ("method" in value) {
     if ("id" in value) {
       const request = v.safeParse(JsonRpcRequestSchema, value);

@@ -8,6 +8,7 @@
 import type { Handlers, McpSession, TransportInfo } from "./dispatch.ts";
 import {
   INVALID_PARAMS,
+  isPlainObject,
   METHOD_NOT_FOUND,
   MISSING_CLIENT_CAPABILITY,
   RpcError,
@@ -186,10 +187,6 @@ function decodeCursor(cursor: unknown, length: number): number | null {
   if (!/^[1-9]\d{0,8}$/.test(digits)) return null;
   const offset = Number(digits);
   return offset < length ? offset : null;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

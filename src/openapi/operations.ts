@@ -5,17 +5,17 @@
  * route without an entry fails the build. Pure data.
  */
 import type * as v from "valibot";
-import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
-import { DeployFunctionSchema } from "../functions/definition.ts";
-import { ConfigPatchSchema, ExposureSchema } from "../worker/routes/app-mcp-admin.ts";
-import { EndUserCredentialsSchema, SigninSchema } from "../worker/routes/auth.ts";
-import { DeveloperSignupSchema } from "../worker/routes/developers.ts";
-import { PromoteFunctionSchema } from "../worker/routes/functions.ts";
 import {
   CreateClientKeySchema,
   CreateProjectSchema,
+  DeveloperSignupSchema,
+  EndUserCredentialsSchema,
+  SigninSchema,
   UpdateProjectSchema,
-} from "../worker/routes/projects.ts";
+} from "../accounts/schemas.ts";
+import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
+import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
+import { DeployFunctionSchema, PromoteFunctionSchema } from "../functions/definition.ts";
 import type { JsonSchema } from "./schemas.ts";
 
 /** Who may call an operation (maps to OpenAPI security requirements). */

@@ -1,28 +1,27 @@
 /**
  * The platform MCP's tool catalogue: every `amba_*` tool with its title, description, annotations
  * and input schema. Pure: no I/O. What each tool runs lives in `src/worker/routes/platform-mcp.ts`,
- * which calls the very functions the admin REST routes call.
+ * which calls the very services the admin REST routes call (src/accounts, src/data, src/functions,
+ * src/app-mcp/admin.ts, src/usage).
  *
  * A tool's arguments are the REST route's path parameters (`params`, e.g. `project_id`, a collection
  * or function `name`) plus its JSON body (`body`), flattened into one object. The params are checked
- * here, before authorization (as a router matches a path before the handler runs); the body is left
- * to the operation, which validates it with the REST route's own schema — so a bad body fails with
- * the same `invalid_input` message over REST and MCP. The body schemas are imported from where the
- * routes define them (they carry no I/O) and converted to JSON Schema for `tools/list`.
+ * here, before authorization (as a router matches a path before the handler runs); the body is
+ * validated once, by the service, with the schema declared here — so a bad body fails with the same
+ * `invalid_input` message over REST and MCP. The body schemas are imported from the services that
+ * own them (they carry no I/O) and converted to JSON Schema for `tools/list`.
  *
  * Authorization per tool (`auth`): `none` (only `amba_developer_signup`), `developer` (a developer
  * token), `project` (a developer token whose developer owns `project_id`).
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
+import { CreateClientKeySchema, CreateProjectSchema, DeveloperSignupSchema } from "../accounts/schemas.ts";
+import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
-import { DeployFunctionSchema } from "../functions/definition.ts";
+import { DeployFunctionSchema, PromoteFunctionSchema } from "../functions/definition.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
 import { parseInput } from "../validate.ts";
-import { ConfigPatchSchema, ExposureSchema } from "../worker/routes/app-mcp-admin.ts";
-import { DeveloperSignupSchema } from "../worker/routes/developers.ts";
-import { PromoteFunctionSchema } from "../worker/routes/functions.ts";
-import { CreateClientKeySchema, CreateProjectSchema } from "../worker/routes/projects.ts";
 
 /** What a tool needs from the connection's credentials. */
 export type ToolAuth = "none" | "developer" | "project";

@@ -17,9 +17,6 @@
 
 import { type SQL, sql } from "drizzle-orm";
 import type { Context } from "hono";
-import { UUID } from "../data/columns.ts";
-import type { Actor } from "../data/service.ts";
-import { notFound, unauthorized } from "../errors.ts";
 import {
   CREDENTIAL_PREFIX,
   constantTimeEqual,
@@ -27,7 +24,10 @@ import {
   type PasswordHash,
   parseCredential,
   sha256Hex,
-} from "./crypto.ts";
+} from "../accounts/crypto.ts";
+import { UUID } from "../data/columns.ts";
+import type { Actor } from "../data/service.ts";
+import { notFound, unauthorized } from "../errors.ts";
 import type { Db } from "./db.ts";
 import type { AppEnv } from "./hono.ts";
 

@@ -9,7 +9,7 @@
  * wired in src/worker/app.ts); other isolates see such a change within the TTL (README Decisions).
  * Only successful resolutions are cached; failures always go to the database.
  */
-import { sha256Hex } from "./crypto.ts";
+import { sha256Hex } from "../accounts/crypto.ts";
 
 /** How long a resolved credential is reused without asking the database. */
 export const CREDENTIAL_TTL_MS = 5_000;

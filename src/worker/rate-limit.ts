@@ -9,6 +9,7 @@
  * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP.
  */
 import { AppError } from "../errors.ts";
+import type { Limiter } from "../rate-limit.ts";
 import type { Env } from "./env.ts";
 
 /** The rate-limit bindings. */
@@ -39,6 +40,12 @@ export async function enforceRateLimit(
   const { success } = await binding.limit({ key });
   if (!success) throw new RateLimitedError(what);
 }
+
+/** The services' rate-limit port over one binding (`RATE_LIMITER` by default). */
+export const rateLimiter =
+  (env: Partial<Pick<Env, RateLimiterName>>, limiter: RateLimiterName = "RATE_LIMITER"): Limiter =>
+  (key, what) =>
+    enforceRateLimit(env, key, what, limiter);
 
 /**
  * The caller's IP as Cloudflare reports it (`cf-connecting-ip`, set on every request at the edge),

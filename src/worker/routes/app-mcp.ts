@@ -3,21 +3,23 @@
  * addresses serve the same surface with the same auth, kill switch, auth mode, allowlist and
  * allowed browser origins (CORS, src/worker/mcp-edge.ts). Failed authentication is a 401 with
  * `WWW-Authenticate: Bearer realm="amba", error="invalid_token", error_description="…"`. The rate
- * limit is charged per `tools/call` (src/worker/app-mcp.ts), so a batch pays for every call in it.
+ * limit is charged per `tools/call` (src/app-mcp/handlers.ts), so a batch pays for every call in it.
  */
 
 import { eq } from "drizzle-orm";
 import type { Context, Next } from "hono";
 import { Hono } from "hono";
 import { appMcpConfigs, projects } from "../../../schema/index.ts";
+import { appMcpHandlers } from "../../app-mcp/handlers.ts";
+import { type AppSurface, appSurface } from "../../app-mcp/surface.ts";
 import { AppError, forbidden } from "../../errors.ts";
+import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
-import { appMcpHandlers } from "../app-mcp.ts";
-import { type AppSurface, appSurface } from "../app-surface.ts";
-import { authenticateProject, isUuid, type ProjectAccess, type ProjectSelector } from "../auth.ts";
+import { actorOf, authenticateProject, isUuid, type ProjectAccess, type ProjectSelector } from "../auth.ts";
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
+import { rateLimiter } from "../rate-limit.ts";
 import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "./oauth.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
@@ -110,12 +112,21 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   // Lazy: only tools/list and tools/call need the surface (initialize, ping, notifications do not).
   let surface: Promise<AppSurface> | undefined;
   const loadSurface = () => {
-    surface ??= appSurface(c.env, c.var.db, principal.project, config, waitUntil);
+    surface ??= appSurface(c.env.META_KV, c.var.db, principal.project, config, waitUntil);
     return surface;
+  };
+  const ctx = {
+    db: c.var.db,
+    principal,
+    actor: actorOf(principal),
+    surface: loadSurface,
+    limit: rateLimiter(c.env),
+    policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY),
+    waitUntil,
   };
   return handleMcpHttpRequest(c.req.raw, {
     handlers: appMcpHandlers,
-    ctx: { env: c.env, db: c.var.db, principal, surface: loadSurface, waitUntil },
+    ctx,
     onInternalError: (err, method) => console.error(`app MCP ${method} failed`, err),
   });
 }

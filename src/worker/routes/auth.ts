@@ -8,37 +8,16 @@ import { eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
 import { appUsers, sessions } from "../../../schema/index.ts";
+import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from "../../accounts/crypto.ts";
+import { EndUserCredentialsSchema, type Signin, SigninSchema } from "../../accounts/schemas.ts";
 import { isUniqueViolation } from "../../db-errors.ts";
 import { conflict, unauthorized } from "../../errors.ts";
 import { parseInput } from "../../validate.ts";
 import { authenticateClientKey, authenticateEndUser, SESSION_TTL_MS, type SigninCandidate } from "../auth.ts";
-import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from "../crypto.ts";
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
-import { EmailSchema } from "./developers.ts";
-
-/** Password rules: 8–1024 characters (the upper bound caps PBKDF2 input work). */
-export const PasswordSchema = v.pipe(
-  v.string(),
-  v.minLength(8, "must be at least 8 characters"),
-  v.maxLength(1024, "must be at most 1024 characters"),
-);
-
-export const EndUserCredentialsSchema = v.strictObject({ email: EmailSchema, password: PasswordSchema });
-export type EndUserCredentials = v.InferOutput<typeof EndUserCredentialsSchema>;
-
-/** Sign-in takes any non-empty password: rules apply at sign-up, a mismatch is just a 401. */
-export const SigninSchema = v.strictObject({
-  email: EmailSchema,
-  password: v.pipe(
-    v.string(),
-    v.minLength(1, "must not be empty"),
-    v.maxLength(1024, "must be at most 1024 characters"),
-  ),
-});
-export type Signin = v.InferOutput<typeof SigninSchema>;
 
 const BAD_CREDENTIALS = "invalid email or password";
 

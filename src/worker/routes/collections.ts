@@ -6,8 +6,12 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import * as v from "valibot";
-import { alterCollection, collectionView, createCollection, dropCollection } from "../../data/collections.ts";
-import { listCollections } from "../../data/service.ts";
+import {
+  alterCollection,
+  createCollection,
+  dropCollection,
+  listCollectionViews,
+} from "../../data/collections.ts";
 import { authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
@@ -23,8 +27,7 @@ collectionRoutes.post("/v1/admin/projects/:id/collections", async (c) => {
 
 collectionRoutes.get("/v1/admin/projects/:id/collections", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const collections = await listCollections(c.var.db, project.id);
-  return c.json({ collections: collections.map(collectionView) });
+  return c.json(await listCollectionViews(c.var.db, project.id));
 });
 
 collectionRoutes.patch("/v1/admin/projects/:id/collections/:name", async (c) => {

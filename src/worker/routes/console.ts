@@ -10,6 +10,16 @@ import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { developers } from "../../../schema/index.ts";
+import { listProjects } from "../../accounts/projects.ts";
+import {
+  AUTH_MODES,
+  appMcpConfigView,
+  connectionBase,
+  exposureView,
+  setExposure,
+  updateAppMcpConfig,
+} from "../../app-mcp/admin.ts";
+import { loadAppMeta } from "../../app-mcp/surface.ts";
 import { buildAppTools, type Scope } from "../../app-mcp/tools.ts";
 import { lastPeriods } from "../../console/chart.ts";
 import { type Notice, projectPage, projectsPage, signInPage } from "../../console/pages.ts";
@@ -28,20 +38,10 @@ import { listCollections } from "../../data/service.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { listFunctions } from "../../functions/service.ts";
 import { allClientConfigs, serverName } from "../../platform-mcp/client-configs.ts";
-import { loadAppMeta } from "../app-surface.ts";
+import { billingStatus } from "../../usage/billing.ts";
+import { billingPeriod } from "../../usage/metering.ts";
 import { type AppMcpSettings, authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
-import { billingPeriod } from "../usage.ts";
-import {
-  AUTH_MODES,
-  appMcpConfigView,
-  billingStatus,
-  connectionBase,
-  exposureView,
-  setExposure,
-  updateAppMcpConfig,
-} from "./app-mcp-admin.ts";
-import { listProjects } from "./projects.ts";
 
 type C = Context<AppEnv>;
 

@@ -5,9 +5,9 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
+import { projectCollection } from "../../app-mcp/surface.ts";
 import * as data from "../../data/service.ts";
 import { invalidInput, notFound } from "../../errors.ts";
-import { projectCollection } from "../app-surface.ts";
 import { actorOf, authenticateProject, isUuid } from "../auth.ts";
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
@@ -32,7 +32,7 @@ async function resolve(c: Context<AppEnv>) {
   const actor = actorOf(principal);
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const name = c.req.param("name") as string;
-  const meta = await projectCollection(c.env, c.var.db, principal.project, name, waitUntil);
+  const meta = await projectCollection(c.env.META_KV, c.var.db, principal.project, name, waitUntil);
   return { actor, meta };
 }
 

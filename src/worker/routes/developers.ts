@@ -1,83 +1,13 @@
 /**
- * Developer sign-up: POST /v1/developers/signup → the developer, a developer token, a first project
- * (with its app-MCP config row) and a first client key, written in one batch (one transaction).
- * The token and the key are shown once; only their SHA-256 digests are stored.
+ * Developer sign-up: POST /v1/developers/signup (src/accounts/developers.ts does the work).
  */
 
 import { Hono } from "hono";
 import * as v from "valibot";
-import { appMcpConfigs, clientKeys, developers, developerTokens, projects } from "../../../schema/index.ts";
-import { isUniqueViolation } from "../../db-errors.ts";
-import { conflict } from "../../errors.ts";
-import { issueCredential } from "../crypto.ts";
-import type { Db } from "../db.ts";
+import { signupDeveloper } from "../../accounts/developers.ts";
 import type { AppEnv } from "../hono.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
-
-/** An email address, trimmed and lowercased (emails are unique case-insensitively). */
-export const EmailSchema = v.pipe(
-  v.string(),
-  v.trim(),
-  v.toLowerCase(),
-  v.maxLength(254, "must be at most 254 characters"),
-  v.email("must be a valid email address"),
-);
-
-/** A project name: 1–100 characters after trimming. */
-export const ProjectNameSchema = v.pipe(
-  v.string(),
-  v.trim(),
-  v.minLength(1, "must not be empty"),
-  v.maxLength(100, "must be at most 100 characters"),
-);
-
-export const DeveloperSignupSchema = v.strictObject({
-  email: EmailSchema,
-  project_name: v.optional(ProjectNameSchema),
-});
-export type DeveloperSignup = v.InferOutput<typeof DeveloperSignupSchema>;
-
-/** Name of the project created at sign-up when none is given. */
-export const FIRST_PROJECT_NAME = "My first project";
-
-/** The sign-up answer: the token and the client key appear here and nowhere else, ever. */
-export interface DeveloperSignupResult {
-  developer: { id: string; email: string };
-  token: string;
-  project: { id: string; name: string };
-  client_key: string;
-}
-
-/**
- * Create a developer with token, first project, its app-MCP config and a client key in one batch
- * (ids generated here so the rows can reference each other). 409 when the email is taken.
- */
-export async function signupDeveloper(db: Db, input: DeveloperSignup): Promise<DeveloperSignupResult> {
-  const developerId = crypto.randomUUID();
-  const projectId = crypto.randomUUID();
-  const projectName = input.project_name ?? FIRST_PROJECT_NAME;
-  const token = await issueCredential("developer");
-  const key = await issueCredential("clientKey");
-  try {
-    await db.batch([
-      db.insert(developers).values({ id: developerId, email: input.email }),
-      db.insert(developerTokens).values({ id: token.id, developerId, secretHash: token.secretHash }),
-      db.insert(projects).values({ id: projectId, developerId, name: projectName }),
-      db.insert(appMcpConfigs).values({ projectId }),
-      db.insert(clientKeys).values({ id: key.id, projectId, secretHash: key.secretHash }),
-    ]);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict("a developer with this email already exists");
-    throw err;
-  }
-  return {
-    developer: { id: developerId, email: input.email },
-    token: token.token,
-    project: { id: projectId, name: projectName },
-    client_key: key.token,
-  };
-}
 
 export const developerRoutes = new Hono<AppEnv>();
 
@@ -90,6 +20,5 @@ developerRoutes.post("/v1/developers/signup", async (c) => {
       "developer sign-ups from this address",
       "AUTH_RATE_LIMITER",
     );
-  const input = await jsonBody(c, DeveloperSignupSchema);
-  return c.json(await signupDeveloper(c.var.db, input), 201);
+  return c.json(await signupDeveloper(c.var.db, await jsonBody(c, v.unknown())), 201);
 });

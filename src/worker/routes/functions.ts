@@ -4,7 +4,6 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { checkAnnotation, DeployFunctionSchema } from "../../functions/definition.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -17,22 +16,15 @@ import {
 } from "../../functions/service.ts";
 import { authenticateProject, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
+import { rateLimiter } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
-
-/** `POST …/functions/:name/promote` body. */
-export const PromoteFunctionSchema = v.strictObject({
-  version: v.pipe(v.number(), v.integer(), v.minValue(1)),
-});
 
 export const functionRoutes = new Hono<AppEnv>();
 
 functionRoutes.post("/v1/admin/projects/:id/functions/deploy", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const body = await jsonBody(c, DeployFunctionSchema);
-  const mcp = checkAnnotation(body.mcp);
   const policy = functionUrlPolicy(c.env.FUNCTION_URL_POLICY);
-  const deployed = await deployFunction(c.var.db, project.id, body, mcp, policy);
-  return c.json(deployed, 201);
+  return c.json(await deployFunction(c.var.db, project.id, await jsonBody(c, v.unknown()), policy), 201);
 });
 
 functionRoutes.get("/v1/admin/projects/:id/functions", async (c) => {
@@ -48,22 +40,21 @@ functionRoutes.get("/v1/admin/projects/:id/functions/:name/versions", async (c) 
 
 functionRoutes.post("/v1/admin/projects/:id/functions/:name/promote", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const { version } = await jsonBody(c, PromoteFunctionSchema);
-  return c.json(await promoteFunction(c.var.db, project.id, c.req.param("name"), version));
+  const body = await jsonBody(c, v.unknown());
+  return c.json(await promoteFunction(c.var.db, project.id, c.req.param("name"), body));
 });
 
 functionRoutes.delete("/v1/admin/projects/:id/functions/:name", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const name = c.req.param("name");
-  await deleteFunction(c.var.db, project.id, name);
-  return c.json({ name, deleted: true });
+  return c.json(await deleteFunction(c.var.db, project.id, c.req.param("name")));
 });
 
 functionRoutes.post("/v1/projects/:id/functions/:name/invoke", async (c) => {
   const { principal } = await authenticateProject(c, { projectId: c.req.param("id") });
   const fn = await loadFunction(c.var.db, principal.project.id, c.req.param("name"));
   const input = await jsonBody(c, v.unknown());
-  const result = await invokeFunction(c.env, c.var.db, principal, fn, input);
+  const ports = { policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY), limit: rateLimiter(c.env) };
+  const result = await invokeFunction(ports, c.var.db, principal, fn, input);
   c.header("x-amba-request-id", result.requestId);
   if (result.status === 204 || result.status === 205 || result.status === 304) {
     return c.body(null, result.status);

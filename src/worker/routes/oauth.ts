@@ -19,6 +19,8 @@ import {
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
+import { randomSecret } from "../../accounts/crypto.ts";
+import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
 import { wwwAuthenticate } from "../../oauth/challenge.ts";
 import {
@@ -59,10 +61,9 @@ import {
   projectForSignin,
   verifyDeveloperToken,
 } from "../auth.ts";
-import { randomSecret } from "../crypto.ts";
 import type { AppEnv } from "../hono.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
-import { checkSigninPassword, SigninSchema } from "./auth.ts";
+import { checkSigninPassword } from "./auth.ts";
 import { authorizePage, errorPage } from "./oauth-pages.ts";
 
 type Ctx = Context<AppEnv>;

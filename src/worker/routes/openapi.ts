@@ -3,12 +3,12 @@
  * routes' own valibot schemas) and `GET /docs` (its reference page, server-rendered, no CDN).
  */
 import { Hono } from "hono";
+import { connectionBase } from "../../app-mcp/admin.ts";
 import { CONSOLE_OPERATIONS } from "../../console/operations.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../openapi/document.ts";
 import { OPERATIONS } from "../../openapi/operations.ts";
 import { referencePage } from "../../openapi/reference.ts";
 import type { AppEnv } from "../hono.ts";
-import { connectionBase } from "./app-mcp-admin.ts";
 
 const documents = new Map<string, OpenApiDocument>();
 

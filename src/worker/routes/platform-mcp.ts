@@ -19,13 +19,23 @@
  * A tool that ran and failed (AppError) answers `isError` with `{error: {code, message}}`, as the app
  * MCP does; an unknown tool is JSON-RPC -32602. Platform tool calls are not metered.
  */
-import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
-import { developers } from "../../../schema/index.ts";
-import { alterCollection, collectionView, createCollection, dropCollection } from "../../data/collections.ts";
-import { listCollections } from "../../data/service.ts";
-import { AppError, unauthorized } from "../../errors.ts";
-import { checkAnnotation, DeployFunctionSchema } from "../../functions/definition.ts";
+import { signupDeveloper, whoami } from "../../accounts/developers.ts";
+import { createClientKey, createProject, listProjects } from "../../accounts/projects.ts";
+import {
+  connectionBase,
+  exposureView,
+  readAppMcpConfig,
+  setExposure,
+  updateAppMcpConfig,
+} from "../../app-mcp/admin.ts";
+import {
+  alterCollection,
+  createCollection,
+  dropCollection,
+  listCollectionViews,
+} from "../../data/collections.ts";
+import { AppError, toolFailure, unauthorized } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -51,7 +61,9 @@ import {
   platformToolDefinitions,
   type ToolCall,
 } from "../../platform-mcp/tools.ts";
-import { checkInputLimits, parseInput } from "../../validate.ts";
+import { billingStatus } from "../../usage/billing.ts";
+import { checkInputLimits } from "../../validate.ts";
+import { APP_VERSION } from "../../version.ts";
 import {
   type AppMcpSettings,
   authenticateDeveloper,
@@ -63,29 +75,12 @@ import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import {
-  billingStatus,
-  connectionBase,
-  exposureView,
-  readAppMcpConfig,
-  setExposure,
-  updateAppMcpConfig,
-} from "./app-mcp-admin.ts";
-import { DeveloperSignupSchema, signupDeveloper } from "./developers.ts";
-import { PromoteFunctionSchema } from "./functions.ts";
-import {
   authenticatePlatformMcpOAuth,
   mcpResource,
   mcpUnauthorized,
   oauthHelpers,
   revokeProjectGrantOr404,
 } from "./oauth.ts";
-import {
-  CreateClientKeySchema,
-  CreateProjectSchema,
-  createClientKey,
-  createProject,
-  listProjects,
-} from "./projects.ts";
 
 /** One platform-MCP request: the Hono context and the developer its token names (null: none given). */
 export interface PlatformMcpContext {
@@ -115,49 +110,30 @@ type ScopeOf<N extends PlatformToolName> = {
 
 type Runner<N extends PlatformToolName> = (call: ToolCall<N>, scope: ScopeOf<N>) => Promise<unknown>;
 
-/** What each tool runs: the admin route's operation, with the route's own body schema. */
+/** What each tool runs: the service its admin REST route calls, which validates the body. */
 const RUN: { [N in PlatformToolName]: Runner<N> } = {
-  amba_developer_signup: ({ body }, { db }) => signupDeveloper(db, parseInput(DeveloperSignupSchema, body)),
-  async amba_whoami(_call, { db, developerId }) {
-    const [[developer], projects] = await Promise.all([
-      db
-        .select({ id: developers.id, email: developers.email })
-        .from(developers)
-        .where(eq(developers.id, developerId)),
-      listProjects(db, developerId),
-    ]);
-    return { developer, projects };
-  },
+  amba_developer_signup: ({ body }, { db }) => signupDeveloper(db, body),
+  amba_whoami: (_call, { db, developerId }) => whoami(db, developerId),
   amba_projects_list: async (_call, { db, developerId }) => ({
     projects: await listProjects(db, developerId),
   }),
-  amba_projects_create: ({ body }, { db, developerId }) =>
-    createProject(db, developerId, parseInput(CreateProjectSchema, body)),
-  amba_client_keys_create: ({ body }, { db, project }) =>
-    createClientKey(db, project.id, parseInput(CreateClientKeySchema, body)),
-  amba_collections_list: async (_call, { db, project }) => ({
-    collections: (await listCollections(db, project.id)).map(collectionView),
-  }),
+  amba_projects_create: ({ body }, { db, developerId }) => createProject(db, developerId, body),
+  amba_client_keys_create: ({ body }, { db, project }) => createClientKey(db, project.id, body),
+  amba_collections_list: (_call, { db, project }) => listCollectionViews(db, project.id),
   amba_collections_create: ({ body }, { db, project }) => createCollection(db, project.id, body),
   amba_collections_alter: ({ params, body }, { db, project }) =>
     alterCollection(db, project.id, params.name, body),
   amba_collections_drop: ({ params }, { db, project }) => dropCollection(db, project.id, params.name),
-  amba_functions_deploy: ({ body }, { c, db, project }) => {
-    const input = parseInput(DeployFunctionSchema, body);
-    const policy = functionUrlPolicy(c.env.FUNCTION_URL_POLICY);
-    return deployFunction(db, project.id, input, checkAnnotation(input.mcp), policy);
-  },
+  amba_functions_deploy: ({ body }, { c, db, project }) =>
+    deployFunction(db, project.id, body, functionUrlPolicy(c.env.FUNCTION_URL_POLICY)),
   amba_functions_list: async (_call, { db, project }) => ({ functions: await listFunctions(db, project.id) }),
   amba_functions_versions: async ({ params }, { db, project }) => ({
     name: params.name,
     versions: await listVersions(db, project.id, params.name),
   }),
   amba_functions_promote: ({ params, body }, { db, project }) =>
-    promoteFunction(db, project.id, params.name, parseInput(PromoteFunctionSchema, body).version),
-  async amba_functions_delete({ params }, { db, project }) {
-    await deleteFunction(db, project.id, params.name);
-    return { name: params.name, deleted: true };
-  },
+    promoteFunction(db, project.id, params.name, body),
+  amba_functions_delete: ({ params }, { db, project }) => deleteFunction(db, project.id, params.name),
   amba_app_mcp_get_exposure: async (_call, { config }) => exposureView(config),
   amba_app_mcp_set_exposure: ({ body }, { db, project, config }) => setExposure(db, project.id, config, body),
   amba_app_mcp_get_config: (_call, { c, db, project, config }) =>
@@ -201,7 +177,7 @@ async function runTool<N extends PlatformToolName>(
 
 /** The platform MCP's handlers: a fixed tool list, each call through {@link RUN}. */
 export const platformMcpHandlers = createMcpHandlers<PlatformMcpContext>({
-  serverInfo: { name: "amba-platform-mcp", title: "Amba platform MCP", version: "0.1.0" },
+  serverInfo: { name: "amba-platform-mcp", title: "Amba platform MCP", version: APP_VERSION },
   instructions:
     "Provision an Amba backend: projects, client keys, typed collections, functions, and each app's own MCP surface. Without credentials, call amba_developer_signup and reconnect with Authorization: Bearer <token>. Then amba_collections_create, amba_app_mcp_set_exposure, and connect to the app MCP at connection.url from amba_app_mcp_get_config.",
   lists: [],
@@ -212,8 +188,8 @@ export const platformMcpHandlers = createMcpHandlers<PlatformMcpContext>({
       try {
         return { value: await runTool(name, args, ctx) };
       } catch (err) {
-        if (err instanceof AppError)
-          return { value: { error: { code: err.code, message: err.message } }, isError: true };
+        const failure = toolFailure(err);
+        if (failure) return failure;
         throw err;
       }
     },

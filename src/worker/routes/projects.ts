@@ -1,187 +1,28 @@
 /**
  * Projects and client keys of the signed-in developer (developer Bearer): /v1/admin/projects…
- * A project of another developer answers 404, like one that does not exist. Client keys are shown
- * once at creation; listings carry only the non-secret prefix.
- *
- * The operations are exported as functions of `(db, developerId | project, input)` returning the
- * wire shapes, so the platform MCP's `amba_*` tools answer exactly what these routes answer.
+ * (src/accounts/projects.ts does the work).
  */
-import { and, asc, eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import { appMcpConfigs, type ClientKey, clientKeys, type Project, projects } from "../../../schema/index.ts";
-import { projectSchemaName } from "../../data/sql.ts";
-import { notFound } from "../../errors.ts";
-import { authenticateDeveloper, authenticateProjectAdmin, isUuid } from "../auth.ts";
-import { CREDENTIAL_PREFIX, issueCredential } from "../crypto.ts";
-import type { Db } from "../db.ts";
+import {
+  createClientKey,
+  createProject,
+  deleteProject,
+  getProject,
+  listClientKeys,
+  listProjects,
+  renameProject,
+  revokeClientKey,
+} from "../../accounts/projects.ts";
+import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
-import { ProjectNameSchema } from "./developers.ts";
-
-export const CreateProjectSchema = v.strictObject({ name: ProjectNameSchema });
-export type CreateProject = v.InferOutput<typeof CreateProjectSchema>;
-
-export const UpdateProjectSchema = v.strictObject({ name: ProjectNameSchema });
-export type UpdateProject = v.InferOutput<typeof UpdateProjectSchema>;
-
-export const CreateClientKeySchema = v.strictObject({
-  name: v.optional(
-    v.pipe(
-      v.string(),
-      v.trim(),
-      v.minLength(1, "must not be empty"),
-      v.maxLength(100, "must be at most 100 characters"),
-    ),
-  ),
-});
-export type CreateClientKey = v.InferOutput<typeof CreateClientKeySchema>;
-
-const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
-
-/** A project as the admin API shows it. */
-export interface ProjectView {
-  id: string;
-  name: string;
-  meta_rev: number;
-  created_at: string | null;
-}
-
-/** A client key as listings show it: never the secret, only its non-secret prefix. */
-export interface ClientKeyView {
-  id: string;
-  name: string;
-  prefix: string;
-  created_at: string | null;
-  revoked: boolean;
-  revoked_at: string | null;
-}
-
-const projectView = (p: Pick<Project, "id" | "name" | "metaRev" | "createdAt">): ProjectView => ({
-  id: p.id,
-  name: p.name,
-  meta_rev: Number(p.metaRev),
-  created_at: iso(p.createdAt),
-});
-
-const clientKeyView = (k: Pick<ClientKey, "id" | "name" | "createdAt" | "revokedAt">): ClientKeyView => ({
-  id: k.id,
-  name: k.name,
-  prefix: `${CREDENTIAL_PREFIX.clientKey}${k.id.replaceAll("-", "")}`,
-  created_at: iso(k.createdAt),
-  revoked: k.revokedAt !== null,
-  revoked_at: iso(k.revokedAt),
-});
-
-/** The developer's project row, or 404 (also for a malformed id or another developer's project). */
-async function ownedProject(db: Db, developerId: string, projectId: string): Promise<Project> {
-  if (!isUuid(projectId)) throw notFound("project not found");
-  const [project] = await db
-    .select()
-    .from(projects)
-    .where(and(eq(projects.id, projectId), eq(projects.developerId, developerId)));
-  if (!project) throw notFound("project not found");
-  return project;
-}
-
-/** New project with its (default) app-MCP config row, in one batch. */
-export async function createProject(db: Db, developerId: string, input: CreateProject): Promise<ProjectView> {
-  const id = crypto.randomUUID();
-  const [[project]] = await db.batch([
-    db.insert(projects).values({ id, developerId, name: input.name }).returning(),
-    db.insert(appMcpConfigs).values({ projectId: id }),
-  ]);
-  return projectView(project as Project);
-}
-
-/** The developer's projects, oldest first. */
-export async function listProjects(db: Db, developerId: string): Promise<ProjectView[]> {
-  const rows = await db
-    .select()
-    .from(projects)
-    .where(eq(projects.developerId, developerId))
-    .orderBy(asc(projects.createdAt), asc(projects.id));
-  return rows.map(projectView);
-}
-
-/** One of the developer's projects (404 otherwise). */
-export async function getProject(db: Db, developerId: string, projectId: string): Promise<ProjectView> {
-  return projectView(await ownedProject(db, developerId, projectId));
-}
-
-/** Rename a project. The name is the app name in app-MCP tool names, so this bumps `meta_rev`. */
-export async function renameProject(
-  db: Db,
-  developerId: string,
-  projectId: string,
-  input: UpdateProject,
-): Promise<ProjectView> {
-  if (!isUuid(projectId)) throw notFound("project not found");
-  const [project] = await db
-    .update(projects)
-    .set({ name: input.name, metaRev: sql`${projects.metaRev} + 1` })
-    .where(and(eq(projects.id, projectId), eq(projects.developerId, developerId)))
-    .returning();
-  if (!project) throw notFound("project not found");
-  return projectView(project);
-}
-
-/** Delete a project: its platform rows cascade, its collection tables go with its schema (one batch). */
-export async function deleteProject(
-  db: Db,
-  developerId: string,
-  projectId: string,
-): Promise<{ id: string; deleted: true }> {
-  const project = await ownedProject(db, developerId, projectId);
-  await db.batch([
-    db.delete(projects).where(and(eq(projects.id, project.id), eq(projects.developerId, developerId))),
-    db.execute(sql`drop schema if exists ${sql.identifier(projectSchemaName(project.id))} cascade`),
-  ]);
-  return { id: project.id, deleted: true };
-}
-
-/** New client key for a project; `client_key` is the only time the secret is shown. */
-export async function createClientKey(
-  db: Db,
-  projectId: string,
-  input: CreateClientKey,
-): Promise<ClientKeyView & { client_key: string }> {
-  const key = await issueCredential("clientKey");
-  const [row] = await db
-    .insert(clientKeys)
-    .values({ id: key.id, projectId, secretHash: key.secretHash, name: input.name ?? "default" })
-    .returning();
-  return { ...clientKeyView(row as ClientKey), client_key: key.token };
-}
-
-/** A project's client keys, oldest first, without secrets. */
-export async function listClientKeys(db: Db, projectId: string): Promise<ClientKeyView[]> {
-  const rows = await db
-    .select()
-    .from(clientKeys)
-    .where(eq(clientKeys.projectId, projectId))
-    .orderBy(asc(clientKeys.createdAt), asc(clientKeys.id));
-  return rows.map(clientKeyView);
-}
-
-/** Revoke a project's client key (idempotent: the first revocation time is kept); 404 if unknown. */
-export async function revokeClientKey(db: Db, projectId: string, keyId: string): Promise<ClientKeyView> {
-  if (!isUuid(keyId)) throw notFound("client key not found");
-  const [row] = await db
-    .update(clientKeys)
-    .set({ revokedAt: sql`coalesce(${clientKeys.revokedAt}, now())` })
-    .where(and(eq(clientKeys.id, keyId), eq(clientKeys.projectId, projectId)))
-    .returning();
-  if (!row) throw notFound("client key not found");
-  return clientKeyView(row);
-}
 
 export const projectRoutes = new Hono<AppEnv>();
 
 projectRoutes.post("/v1/admin/projects", async (c) => {
   const { developerId } = await authenticateDeveloper(c);
-  const input = await jsonBody(c, CreateProjectSchema);
-  return c.json(await createProject(c.var.db, developerId, input), 201);
+  return c.json(await createProject(c.var.db, developerId, await jsonBody(c, v.unknown())), 201);
 });
 
 projectRoutes.get("/v1/admin/projects", async (c) => {
@@ -196,8 +37,9 @@ projectRoutes.get("/v1/admin/projects/:id", async (c) => {
 
 projectRoutes.patch("/v1/admin/projects/:id", async (c) => {
   const { developerId } = await authenticateDeveloper(c);
-  const input = await jsonBody(c, UpdateProjectSchema);
-  return c.json(await renameProject(c.var.db, developerId, c.req.param("id"), input));
+  return c.json(
+    await renameProject(c.var.db, developerId, c.req.param("id"), await jsonBody(c, v.unknown())),
+  );
 });
 
 projectRoutes.delete("/v1/admin/projects/:id", async (c) => {
@@ -207,8 +49,7 @@ projectRoutes.delete("/v1/admin/projects/:id", async (c) => {
 
 projectRoutes.post("/v1/admin/projects/:id/client-keys", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
-  const input = await jsonBody(c, CreateClientKeySchema);
-  return c.json(await createClientKey(c.var.db, project.id, input), 201);
+  return c.json(await createClientKey(c.var.db, project.id, await jsonBody(c, v.unknown())), 201);
 });
 
 projectRoutes.get("/v1/admin/projects/:id/client-keys", async (c) => {

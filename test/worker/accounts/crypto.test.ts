@@ -7,7 +7,7 @@ import {
   parseCredential,
   sha256Hex,
   verifyPassword,
-} from "../../../src/worker/crypto.ts";
+} from "../../../src/accounts/crypto.ts";
 
 describe("credentials", () => {
   it("round-trips id and secret through the token format", async () => {

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
+import { billingPeriod, recordUsage } from "../../../src/usage/metering.ts";
 import { createApp } from "../../../src/worker/app.ts";
 import type { Env } from "../../../src/worker/env.ts";
-import { billingPeriod, recordUsage } from "../../../src/worker/usage.ts";
 import { apiJson, expectError, signupDeveloper, type TestDeveloper, testDb } from "../helpers.ts";
 
 const echoUrl = inject("echoUrl");

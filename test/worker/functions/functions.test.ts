@@ -3,8 +3,10 @@ import { sql } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
 import { AppError } from "../../../src/errors.ts";
 import { invokeFunction, loadFunction, loadFunctions } from "../../../src/functions/service.ts";
+import { unlimited } from "../../../src/rate-limit.ts";
 import type { Principal } from "../../../src/worker/auth.ts";
 import type { Env } from "../../../src/worker/env.ts";
+import { rateLimiter } from "../../../src/worker/rate-limit.ts";
 import { WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 import {
   apiJson,
@@ -366,7 +368,7 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
       },
     } as unknown as RateLimit;
     const error = await invokeFunction(
-      { RATE_LIMITER: limiter, FUNCTION_URL_POLICY: "dev" },
+      { policy: "dev", limit: rateLimiter({ RATE_LIMITER: limiter }) },
       testDb(),
       principal,
       fn,
@@ -380,10 +382,10 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
     expect((await usage(dev)).function_invocations).toBe(0);
   });
 
-  it("runs without a rate limiter binding and returns status, body and request id", async () => {
+  it("runs without a rate limit and returns status, body and request id", async () => {
     const { dev, principal, fn } = await principalFor();
     const result = await invokeFunction(
-      { FUNCTION_URL_POLICY: "dev" },
+      { policy: "dev", limit: unlimited },
       testDb(),
       principal,
       fn,
@@ -398,7 +400,13 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
 
   it("uses the configured RATE_LIMITER binding when present", async () => {
     const { principal, fn } = await principalFor();
-    const result = await invokeFunction(env as unknown as Env, testDb(), principal, fn, { user_id: "x" });
+    const result = await invokeFunction(
+      { policy: "dev", limit: rateLimiter(env as unknown as Env) },
+      testDb(),
+      principal,
+      fn,
+      { user_id: "x" },
+    );
     expect(result.status).toBe(200);
   });
 });

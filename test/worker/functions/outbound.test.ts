@@ -8,6 +8,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { AppError } from "../../../src/errors.ts";
 import { invokeFunction, loadFunction } from "../../../src/functions/service.ts";
+import { unlimited } from "../../../src/rate-limit.ts";
 import type { Principal } from "../../../src/worker/auth.ts";
 import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
 import {
@@ -124,15 +125,19 @@ describe("function URLs: invoke", () => {
   it("checks the stored URL again before every call: refused under the strict policy, nothing sent", async () => {
     const { dev, principal } = await setup(`${echoUrl}/hook`);
     const fn = await loadFunction(testDb(), dev.projectId, "f");
-    const error = await invokeFunction({ FUNCTION_URL_POLICY: "strict" }, testDb(), principal, fn, {}).catch(
-      (err: unknown) => err,
-    );
+    const error = await invokeFunction(
+      { policy: "strict", limit: unlimited },
+      testDb(),
+      principal,
+      fn,
+      {},
+    ).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ status: 400, code: "invalid_url" });
     expect((error as AppError).message).toContain("scheme http is not allowed (https only)");
     const https = { ...fn, url: fn.url.replace("http:", "https:") };
     const refused = await invokeFunction(
-      { FUNCTION_URL_POLICY: "strict" },
+      { policy: "strict", limit: unlimited },
       testDb(),
       principal,
       https,
@@ -141,7 +146,7 @@ describe("function URLs: invoke", () => {
     expect((refused as AppError).message).toBe(
       "function url refused: loopback address 127.0.0.1 is not allowed",
     );
-    const ok = await invokeFunction({ FUNCTION_URL_POLICY: "dev" }, testDb(), principal, fn, {});
+    const ok = await invokeFunction({ policy: "dev", limit: unlimited }, testDb(), principal, fn, {});
     expect(ok.status).toBe(200);
   });
 });

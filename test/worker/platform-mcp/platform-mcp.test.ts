@@ -7,6 +7,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PLATFORM_TOOLS, type PlatformToolName } from "../../../src/platform-mcp/tools.ts";
 import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
 import { api, apiJson, signupDeveloper, type TestDeveloper, uniqueEmail } from "../helpers.ts";
 
@@ -433,5 +434,48 @@ describe("platform MCP with a developer token", () => {
     await expect(client.callTool({ name: "amba_nope", arguments: {} })).rejects.toSatisfy(
       (err: unknown) => err instanceof McpError && err.code === -32602,
     );
+  });
+});
+
+describe("platform MCP: every tool names its bad argument", () => {
+  let dev: TestDeveloper;
+  let client: Client;
+
+  beforeAll(async () => {
+    dev = await signupDeveloper();
+    client = await connectClient(MCP_URL, bearer(dev.token));
+  });
+  afterAll(() => client.close());
+
+  /** Valid values of a tool's resource arguments (the project exists; names need not). */
+  const validParams = (name: PlatformToolName): Record<string, unknown> => {
+    const values: Record<string, unknown> = { project_id: dev.projectId, name: "nothing_here" };
+    return Object.fromEntries(
+      Object.keys(PLATFORM_TOOLS[name].params)
+        .filter((key) => key in values)
+        .map((key) => [key, values[key]]),
+    );
+  };
+
+  it.each(ALL_TOOLS)("%s answers invalid_input naming an unknown argument", async (name) => {
+    const error = await fails(client, name, { ...validParams(name as PlatformToolName), bogus_argument: 1 });
+    expect(error.code).toBe("invalid_input");
+    expect(error.message).toContain("bogus_argument");
+  });
+
+  const withParams = ALL_TOOLS.filter(
+    (name) => Object.keys(PLATFORM_TOOLS[name as PlatformToolName].params).length,
+  );
+
+  it.each(withParams)("%s answers invalid_input naming a mistyped resource argument", async (name) => {
+    const params = validParams(name as PlatformToolName);
+    for (const key of Object.keys(PLATFORM_TOOLS[name as PlatformToolName].params)) {
+      const error = await fails(client, name, { ...params, [key]: 42 });
+      expect(error).toEqual({ code: "invalid_input", message: `${key}: must be a string` });
+    }
+  });
+
+  it("covers every tool of the catalogue", () => {
+    expect(Object.keys(PLATFORM_TOOLS)).toEqual(ALL_TOOLS);
   });
 });

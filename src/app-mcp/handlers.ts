@@ -4,43 +4,46 @@
  * the SDK routes run, policy included); every function tool runs the one function execution path.
  * Successful calls are metered as `agent_tool_calls`. Every `tools/call` (batched or not) counts
  * against the caller's rate limit, and its arguments meet the input limits (src/limits.ts) first.
+ * Framework-free: the Worker's route (src/worker/routes/app-mcp.ts) builds the context.
  */
-import { appToolPrefix, type CollectionOp, NO_INPUT, type ToolBinding } from "../app-mcp/tools.ts";
-import { type Operation, runOperation } from "../data/service.ts";
-import { toAppError } from "../errors.ts";
+import { type Actor, type Operation, runOperation } from "../data/service.ts";
+import type { Db } from "../db.ts";
+import { toolFailure } from "../errors.ts";
+import type { FunctionUrlPolicy } from "../functions/outbound-policy.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
+import type { Limiter } from "../rate-limit.ts";
+import { recordUsage } from "../usage/metering.ts";
 import { checkInputLimits, parseInput } from "../validate.ts";
-import type { AppSurface } from "./app-surface.ts";
-import { actorOf, type Principal } from "./auth.ts";
-import type { Db } from "./db.ts";
-import type { Env } from "./env.ts";
-import { enforceRateLimit } from "./rate-limit.ts";
-import { recordUsage } from "./usage.ts";
+import { APP_VERSION } from "../version.ts";
+import type { AppSurface } from "./surface.ts";
+import { appToolPrefix, type CollectionOp, NO_INPUT, type ToolBinding } from "./tools.ts";
+
+/** Who calls the app MCP, as resolved with the request's credentials (the Worker's `Principal`). */
+export type AppCaller =
+  | { scope: "developer"; developerId: string; project: { id: string } }
+  | { scope: "end_user"; project: { id: string }; user: { id: string; email: string }; clientKeyId: string };
 
 /** Everything one app-MCP request needs. */
 export interface AppMcpContext {
-  env: Env;
   db: Db;
-  principal: Principal;
+  principal: AppCaller;
+  /** The data service's view of the principal (`actorOf`). */
+  actor: Actor;
   /** The app's surface, loaded on first use (only tools/list and tools/call ask for it). */
   surface: () => Promise<AppSurface>;
+  /** The rate limiter every `tools/call` counts against. */
+  limit: Limiter;
+  /** The outbound policy function tools call their URLs under. */
+  policy: FunctionUrlPolicy;
   waitUntil: (promise: Promise<unknown>) => void;
 }
 
 /** A request context with its surface loaded. */
 type Resolved = Omit<AppMcpContext, "surface"> & { surface: AppSurface };
 
-const OPERATION: Record<CollectionOp, Operation> = {
-  list: "list",
-  get: "get",
-  find: "find",
-  insert: "insert",
-  update: "update",
-  delete: "delete",
-  aggregate: "aggregate",
-  find_nearest: "nearest",
-};
+/** The data service's operation behind a collection tool (only `find_nearest` is named differently). */
+const operationOf = (op: CollectionOp): Operation => (op === "find_nearest" ? "nearest" : op);
 
 function whoami({ principal, surface }: Resolved) {
   const app = {
@@ -100,11 +103,12 @@ async function execute(
       parseInput(NO_INPUT, args);
       return { value: listCollections(ctx) };
     case "collection": {
-      const actor = actorOf(ctx.principal);
-      return { value: await runOperation(ctx.db, actor, binding.collection, OPERATION[binding.op], args) };
+      const op = operationOf(binding.op);
+      return { value: await runOperation(ctx.db, ctx.actor, binding.collection, op, args) };
     }
     case "function": {
-      const result = await invokeFunction(ctx.env, ctx.db, ctx.principal, binding.fn, args, {
+      const ports = { policy: ctx.policy, limit: ctx.limit };
+      const result = await invokeFunction(ports, ctx.db, ctx.principal, binding.fn, args, {
         waitUntil: ctx.waitUntil,
       });
       // Same shape as the invoke route's answer; a non-2xx upstream answer is a failed tool call.
@@ -119,7 +123,7 @@ export const TOOLS_PAGE_SIZE = 100;
 
 /** The MCP handlers of every app endpoint (the per-app part lives in the request context). */
 export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
-  serverInfo: { name: "amba-app-mcp", title: "Amba app MCP", version: "0.1.0" },
+  serverInfo: { name: "amba-app-mcp", title: "Amba app MCP", version: APP_VERSION },
   instructions:
     "Tools generated from this app's exposed collections and functions. Call <app>_list_collections for the index and <app>_whoami for your scope; list/find return next_cursor for paging.",
   lists: [],
@@ -132,7 +136,7 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
         checkInputLimits(args, "arguments");
-        await enforceRateLimit(ctx.env, callerKey(ctx), "this app MCP caller");
+        await ctx.limit(callerKey(ctx), "this app MCP caller");
         const outcome = await execute(tool.binding, args, ctx);
         if (!outcome.isError) {
           // The call already happened (a row may be written): metering runs after the response
@@ -145,9 +149,8 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
         }
         return outcome;
       } catch (err) {
-        const appError = toAppError(err);
-        if (appError)
-          return { value: { error: { code: appError.code, message: appError.message } }, isError: true };
+        const failure = toolFailure(err);
+        if (failure) return failure;
         throw err;
       }
     },

@@ -4,15 +4,27 @@
  * the rev comes from the same query that authenticated the caller, so a cached copy is used only
  * when it is current and KV's eventual consistency can never serve a stale tool list.
  */
-import { type AppMeta, type AppTool, buildAppTools, type Scope } from "../app-mcp/tools.ts";
 import type { CollectionMeta } from "../data/columns.ts";
 import { listCollections } from "../data/service.ts";
+import type { Db } from "../db.ts";
 import { notFound } from "../errors.ts";
 import { loadFunctions } from "../functions/service.ts";
 import type { ToolDefinition } from "../mcp/index.ts";
-import type { AppMcpSettings, ProjectRef } from "./auth.ts";
-import type { Db } from "./db.ts";
-import type { Env } from "./env.ts";
+import type { AppMcpSettings } from "./admin.ts";
+import { type AppMeta, type AppTool, buildAppTools, type Scope } from "./tools.ts";
+
+/** The project a surface is generated for, as resolved with the credentials. */
+export interface SurfaceProject {
+  id: string;
+  name: string;
+  metaRev: number;
+}
+
+/** Where surfaces are cached across isolates (the Worker's `META_KV` namespace). */
+export interface MetaStore {
+  get(key: string, type: "json"): Promise<unknown>;
+  put(key: string, value: string, options: { expirationTtl: number }): Promise<void>;
+}
 
 export interface AppSurface {
   meta: AppMeta;
@@ -61,7 +73,7 @@ function remember(key: string, surface: AppSurface): AppSurface {
 }
 
 /** Reads what the developer exposed straight from Postgres. */
-export async function loadAppMeta(db: Db, project: ProjectRef, config: AppMcpSettings): Promise<AppMeta> {
+export async function loadAppMeta(db: Db, project: SurfaceProject, config: AppMcpSettings): Promise<AppMeta> {
   const exposedCollections = new Set(config.exposedCollections);
   const exposedFunctions = new Set(config.exposedFunctions);
   const [collections, functions] = await Promise.all([
@@ -79,20 +91,20 @@ export async function loadAppMeta(db: Db, project: ProjectRef, config: AppMcpSet
 
 /** The current surface of `project`: memory → KV → Postgres. */
 export async function appSurface(
-  env: Pick<Env, "META_KV">,
+  store: MetaStore,
   db: Db,
-  project: ProjectRef,
+  project: SurfaceProject,
   config: AppMcpSettings,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<AppSurface> {
   const key = cacheKey(project.id, project.metaRev);
   const hit = memory.get(key);
   if (hit) return hit;
-  const stored = await env.META_KV.get<AppMeta>(key, "json").catch(() => null);
+  const stored = (await store.get(key, "json").catch(() => null)) as AppMeta | null;
   if (stored) return remember(key, surfaceOf(stored));
   const meta = await loadAppMeta(db, project, config);
   waitUntil(
-    env.META_KV.put(key, JSON.stringify(meta), { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
+    store.put(key, JSON.stringify(meta), { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
       console.error("metadata cache write failed", err);
     }),
   );
@@ -108,21 +120,21 @@ const collectionsKey = (projectId: string, rev: number) => `collections:v${FORMA
  * keyed by `(project, meta_rev)` from the authenticating query. 404 for an unknown collection.
  */
 export async function projectCollection(
-  env: Pick<Env, "META_KV">,
+  store: MetaStore,
   db: Db,
-  project: ProjectRef,
+  project: SurfaceProject,
   name: string,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<CollectionMeta> {
   const key = collectionsKey(project.id, project.metaRev);
   let byName = collectionMemory.get(key);
   if (!byName) {
-    let list = await env.META_KV.get<CollectionMeta[]>(key, "json").catch(() => null);
+    let list = (await store.get(key, "json").catch(() => null)) as CollectionMeta[] | null;
     if (!list) {
       list = await listCollections(db, project.id);
       const stored = JSON.stringify(list);
       waitUntil(
-        env.META_KV.put(key, stored, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
+        store.put(key, stored, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
           console.error("collection metadata cache write failed", err);
         }),
       );

@@ -5,7 +5,7 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { usageCounters } from "../../schema/index.ts";
-import type { Db } from "./db.ts";
+import type { Db } from "../db.ts";
 
 /** Every metric the billing view reports (0 when nothing was recorded in the period). */
 export const USAGE_METRICS = ["agent_tool_calls", "function_invocations"] as const;

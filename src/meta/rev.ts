@@ -4,7 +4,7 @@
  */
 import { eq, sql } from "drizzle-orm";
 import { projects } from "../../schema/index.ts";
-import type { Db } from "./db.ts";
+import type { Db } from "../db.ts";
 
 /** The update that bumps a project's `meta_rev`; put it in the same `db.batch` as the change. */
 export const bumpMetaRev = (db: Db, projectId: string) =>

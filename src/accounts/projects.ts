@@ -1,0 +1,157 @@
+/**
+ * Projects and client keys of a developer. A project of another developer answers 404, like one that
+ * does not exist. Client keys are shown once at creation; listings carry only the non-secret prefix.
+ * Functions of `(db, developerId | projectId, input)` returning the wire shapes, shared by the REST
+ * routes and the platform MCP's `amba_*` tools; an `input` is validated here (400 `invalid_input`).
+ */
+import { and, asc, eq, sql } from "drizzle-orm";
+import { appMcpConfigs, type ClientKey, clientKeys, type Project, projects } from "../../schema/index.ts";
+import { UUID } from "../data/columns.ts";
+import { projectSchemaName } from "../data/sql.ts";
+import type { Db } from "../db.ts";
+import { notFound } from "../errors.ts";
+import { parseInput } from "../validate.ts";
+import { CREDENTIAL_PREFIX, issueCredential } from "./crypto.ts";
+import { CreateClientKeySchema, CreateProjectSchema, UpdateProjectSchema } from "./schemas.ts";
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+/** A project as the admin API shows it. */
+export interface ProjectView {
+  id: string;
+  name: string;
+  meta_rev: number;
+  created_at: string | null;
+}
+
+/** A client key as listings show it: never the secret, only its non-secret prefix. */
+export interface ClientKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: string | null;
+  revoked: boolean;
+  revoked_at: string | null;
+}
+
+const projectView = (p: Pick<Project, "id" | "name" | "metaRev" | "createdAt">): ProjectView => ({
+  id: p.id,
+  name: p.name,
+  meta_rev: Number(p.metaRev),
+  created_at: iso(p.createdAt),
+});
+
+const clientKeyView = (k: Pick<ClientKey, "id" | "name" | "createdAt" | "revokedAt">): ClientKeyView => ({
+  id: k.id,
+  name: k.name,
+  prefix: `${CREDENTIAL_PREFIX.clientKey}${k.id.replaceAll("-", "")}`,
+  created_at: iso(k.createdAt),
+  revoked: k.revokedAt !== null,
+  revoked_at: iso(k.revokedAt),
+});
+
+/** The developer's project row, or 404 (also for a malformed id or another developer's project). */
+async function ownedProject(db: Db, developerId: string, projectId: string): Promise<Project> {
+  if (!UUID.test(projectId)) throw notFound("project not found");
+  const [project] = await db
+    .select()
+    .from(projects)
+    .where(and(eq(projects.id, projectId), eq(projects.developerId, developerId)));
+  if (!project) throw notFound("project not found");
+  return project;
+}
+
+/** New project with its (default) app-MCP config row, in one batch. */
+export async function createProject(db: Db, developerId: string, body: unknown): Promise<ProjectView> {
+  const input = parseInput(CreateProjectSchema, body);
+  const id = crypto.randomUUID();
+  const [[project]] = await db.batch([
+    db.insert(projects).values({ id, developerId, name: input.name }).returning(),
+    db.insert(appMcpConfigs).values({ projectId: id }),
+  ]);
+  return projectView(project as Project);
+}
+
+/** The developer's projects, oldest first. */
+export async function listProjects(db: Db, developerId: string): Promise<ProjectView[]> {
+  const rows = await db
+    .select()
+    .from(projects)
+    .where(eq(projects.developerId, developerId))
+    .orderBy(asc(projects.createdAt), asc(projects.id));
+  return rows.map(projectView);
+}
+
+/** One of the developer's projects (404 otherwise). */
+export async function getProject(db: Db, developerId: string, projectId: string): Promise<ProjectView> {
+  return projectView(await ownedProject(db, developerId, projectId));
+}
+
+/** Rename a project. The name is the app name in app-MCP tool names, so this bumps `meta_rev`. */
+export async function renameProject(
+  db: Db,
+  developerId: string,
+  projectId: string,
+  body: unknown,
+): Promise<ProjectView> {
+  const input = parseInput(UpdateProjectSchema, body);
+  if (!UUID.test(projectId)) throw notFound("project not found");
+  const [project] = await db
+    .update(projects)
+    .set({ name: input.name, metaRev: sql`${projects.metaRev} + 1` })
+    .where(and(eq(projects.id, projectId), eq(projects.developerId, developerId)))
+    .returning();
+  if (!project) throw notFound("project not found");
+  return projectView(project);
+}
+
+/** Delete a project: its platform rows cascade, its collection tables go with its schema (one batch). */
+export async function deleteProject(
+  db: Db,
+  developerId: string,
+  projectId: string,
+): Promise<{ id: string; deleted: true }> {
+  const project = await ownedProject(db, developerId, projectId);
+  await db.batch([
+    db.delete(projects).where(and(eq(projects.id, project.id), eq(projects.developerId, developerId))),
+    db.execute(sql`drop schema if exists ${sql.identifier(projectSchemaName(project.id))} cascade`),
+  ]);
+  return { id: project.id, deleted: true };
+}
+
+/** New client key for a project; `client_key` is the only time the secret is shown. */
+export async function createClientKey(
+  db: Db,
+  projectId: string,
+  body: unknown,
+): Promise<ClientKeyView & { client_key: string }> {
+  const input = parseInput(CreateClientKeySchema, body);
+  const key = await issueCredential("clientKey");
+  const [row] = await db
+    .insert(clientKeys)
+    .values({ id: key.id, projectId, secretHash: key.secretHash, name: input.name ?? "default" })
+    .returning();
+  return { ...clientKeyView(row as ClientKey), client_key: key.token };
+}
+
+/** A project's client keys, oldest first, without secrets. */
+export async function listClientKeys(db: Db, projectId: string): Promise<ClientKeyView[]> {
+  const rows = await db
+    .select()
+    .from(clientKeys)
+    .where(eq(clientKeys.projectId, projectId))
+    .orderBy(asc(clientKeys.createdAt), asc(clientKeys.id));
+  return rows.map(clientKeyView);
+}
+
+/** Revoke a project's client key (idempotent: the first revocation time is kept); 404 if unknown. */
+export async function revokeClientKey(db: Db, projectId: string, keyId: string): Promise<ClientKeyView> {
+  if (!UUID.test(keyId)) throw notFound("client key not found");
+  const [row] = await db
+    .update(clientKeys)
+    .set({ revokedAt: sql`coalesce(${clientKeys.revokedAt}, now())` })
+    .where(and(eq(clientKeys.id, keyId), eq(clientKeys.projectId, projectId)))
+    .returning();
+  if (!row) throw notFound("client key not found");
+  return clientKeyView(row);
+}

@@ -1,0 +1,300 @@
+/**
+ * App-MCP admin: the exposure allowlist and the surface config (kill switch, auth mode, hostname
+ * slug, allowed browser origins, connection URLs) — the operations behind
+ * /v1/admin/projects/:id/app-mcp/… and the platform MCP's `amba_app_mcp_*` tools, with their schemas.
+ *
+ * Connection URL: `${PUBLIC_BASE_URL}/app/<id>/mcp`; when `PUBLIC_BASE_URL` is empty (local
+ * development can set it so) the origin of the admin request is used instead. The hostname URL is
+ * `<scheme>://<slug>.<APP_MCP_HOST_SUFFIX>[:port]/mcp` (scheme and port of the base URL) once a slug
+ * is set, else null.
+ */
+
+import { and, eq, inArray, sql } from "drizzle-orm";
+import * as v from "valibot";
+import {
+  appMcpConfigs,
+  collections as collectionsTable,
+  functions as functionsTable,
+} from "../../schema/index.ts";
+import { arrayLiteral } from "../data/values.ts";
+import type { Db } from "../db.ts";
+import { isUniqueViolation } from "../db-errors.ts";
+import { AppError, invalidInput } from "../errors.ts";
+import { bumpMetaRev } from "../meta/rev.ts";
+import { parseInput } from "../validate.ts";
+
+/** Most names one exposure list may hold. */
+const MAX_EXPOSED = 1000;
+
+const NameListSchema = v.pipe(
+  v.array(v.pipe(v.string(), v.minLength(1, "names must not be empty"))),
+  v.maxLength(MAX_EXPOSED, `at most ${MAX_EXPOSED} names`),
+);
+
+/** `PUT …/app-mcp/exposure`: full-set replacement per kind; an omitted kind stays as it is. */
+export const ExposureSchema = v.strictObject({
+  collections: v.optional(NameListSchema),
+  functions: v.optional(NameListSchema),
+});
+
+/** A hostname label: lowercase DNS label, 1-63 characters. */
+export const SlugSchema = v.pipe(
+  v.string(),
+  v.maxLength(63, "must be at most 63 characters"),
+  v.regex(
+    /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/,
+    "must be a lowercase DNS label (a-z, 0-9 and inner hyphens, 1-63 characters)",
+  ),
+);
+
+export const AUTH_MODES = ["all", "client_only", "developer_only"] as const;
+
+/** Which credentials may connect to the app MCP surface. */
+export type AuthMode = (typeof AUTH_MODES)[number];
+
+/** A project's app-MCP config as resolved with the credentials (defaults when the row is absent). */
+export interface AppMcpSettings {
+  enabled: boolean;
+  authMode: AuthMode;
+  slug: string | null;
+  exposedCollections: string[];
+  exposedFunctions: string[];
+}
+
+/** Most browser origins one app may allow. */
+export const MAX_ALLOWED_ORIGINS = 20;
+
+/** True when `value` is exactly an origin: http(s) scheme, host, optional port, nothing else. */
+export function isExactOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/** One browser origin allowed to call the app MCP (`https://app.example.com`, `http://localhost:5173`). */
+export const OriginSchema = v.pipe(
+  v.string(),
+  v.maxLength(255, "must be at most 255 characters"),
+  v.check(
+    isExactOrigin,
+    "must be an exact origin: http(s)://host[:port] in lowercase, without path, query or trailing slash",
+  ),
+);
+
+/** The origins list: full replacement, at most {@link MAX_ALLOWED_ORIGINS}. */
+export const AllowedOriginsSchema = v.pipe(
+  v.array(OriginSchema),
+  v.maxLength(MAX_ALLOWED_ORIGINS, `at most ${MAX_ALLOWED_ORIGINS} origins`),
+);
+
+/** `PATCH …/app-mcp/config`: any subset; `slug: null` releases the hostname. */
+export const ConfigPatchSchema = v.strictObject({
+  enabled: v.optional(v.boolean()),
+  auth_mode: v.optional(v.picklist(AUTH_MODES, `must be one of ${AUTH_MODES.join(", ")}`)),
+  slug: v.optional(v.nullable(SlugSchema)),
+  allowed_origins: v.optional(AllowedOriginsSchema),
+});
+
+const dedupe = (names: string[]) => [...new Set(names)];
+
+/** What connection URLs are built from: the public base URL (or the request's origin) and the host suffix. */
+export interface ConnectionBase {
+  baseUrl: string;
+  hostSuffix: string;
+}
+
+/** The connection base of a request: `PUBLIC_BASE_URL`, or the request's origin when that is empty. */
+export function connectionBase(
+  env: { PUBLIC_BASE_URL: string; APP_MCP_HOST_SUFFIX: string },
+  requestUrl: string,
+): ConnectionBase {
+  return {
+    baseUrl: (env.PUBLIC_BASE_URL || new URL(requestUrl).origin).replace(/\/+$/, ""),
+    hostSuffix: env.APP_MCP_HOST_SUFFIX,
+  };
+}
+
+/** The app-MCP config as `GET …/app-mcp/config` answers it, with the connection URLs. */
+export interface AppMcpConfigView {
+  enabled: boolean;
+  auth_mode: AppMcpSettings["authMode"];
+  slug: string | null;
+  allowed_origins: string[];
+  connection: { url: string; hostname_url: string | null };
+}
+
+/**
+ * `<slug>.<suffix>/mcp` with the platform base URL's scheme and port: `https://<slug>.mcp.amba.host/mcp`
+ * in production, `http://<slug>.mcp.localhost:8787/mcp` under `npm run dev`.
+ */
+function hostnameUrl(base: ConnectionBase, slug: string): string {
+  const { protocol, port } = new URL(base.baseUrl);
+  return `${protocol}//${slug}.${base.hostSuffix}${port ? `:${port}` : ""}/mcp`;
+}
+
+/** The config view of a project's settings (pure). */
+export function appMcpConfigView(
+  base: ConnectionBase,
+  projectId: string,
+  config: Pick<AppMcpSettings, "enabled" | "authMode" | "slug">,
+  allowedOrigins: string[] = [],
+): AppMcpConfigView {
+  return {
+    enabled: config.enabled,
+    auth_mode: config.authMode,
+    slug: config.slug,
+    allowed_origins: allowedOrigins,
+    connection: {
+      url: `${base.baseUrl}/app/${projectId}/mcp`,
+      hostname_url: config.slug && base.hostSuffix ? hostnameUrl(base, config.slug) : null,
+    },
+  };
+}
+
+/** The browser origins a project allows (empty when it has no config row). */
+export async function allowedOriginsOf(db: Db, projectId: string): Promise<string[]> {
+  const [row] = await db
+    .select({ origins: appMcpConfigs.allowedOrigins })
+    .from(appMcpConfigs)
+    .where(eq(appMcpConfigs.projectId, projectId));
+  return row?.origins ?? [];
+}
+
+/** `GET …/app-mcp/config`: the view of `config` plus the stored origins. */
+export async function readAppMcpConfig(
+  db: Db,
+  base: ConnectionBase,
+  projectId: string,
+  config: AppMcpSettings,
+): Promise<AppMcpConfigView> {
+  return appMcpConfigView(base, projectId, config, await allowedOriginsOf(db, projectId));
+}
+
+/** The exposure allowlist as `GET …/app-mcp/exposure` answers it. */
+export interface ExposureView {
+  collections: string[];
+  functions: string[];
+}
+
+/** The exposure view of a project's settings (pure). */
+export const exposureView = (config: AppMcpSettings): ExposureView => ({
+  collections: config.exposedCollections,
+  functions: config.exposedFunctions,
+});
+
+/**
+ * Replace the exposure allowlist per kind (`PUT …/app-mcp/exposure`): every name must exist (400
+ * listing the unknown ones, nothing changed); one batch with the `meta_rev` bump. `current` is the
+ * project's config as resolved with the credentials (answered as-is when no kind is given).
+ */
+export async function setExposure(
+  db: Db,
+  projectId: string,
+  current: AppMcpSettings,
+  input: unknown,
+): Promise<ExposureView> {
+  const body = parseInput(ExposureSchema, input);
+  const collections = body.collections && dedupe(body.collections);
+  const functions = body.functions && dedupe(body.functions);
+  if (!collections && !functions) return exposureView(current);
+
+  const [knownCollections, knownFunctions] = await db.batch([
+    db
+      .select({ name: collectionsTable.name })
+      .from(collectionsTable)
+      .where(
+        and(eq(collectionsTable.projectId, projectId), inArray(collectionsTable.name, collections ?? [])),
+      ),
+    db
+      .select({ name: functionsTable.name })
+      .from(functionsTable)
+      .where(and(eq(functionsTable.projectId, projectId), inArray(functionsTable.name, functions ?? []))),
+  ]);
+  const found = new Set([
+    ...knownCollections.map((r) => `collection:${r.name}`),
+    ...knownFunctions.map((r) => `function:${r.name}`),
+  ]);
+  const unknownCollections = (collections ?? []).filter((name) => !found.has(`collection:${name}`));
+  const unknownFunctions = (functions ?? []).filter((name) => !found.has(`function:${name}`));
+  const problems = [
+    unknownCollections.length ? `unknown collections: ${unknownCollections.join(", ")}` : "",
+    unknownFunctions.length ? `unknown functions: ${unknownFunctions.join(", ")}` : "",
+  ].filter(Boolean);
+  if (problems.length) throw invalidInput(problems.join("; "));
+
+  // The names were checked above; the write re-checks them in the same statement, so a collection or
+  // function dropped in between never stays on the allowlist (where a later namesake would inherit it).
+  const existing = (names: string[], table: typeof collectionsTable | typeof functionsTable) =>
+    sql`ARRAY(SELECT u.name FROM unnest(${arrayLiteral(names)}::text[]) WITH ORDINALITY AS u(name, i)
+      WHERE EXISTS (SELECT 1 FROM ${table} t WHERE t.project_id = ${projectId}::uuid AND t.name = u.name)
+      ORDER BY u.i)`;
+  const set = {
+    ...(collections ? { exposedCollections: existing(collections, collectionsTable) } : {}),
+    ...(functions ? { exposedFunctions: existing(functions, functionsTable) } : {}),
+    updatedAt: sql`now()`,
+  };
+  const [rows] = await db.batch([
+    db
+      .insert(appMcpConfigs)
+      .values({ projectId, ...set })
+      .onConflictDoUpdate({ target: appMcpConfigs.projectId, set })
+      .returning({
+        collections: appMcpConfigs.exposedCollections,
+        functions: appMcpConfigs.exposedFunctions,
+      }),
+    bumpMetaRev(db, projectId),
+  ]);
+  return rows[0] as ExposureView;
+}
+
+/**
+ * Patch the config (`PATCH …/app-mcp/config`): any subset of enabled / auth_mode / slug /
+ * allowed_origins (full replacement); 409 when the slug is taken. One batch with the `meta_rev` bump.
+ */
+export async function updateAppMcpConfig(
+  db: Db,
+  base: ConnectionBase,
+  projectId: string,
+  input: unknown,
+): Promise<AppMcpConfigView> {
+  const patch = parseInput(ConfigPatchSchema, input);
+  const set = {
+    ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
+    ...(patch.auth_mode !== undefined ? { authMode: patch.auth_mode } : {}),
+    ...(patch.slug !== undefined ? { slug: patch.slug } : {}),
+    ...(patch.allowed_origins !== undefined ? { allowedOrigins: [...new Set(patch.allowed_origins)] } : {}),
+    updatedAt: sql`now()`,
+  };
+  type Stored = { enabled: boolean; authMode: string; slug: string | null; allowedOrigins: string[] };
+  let rows: Stored[];
+  try {
+    [rows] = await db.batch([
+      db
+        .insert(appMcpConfigs)
+        .values({ projectId, ...set })
+        .onConflictDoUpdate({ target: appMcpConfigs.projectId, set })
+        .returning({
+          enabled: appMcpConfigs.enabled,
+          authMode: appMcpConfigs.authMode,
+          slug: appMcpConfigs.slug,
+          allowedOrigins: appMcpConfigs.allowedOrigins,
+        }),
+      bumpMetaRev(db, projectId),
+    ]);
+  } catch (err) {
+    if (isUniqueViolation(err, "app_mcp_configs_slug_unique")) {
+      throw new AppError(409, "conflict", `slug "${patch.slug}" is already taken`);
+    }
+    throw err;
+  }
+  const row = rows[0] as Stored;
+  const settings = {
+    enabled: row.enabled,
+    authMode: row.authMode as AppMcpSettings["authMode"],
+    slug: row.slug,
+  };
+  return appMcpConfigView(base, projectId, settings, row.allowedOrigins);
+}
