@@ -6,6 +6,7 @@
  * against the caller's rate limit, and its arguments meet the input limits (src/limits.ts) first.
  * Framework-free: the Worker's route (src/worker/routes/app-mcp.ts) builds the context.
  */
+import type { CollectionMeta } from "../data/columns.ts";
 import { type Actor, type Operation, runOperation } from "../data/service.ts";
 import type { Db } from "../db.ts";
 import { toolFailure } from "../errors.ts";
@@ -17,7 +18,7 @@ import { recordUsage } from "../usage/metering.ts";
 import { checkInputLimits, parseInput } from "../validate.ts";
 import { APP_VERSION } from "../version.ts";
 import type { AppSurface } from "./surface.ts";
-import { appToolPrefix, type CollectionOp, NO_INPUT, type ToolBinding } from "./tools.ts";
+import { appToolPrefix, type CollectionOp, NO_INPUT, readOnlyReason, type ToolBinding } from "./tools.ts";
 
 /** Who calls the app MCP, as resolved with the request's credentials (the Worker's `Principal`). */
 export type AppCaller =
@@ -56,6 +57,12 @@ function whoami({ principal, surface }: Resolved) {
     : { app, scope: "end_user", user: principal.user };
 }
 
+/** What `<app>_list_collections` says a scope may not write, and why (the description's wording). */
+function readOnly(c: CollectionMeta, scope: AppCaller["scope"]) {
+  const reason = readOnlyReason(c, scope);
+  return reason ? { read_only: true, read_only_reason: reason } : { read_only: false };
+}
+
 function listCollections(ctx: Resolved) {
   const tools = ctx.surface.tools(ctx.principal.scope);
   const toolsOf = (predicate: (b: ToolBinding) => boolean) =>
@@ -71,6 +78,7 @@ function listCollections(ctx: Resolved) {
         ...(col.description ? { description: col.description } : {}),
       })),
       access: c.access,
+      ...readOnly(c, ctx.principal.scope),
       tools: toolsOf((b) => b.kind === "collection" && b.collection.name === c.name),
     })),
     functions: ctx.surface.meta.functions.map((f) => ({

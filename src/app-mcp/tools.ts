@@ -93,6 +93,15 @@ const SERVER_MANAGED = "id, owner_id, created_at, updated_at (server-managed, ne
 export const canWrite = (meta: CollectionMeta, scope: Scope): boolean =>
   scope === "developer" || meta.access.write === "owner";
 
+/**
+ * Why this scope cannot write the collection, or `null` when it can: the one wording shared by
+ * `<app>_list_collections`' description and its result (`read_only_reason`).
+ */
+export function readOnlyReason(meta: CollectionMeta, scope: Scope): string | null {
+  if (canWrite(meta, scope)) return null;
+  return `write policy: ${meta.access.write} — only the developer's credentials can write`;
+}
+
 /** What a read returns for this scope. */
 function readPolicy(meta: CollectionMeta, scope: Scope): string {
   if (scope === "developer") return "Developer scope: all rows (no per-user scoping).";
@@ -116,11 +125,12 @@ function writePolicy(op: "insert" | "update" | "delete", scope: Scope): string {
 function collectionSummary(meta: CollectionMeta, scope: Scope): string {
   const read =
     scope === "developer" ? "all rows" : meta.access.read === "owner" ? "your own rows only" : "every row";
-  const write = canWrite(meta, scope)
-    ? scope === "developer"
+  const reason = readOnlyReason(meta, scope);
+  const write = reason
+    ? `READ-ONLY here (${reason})`
+    : scope === "developer"
       ? "read/write"
-      : "read/write (writes stamped as yours, touch your rows only)"
-    : "READ-ONLY here (write policy: developer — only the developer's credentials can write)";
+      : "read/write (writes stamped as yours, touch your rows only)";
   return `- ${meta.name} [${write}; reads: ${read}]: ${columnList(meta)}`;
 }
 

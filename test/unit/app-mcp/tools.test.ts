@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type AppMeta, appToolPrefix, buildAppTools } from "../../../src/app-mcp/tools.ts";
+import { type AppMeta, appToolPrefix, buildAppTools, readOnlyReason } from "../../../src/app-mcp/tools.ts";
 import type { CollectionMeta } from "../../../src/data/columns.ts";
 import { RECIPES_COLUMNS, WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 
@@ -157,6 +157,17 @@ describe("buildAppTools", () => {
       "- recipes [read/write (writes stamped as yours, touch your rows only); reads: your own rows only]",
     );
   });
+  it("says why a scope cannot write a collection, in the index's own words", () => {
+    expect(readOnlyReason(notes, "end_user")).toBe(
+      "write policy: developer — only the developer's credentials can write",
+    );
+    expect(readOnlyReason(recipes, "end_user")).toBeNull();
+    expect(readOnlyReason(notes, "developer")).toBeNull();
+    expect(readOnlyReason(recipes, "developer")).toBeNull();
+    const index = buildAppTools(meta, "end_user")[0]!.definition.description!;
+    expect(index).toContain(`- notes [READ-ONLY here (${readOnlyReason(notes, "end_user")}); `);
+  });
+
   it("types a function tool from its declared schema, and says so honestly when there is none", () => {
     const tools = buildAppTools(meta, "end_user");
     const typed = tools.find((t) => t.definition.name === "recipe_box_fn_send_welcome_email")!.definition;

@@ -162,4 +162,41 @@ describe("app MCP surface per scope", () => {
     expect(Object.keys(devDelete.inputSchema.properties!)).toEqual(["id", "hard"]);
     await asDev.close();
   });
+
+  it("says in <app>_list_collections' result what is read-only for the scope, and why", async () => {
+    const readOnly = async (headers: Record<string, string>) => {
+      const client = await connectClient(url, headers);
+      const result = await client.callTool({ name: `${PREFIX}_list_collections`, arguments: {} });
+      await client.close();
+      expect(result.isError).toBe(false);
+      const { collections } = resultJson(result) as {
+        collections: {
+          name: string;
+          access: object;
+          columns: unknown[];
+          tools: string[];
+          read_only: boolean;
+        }[];
+      };
+      for (const c of collections)
+        expect(Object.keys(c)).toEqual(expect.arrayContaining(["access", "columns", "tools"]));
+      return Object.fromEntries(
+        collections.map(({ name, read_only, ...rest }) => [
+          name,
+          { read_only, read_only_reason: (rest as { read_only_reason?: string }).read_only_reason },
+        ]),
+      );
+    };
+    const reason = "write policy: developer — only the developer's credentials can write";
+    expect(await readOnly(endUserHeaders(dev.clientKey, alice.sessionToken))).toEqual({
+      recipes: { read_only: false, read_only_reason: undefined },
+      notes: { read_only: true, read_only_reason: reason },
+      diary: { read_only: true, read_only_reason: reason },
+    });
+    expect(await readOnly({ authorization: `Bearer ${dev.token}` })).toEqual({
+      recipes: { read_only: false, read_only_reason: undefined },
+      notes: { read_only: false, read_only_reason: undefined },
+      diary: { read_only: false, read_only_reason: undefined },
+    });
+  });
 });
