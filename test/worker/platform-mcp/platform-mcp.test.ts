@@ -449,7 +449,11 @@ describe("platform MCP: every tool names its bad argument", () => {
 
   /** Valid values of a tool's resource arguments (the project exists; names need not). */
   const validParams = (name: PlatformToolName): Record<string, unknown> => {
-    const values: Record<string, unknown> = { project_id: dev.projectId, name: "nothing_here" };
+    const values: Record<string, unknown> = {
+      project_id: dev.projectId,
+      name: "nothing_here",
+      grant_id: "u_0:nothing_here",
+    };
     return Object.fromEntries(
       Object.keys(PLATFORM_TOOLS[name].params)
         .filter((key) => key in values)
