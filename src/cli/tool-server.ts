@@ -3,7 +3,7 @@
  * its tools, the audit log and the tool host (a sandboxed child process, or a worker thread when no
  * permission option is given), plus the `tool:<name>` audit line per call.
  */
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { dirname, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AuditSink, NO_AUDIT, openAuditLog } from "./audit-log.ts";
@@ -20,6 +20,7 @@ import {
   type Policy,
 } from "./permissions.ts";
 import { type CallOutcome, ToolProcess } from "./sandbox/tool-process.ts";
+import { checkArguments } from "./validate-args.ts";
 
 /** The permission options every command takes. */
 export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
@@ -43,7 +44,16 @@ export const TOOL_SERVER_OPTIONS: Record<string, OptionSpec> = {
   "isolate-per-call": { type: "boolean", description: "fresh module instance for every tools/call" },
   timeout: { type: "number", value: "MS", description: "end a tool call after MS milliseconds" },
   "max-memory": { type: "number", value: "MB", description: "memory limit of the tool process" },
-  typed: { type: "boolean", description: "derive input schemas from TypeScript types (ours)" },
+  typed: {
+    type: "boolean",
+    description: "list and validate JSON Schemas from TypeScript types (default in mcp, serve)",
+  },
+};
+
+/** The options of the commands whose schemas a model reads (`mcp`, `serve`): typed by default. */
+export const MODEL_FACING_OPTIONS: Record<string, OptionSpec> = {
+  ...TOOL_SERVER_OPTIONS,
+  untyped: { type: "boolean", description: 'list the contract\'s {"type":"object"} schemas, no validation' },
 };
 
 /** Parsed options of a tool-serving command. */
@@ -53,6 +63,7 @@ export interface ToolServerArgs extends PermissionFlags {
   timeout?: number;
   maxMemory?: number;
   typed?: boolean;
+  untyped?: boolean;
 }
 
 /** The package version, inlined by the build. */
@@ -72,12 +83,16 @@ export interface ToolServer {
   audit: AuditSink;
   has(name: string): boolean;
   /**
-   * Calls a tool and writes its `tool:<name>` audit line (Deny when it failed or is unknown).
-   * Calls run one at a time in the order they were made, each audit line after that call's checks.
+   * Calls a tool and writes its `tool:<name>` audit line (Deny when it failed, is unknown or its
+   * arguments break the typed schema — `invalid`). Calls run one at a time in the order they were
+   * made, each audit line after that call's checks.
    */
-  call(name: string, args: unknown): Promise<CallOutcome>;
+  call(name: string, args: unknown): Promise<ServerCallOutcome>;
   close(): void;
 }
+
+/** A call's outcome; `invalid`: refused before the tool ran, the arguments break its schema. */
+export type ServerCallOutcome = CallOutcome | { ok: false; error: string; invalid: true };
 
 /** Resolves `file` and checks it is a regular file, with the contract's messages. */
 export function resolveEntry(command: string, file: string | undefined): string {
@@ -93,21 +108,68 @@ export function resolveEntry(command: string, file: string | undefined): string 
   return entry;
 }
 
-/** Loads the tool list (schemas typed on request). */
-export async function loadTools(
-  command: string,
-  entry: string,
-  typed: boolean | undefined,
-): Promise<ToolSchema[]> {
+/** A tool file's tools as listed, and how each takes its arguments. */
+export interface LoadedTools {
+  tools: ToolSchema[];
+  /** Positional parameter names per tool (tools absent here take the one arguments object). */
+  params: Map<string, (string | null)[]>;
+  /** Whether the listed schemas are typed (and calls validated against them). */
+  typed: boolean;
+}
+
+/**
+ * Whether every tool's declaration visibly takes nothing or one destructured object
+ * (`function name({ … })`, `function name()`): then untyped serving needs no compiler pass.
+ */
+function allTakeOneObject(entry: string, tools: ToolSchema[]): boolean {
+  let source: string;
+  try {
+    source = readFileSync(entry, "utf8");
+  } catch {
+    return false;
+  }
+  return tools.every((tool) => {
+    const name = tool.name.replace(/[$]/g, "\\$");
+    return new RegExp(`function\\s+${name}\\s*(<[^(]*>)?\\s*\\(\\s*[{)]`).test(source);
+  });
+}
+
+/**
+ * Loads the tool list and the tools' signatures: schemas typed when `typed`, positional parameter
+ * names always. Warnings (unmappable parameters, no TypeScript) go to stderr.
+ */
+export async function loadTools(command: string, entry: string, typed: boolean): Promise<LoadedTools> {
   let discovered: ReturnType<typeof discoverTools>;
   try {
     discovered = discoverTools(entry);
   } catch (error) {
     throw new CliError(`amber ${command}: ${(error as Error).message}`);
   }
-  if (!typed || discovered.source === "manifest") return discovered.tools;
-  const { typedToolSchemas } = await import("./typed-schema.ts");
-  return typedToolSchemas(entry, discovered.tools);
+  const params = new Map<string, (string | null)[]>();
+  if (!typed && allTakeOneObject(entry, discovered.tools)) return { tools: discovered.tools, params, typed };
+  const { analyzeToolFile } = await import("./typed-schema.ts");
+  let analysis: Awaited<ReturnType<typeof analyzeToolFile>>;
+  try {
+    analysis = await analyzeToolFile(
+      entry,
+      discovered.tools.map((t) => t.name),
+      AMBER_VERSION,
+    );
+  } catch (error) {
+    process.stderr.write(
+      `amber ${command}: warning: ${(error as Error).message}; schemas stay {"type":"object"} and positional parameters are not mapped\n`,
+    );
+    return { tools: discovered.tools, params, typed: false };
+  }
+  for (const warning of analysis.warnings) process.stderr.write(`amber ${command}: warning: ${warning}\n`);
+  for (const [name, signature] of Object.entries(analysis.signatures))
+    if (signature.params) params.set(name, signature.params);
+  if (!typed || discovered.source === "manifest") return { tools: discovered.tools, params, typed: false };
+  const tools = discovered.tools.map((tool) => {
+    const schema = analysis.signatures[tool.name]?.inputSchema;
+    return schema ? { ...tool, inputSchema: schema } : tool;
+  });
+  return { tools, params, typed: true };
 }
 
 /**
@@ -134,7 +196,9 @@ export async function openToolServer(command: string, file: string | undefined, 
   } catch (error) {
     throw new CliError(`amber ${command}: ${(error as Error).message}`);
   }
-  const tools = await loadTools(command, entry, args.typed);
+  const loaded = await loadTools(command, entry, args.typed === true && args.untyped !== true);
+  const { tools } = loaded;
+  const schemas = new Map(tools.map((t) => [t.name, t.inputSchema]));
   const audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
   let compiled: Promise<string> | undefined;
   const runner = new ToolProcess({
@@ -164,10 +228,13 @@ export async function openToolServer(command: string, file: string | undefined, 
     audit,
     has: (name) => names.has(name),
     call(name, callArgs) {
-      const done = queue.then(async (): Promise<CallOutcome> => {
-        const outcome: CallOutcome = names.has(name)
-          ? await runner.call(name, callArgs)
-          : { ok: false, error: `unknown tool: ${name}` };
+      const done = queue.then(async (): Promise<ServerCallOutcome> => {
+        const problem = loaded.typed ? checkArguments(schemas.get(name) ?? {}, callArgs) : undefined;
+        const outcome: ServerCallOutcome = !names.has(name)
+          ? { ok: false, error: `unknown tool: ${name}` }
+          : problem !== undefined
+            ? { ok: false, error: `invalid arguments for \`${name}\`: ${problem}`, invalid: true }
+            : await runner.call(name, callArgs, loaded.params.get(name));
         audit.record({
           kind: "Process",
           action: "Execute",

@@ -17,10 +17,10 @@ import { renderToolTable } from "../inspect.ts";
 import { serveOrdered, writeStdout } from "../stdio-loop.ts";
 import {
   loadTools,
+  MODEL_FACING_OPTIONS,
   openToolServer,
   resolveEntry,
   SERVER_INFO,
-  TOOL_SERVER_OPTIONS,
   type ToolServer,
   type ToolServerArgs,
 } from "../tool-server.ts";
@@ -57,21 +57,24 @@ export const mcpCommand = defineCommand<McpArgs>({
   meta: {
     name: "mcp",
     description: "Serve a tool file as an MCP server over stdio.",
-    usage: "amber mcp [permission flags] [--isolate-per-call] [--inspect] <file>",
+    usage: "amber mcp [permission flags] [--isolate-per-call] [--untyped] [--inspect] <file>",
   },
   options: {
-    ...TOOL_SERVER_OPTIONS,
+    ...MODEL_FACING_OPTIONS,
     inspect: { type: "boolean", description: "print the discovered tools as a table and exit" },
   },
   async run(args) {
     if (args.inspect) {
       const file = args.positionals[0];
       const entry = resolveEntry("mcp", file);
-      const tools = await loadTools("mcp", entry, args.typed);
+      const { tools } = await loadTools("mcp", entry, args.untyped !== true);
       process.stdout.write(renderToolTable(file ?? entry, tools));
       return 0;
     }
-    const { server, warm } = await openToolServer("mcp", args.positionals[0], args);
+    const { server, warm } = await openToolServer("mcp", args.positionals[0], {
+      ...args,
+      typed: args.untyped !== true,
+    });
     const handlers = mcpHandlers(server);
     const session: McpSession = {};
     const dispatchOptions = {

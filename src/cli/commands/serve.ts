@@ -7,7 +7,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { handleMcpHttpRequest } from "../../mcp/index.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { renderToolsJson } from "../export-tools.ts";
-import { openToolServer, TOOL_SERVER_OPTIONS, type ToolServer, type ToolServerArgs } from "../tool-server.ts";
+import {
+  MODEL_FACING_OPTIONS,
+  openToolServer,
+  type ToolServer,
+  type ToolServerArgs,
+} from "../tool-server.ts";
 import { mcpHandlers } from "./mcp.ts";
 
 interface ServeArgs extends ToolServerArgs {
@@ -112,6 +117,7 @@ export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
         }
       }
       const outcome = await server.call(name, args);
+      if ("invalid" in outcome) throw new HttpError(400, "invalid_arguments", outcome.error);
       if (outcome.ok) return sendJson(res, 200, outcome.value === undefined ? null : outcome.value);
       return sendJson(res, 500, { error: { code: "tool_error", message: outcome.error } });
     } catch (error) {
@@ -129,15 +135,18 @@ export const serveCommand = defineCommand<ServeArgs>({
   meta: {
     name: "serve",
     description: "Serve a tool file over HTTP: POST /<tool>, GET /tools, MCP at /mcp.",
-    usage: "amber serve [permission flags] <file> [--port N] [--host 127.0.0.1]",
+    usage: "amber serve [permission flags] [--untyped] <file> [--port N] [--host 127.0.0.1]",
   },
   options: {
-    ...TOOL_SERVER_OPTIONS,
+    ...MODEL_FACING_OPTIONS,
     port: { type: "number", value: "N", description: "port to listen on (default 8000, 0 = any free port)" },
     host: { type: "string", value: "HOST", description: "address to bind (default 127.0.0.1)" },
   },
   async run(args) {
-    const { server, warm } = await openToolServer("serve", args.positionals[0], args);
+    const { server, warm } = await openToolServer("serve", args.positionals[0], {
+      ...args,
+      typed: args.untyped !== true,
+    });
     warm();
     const { createServer } = await import("node:http");
     const host = args.host ?? "127.0.0.1";

@@ -8,6 +8,7 @@ import {
   dispatch,
   failure,
   type Handlers,
+  INVALID_PARAMS,
   INVALID_REQUEST,
   type JsonRpcResponse,
   RpcError,
@@ -37,7 +38,7 @@ export function sessionHandlers(server: ToolServer): Handlers<null> {
     const args = p.arguments ?? p.args ?? {};
     // An unknown name is answered (and audited) in its turn, like any other call.
     const outcome = await server.call(name, args);
-    if (!outcome.ok) throw new RpcError(TOOL_ERROR, outcome.error);
+    if (!outcome.ok) throw new RpcError("invalid" in outcome ? INVALID_PARAMS : TOOL_ERROR, outcome.error);
     return outcome.value;
   };
   const listTools = () => ({ tools: server.tools });

@@ -120,8 +120,8 @@ export class ToolProcess {
    * a call that ends the host (timeout, memory, crash) fails alone and the ones queued behind it
    * start on a fresh host.
    */
-  call(name: string, args: unknown): Promise<CallOutcome> {
-    const outcome = this.#queue.then(() => this.#run(name, args));
+  call(name: string, args: unknown, params?: (string | null)[]): Promise<CallOutcome> {
+    const outcome = this.#queue.then(() => this.#run(name, args, params));
     this.#queue = outcome.then(
       () => undefined,
       () => undefined,
@@ -129,13 +129,13 @@ export class ToolProcess {
     return outcome;
   }
 
-  async #run(name: string, args: unknown): Promise<CallOutcome> {
+  async #run(name: string, args: unknown, params?: (string | null)[]): Promise<CallOutcome> {
     if (this.#closed) return { ok: false, error: "tool process is closed" };
     const worker = this.#ensureWorker();
     const isolated = this.#options.isolatePerCall;
     const loadError = await worker.ready;
     if (loadError !== undefined) return { ok: false, error: loadError };
-    if (worker.exited) return this.#run(name, args);
+    if (worker.exited) return this.#run(name, args, params);
     const id = this.#nextId++;
     const outcome = await new Promise<CallOutcome>((resolve) => {
       const pending: Pending = { resolve };
@@ -147,7 +147,9 @@ export class ToolProcess {
         }, timeoutMs);
       }
       this.#startWatchdog();
-      const message: CallMessage = { t: "call", id, name, args };
+      const message: CallMessage = params
+        ? { t: "call", id, name, args, params }
+        : { t: "call", id, name, args };
       worker.host.post(message);
     });
     // A fresh instance per call: this host has served its call; the spare takes the next one.
