@@ -42,7 +42,11 @@ export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
 export const TOOL_SERVER_OPTIONS: Record<string, OptionSpec> = {
   ...PERMISSION_OPTIONS,
   "isolate-per-call": { type: "boolean", description: "fresh module instance for every tools/call" },
-  timeout: { type: "number", value: "MS", description: "end a tool call after MS milliseconds" },
+  timeout: {
+    type: "number",
+    value: "MS",
+    description: "end a tool call after MS milliseconds (default 60000; 0: never)",
+  },
   "max-memory": { type: "number", value: "MB", description: "memory limit of the tool process" },
   typed: {
     type: "boolean",
@@ -66,6 +70,9 @@ export interface ToolServerArgs extends PermissionFlags {
   untyped?: boolean;
 }
 
+/** Default per-call timeout: a forgotten promise cannot hold a session forever. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
 /** The package version, inlined by the build. */
 declare const __AMBER_VERSION__: string | undefined;
 export const AMBER_VERSION = typeof __AMBER_VERSION__ === "string" ? __AMBER_VERSION__ : "0.0.0-dev";
@@ -87,7 +94,7 @@ export interface ToolServer {
    * arguments break the typed schema — `invalid`). Calls run one at a time in the order they were
    * made, each audit line after that call's checks.
    */
-  call(name: string, args: unknown): Promise<ServerCallOutcome>;
+  call(name: string, args: unknown, signal?: AbortSignal): Promise<ServerCallOutcome>;
   close(): void;
 }
 
@@ -207,7 +214,7 @@ export async function openToolServer(command: string, file: string | undefined, 
     policy,
     audit,
     isolatePerCall: args.isolatePerCall === true,
-    timeoutMs: args.timeout,
+    timeoutMs: args.timeout ?? DEFAULT_TIMEOUT_MS,
     maxMemoryMb: args.maxMemory,
     hostScript: here("./tool-host.mjs"),
     compile: () => {
@@ -227,14 +234,14 @@ export async function openToolServer(command: string, file: string | undefined, 
     policy,
     audit,
     has: (name) => names.has(name),
-    call(name, callArgs) {
+    call(name, callArgs, signal) {
       const done = queue.then(async (): Promise<ServerCallOutcome> => {
         const problem = loaded.typed ? checkArguments(schemas.get(name) ?? {}, callArgs) : undefined;
         const outcome: ServerCallOutcome = !names.has(name)
           ? { ok: false, error: `unknown tool: ${name}` }
           : problem !== undefined
             ? { ok: false, error: `invalid arguments for \`${name}\`: ${problem}`, invalid: true }
-            : await runner.call(name, callArgs, loaded.params.get(name));
+            : await runner.call(name, callArgs, loaded.params.get(name), signal);
         audit.record({
           kind: "Process",
           action: "Execute",
@@ -252,4 +259,10 @@ export async function openToolServer(command: string, file: string | undefined, 
     },
   };
   return { server, warm: () => runner.warm() };
+}
+
+/** Writes to stdout, waiting for `drain` when the pipe is full. */
+export function writeStdout(data: string): Promise<void> | undefined {
+  if (process.stdout.write(data)) return;
+  return new Promise((resolve) => process.stdout.once("drain", () => resolve()));
 }

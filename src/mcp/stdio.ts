@@ -224,6 +224,63 @@ export function encodeMessage(message: unknown, framing: Framing): string {
   return `Content-Length: ${encoder.encode(json).byteLength}\r\n\r\n${json}`;
 }
 
+/** Options of {@link serveStdioLoop}. */
+export interface StdioLoopOptions {
+  /** The incoming byte stream (e.g. process.stdin). */
+  read: AsyncIterable<Uint8Array | string>;
+  /** Writes one encoded reply; may return a promise to apply backpressure. */
+  write: (data: string) => void | Promise<void>;
+  /** Answers one decoded item (`null`: nothing to send). */
+  answer: (item: DecodedItem) => Promise<unknown>;
+  maxFrameBytes?: number;
+  /** Force a framing instead of detecting it from the first bytes. */
+  framing?: Framing;
+  /** Runs once, just after the first chunk's items were dispatched (start background work here). */
+  afterFirstChunk?: () => void;
+}
+
+/**
+ * The one stdio loop: decodes, dispatches every item on arrival, and writes each reply in the
+ * connection's framing as soon as it is ready — a slow request never holds back the answers to the
+ * ones after it, so replies may leave out of request order (JSON-RPC matches them by id). Writes
+ * never interleave. At the end of input it waits for the answers in flight. Resolves with the
+ * framing that was used.
+ */
+export async function serveStdioLoop(options: StdioLoopOptions): Promise<Framing | undefined> {
+  const decoder = new StdioDecoder({ maxFrameBytes: options.maxFrameBytes, framing: options.framing });
+  let writes: Promise<void> = Promise.resolve();
+  const inFlight = new Set<Promise<void>>();
+  const handle = (items: DecodedItem[]) => {
+    for (const item of items) {
+      const done = options.answer(item).then(
+        (reply) => {
+          if (reply === null || reply === undefined) return;
+          const text = encodeMessage(reply, decoder.framing ?? "ndjson");
+          writes = writes.then(() => options.write(text));
+          return writes;
+        },
+        () => undefined,
+      );
+      inFlight.add(done);
+      void done.finally(() => inFlight.delete(done));
+    }
+  };
+  let first = options.afterFirstChunk;
+  for await (const chunk of options.read) {
+    handle(decoder.push(chunk));
+    if (first) {
+      // After the microtasks that answer cheap requests (initialize, tools/list) have run.
+      setTimeout(first, 0);
+      first = undefined;
+    }
+  }
+  first?.();
+  handle(decoder.end());
+  while (inFlight.size > 0) await Promise.all(inFlight);
+  await writes;
+  return decoder.framing;
+}
+
 /** Options of {@link serveStdio}. */
 export interface ServeStdioOptions<Ctx> {
   /** The incoming byte stream (e.g. process.stdin). */
@@ -241,25 +298,22 @@ export interface ServeStdioOptions<Ctx> {
 }
 
 /**
- * Serves one stdio connection until `read` ends: decodes, dispatches in arrival order, and writes
- * each reply in the connection's framing. Resolves with the framing that was used.
+ * Serves one stdio connection with a handler table until `read` ends ({@link serveStdioLoop}
+ * dispatching to the handlers). Resolves with the framing that was used.
  */
-export async function serveStdio<Ctx>(options: ServeStdioOptions<Ctx>): Promise<Framing | undefined> {
-  const decoder = new StdioDecoder({ maxFrameBytes: options.maxFrameBytes, framing: options.framing });
+export function serveStdio<Ctx>(options: ServeStdioOptions<Ctx>): Promise<Framing | undefined> {
   const dispatchOptions: DispatchOptions = {
     transport: { session: options.session ?? {} },
     onInternalError: options.onInternalError,
   };
-  const handle = async (items: DecodedItem[]) => {
-    for (const item of items) {
-      const reply =
-        "error" in item
-          ? failure(null, item.error.code, item.error.message)
-          : await dispatchPayload(item.message, options.handlers, options.ctx, dispatchOptions);
-      if (reply !== null) await options.write(encodeMessage(reply, decoder.framing ?? "ndjson"));
-    }
-  };
-  for await (const chunk of options.read) await handle(decoder.push(chunk));
-  await handle(decoder.end());
-  return decoder.framing;
+  return serveStdioLoop({
+    read: options.read,
+    write: options.write,
+    maxFrameBytes: options.maxFrameBytes,
+    framing: options.framing,
+    answer: async (item) =>
+      "error" in item
+        ? failure(null, item.error.code, item.error.message)
+        : dispatchPayload(item.message, options.handlers, options.ctx, dispatchOptions),
+  });
 }

@@ -229,12 +229,47 @@ describe("serveStdio", () => {
       ctx: null,
     });
     expect(framing).toBe("ndjson");
-    expect(out.map((s) => JSON.parse(s))).toMatchObject([
-      { id: 1, result: { protocolVersion: "2025-06-18" } },
-      { id: 2, result: {} },
-      { id: null, error: { code: PARSE_ERROR } },
-    ]);
+    // Each reply leaves as soon as it is ready (the parse error needs no dispatch): match by id.
+    const replies = out.map((s) => JSON.parse(s));
+    expect(replies).toHaveLength(3);
+    expect(replies).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          id: 1,
+          result: expect.objectContaining({ protocolVersion: "2025-06-18" }),
+        }),
+        expect.objectContaining({ id: 2, result: {} }),
+        expect.objectContaining({ id: null, error: expect.objectContaining({ code: PARSE_ERROR }) }),
+      ]),
+    );
     expect(out.every((s) => s.endsWith("\n") && s.indexOf("\n") === s.length - 1)).toBe(true);
+  });
+
+  it("answers a request while an earlier one is still running (replies leave when ready)", async () => {
+    let release: () => void = () => {};
+    const slow = createMcpHandlers<null>({
+      serverInfo: { name: "s", version: "1" },
+      tools: {
+        list: () => [],
+        call: () => new Promise((resolve) => (release = () => resolve({ value: "late" }))),
+      },
+    });
+    const out: string[] = [];
+    const done = serveStdio({
+      read: (async function* () {
+        yield enc.encode('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}\n');
+        yield enc.encode('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+        while (out.length === 0) await new Promise((r) => setTimeout(r, 5));
+        release();
+      })(),
+      write: (s) => {
+        out.push(s);
+      },
+      handlers: slow,
+      ctx: null,
+    });
+    await done;
+    expect(out.map((s) => JSON.parse(s).id)).toEqual([2, 1]);
   });
 
   it("answers with Content-Length frames when the client frames that way", async () => {

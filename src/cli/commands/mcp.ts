@@ -11,10 +11,11 @@ import {
   INVALID_PARAMS,
   type McpSession,
   RpcError,
+  serveStdioLoop,
 } from "../../mcp/index.ts";
+import { CallRegistry } from "../cancellation.ts";
 import { defineCommand } from "../command.ts";
 import { renderToolTable } from "../inspect.ts";
-import { serveOrdered, writeStdout } from "../stdio-loop.ts";
 import {
   loadTools,
   MODEL_FACING_OPTIONS,
@@ -23,17 +24,25 @@ import {
   SERVER_INFO,
   type ToolServer,
   type ToolServerArgs,
+  writeStdout,
 } from "../tool-server.ts";
 
+/** Per-request context of a tool call: the signal that cancels it (stdio). */
+export type CallContext = { signal?: AbortSignal } | null;
+
 /** MCP handlers over a loaded tool file. */
-export function mcpHandlers(server: ToolServer): Handlers<null> {
-  const handlers = createMcpHandlers<null>({
+export function mcpHandlers(server: ToolServer): Handlers<CallContext> {
+  const handlers = createMcpHandlers<CallContext>({
     serverInfo: SERVER_INFO,
     tools: {
       list: () => server.tools,
-      async call(name, args) {
-        if (!server.has(name)) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
-        const outcome = await server.call(name, args);
+      async call(name, args, ctx) {
+        if (!server.has(name)) {
+          // Audited like any call (a Deny line), then refused as the specification says.
+          await server.call(name, args);
+          throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+        }
+        const outcome = await server.call(name, args, ctx?.signal);
         return outcome.ok ? { value: outcome.value } : { value: outcome.error, isError: true };
       },
     },
@@ -82,18 +91,22 @@ export const mcpCommand = defineCommand<McpArgs>({
       onInternalError: (error: unknown) =>
         process.stderr.write(`amber mcp: internal error: ${String(error)}\n`),
     };
-    await serveOrdered({
+    const calls = new CallRegistry();
+    await serveStdioLoop({
       read: process.stdin,
       write: writeStdout,
       afterFirstChunk: warm,
-      answer: async (item) =>
-        "error" in item
-          ? failure(null, item.error.code, item.error.message)
-          : dispatchPayload(item.message, handlers, null, {
-              ...dispatchOptions,
-              // JSON-RPC batches exist only in 2025-03-26 (before initialize: 2024-11-05, none).
-              allowBatch: session.protocolVersion === "2025-03-26",
-            }),
+      answer: async (item) => {
+        if ("error" in item) return failure(null, item.error.code, item.error.message);
+        const call = calls.track(item.message);
+        const reply = await dispatchPayload(item.message, handlers, call, {
+          ...dispatchOptions,
+          // JSON-RPC batches exist only in 2025-03-26 (before initialize: 2024-11-05, none).
+          allowBatch: session.protocolVersion === "2025-03-26",
+        });
+        // A cancelled request gets no response (MCP specification).
+        return calls.settle(call) ? null : reply;
+      },
     });
     server.close();
     return 0;

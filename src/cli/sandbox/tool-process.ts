@@ -42,7 +42,15 @@ export interface ToolProcessOptions {
 interface Pending {
   resolve: (outcome: CallOutcome) => void;
   timer?: NodeJS.Timeout;
+  /** Set once the call was cancelled: ends the host if the call has not settled by then. */
+  cancelTimer?: NodeJS.Timeout;
 }
+
+/** How long a cancelled call may take to settle before its host is replaced. */
+export const CANCEL_GRACE_MS = 200;
+
+/** The outcome of a cancelled call. */
+export const CANCELLED = "tool call was cancelled";
 
 /** The running tool host, child process or worker thread. */
 interface Host {
@@ -120,8 +128,8 @@ export class ToolProcess {
    * a call that ends the host (timeout, memory, crash) fails alone and the ones queued behind it
    * start on a fresh host.
    */
-  call(name: string, args: unknown, params?: (string | null)[]): Promise<CallOutcome> {
-    const outcome = this.#queue.then(() => this.#run(name, args, params));
+  call(name: string, args: unknown, params?: (string | null)[], signal?: AbortSignal): Promise<CallOutcome> {
+    const outcome = this.#queue.then(() => this.#run(name, args, params, signal));
     this.#queue = outcome.then(
       () => undefined,
       () => undefined,
@@ -129,13 +137,20 @@ export class ToolProcess {
     return outcome;
   }
 
-  async #run(name: string, args: unknown, params?: (string | null)[]): Promise<CallOutcome> {
+  async #run(
+    name: string,
+    args: unknown,
+    params?: (string | null)[],
+    signal?: AbortSignal,
+  ): Promise<CallOutcome> {
     if (this.#closed) return { ok: false, error: "tool process is closed" };
+    if (signal?.aborted) return { ok: false, error: CANCELLED };
     const worker = this.#ensureWorker();
     const isolated = this.#options.isolatePerCall;
     const loadError = await worker.ready;
     if (loadError !== undefined) return { ok: false, error: loadError };
-    if (worker.exited) return this.#run(name, args, params);
+    if (worker.exited) return this.#run(name, args, params, signal);
+    if (signal?.aborted) return { ok: false, error: CANCELLED };
     const id = this.#nextId++;
     const outcome = await new Promise<CallOutcome>((resolve) => {
       const pending: Pending = { resolve };
@@ -146,6 +161,15 @@ export class ToolProcess {
           this.#kill(worker, `tool call timed out after ${timeoutMs} ms`, id);
         }, timeoutMs);
       }
+      // A cancelled call that does not settle at once takes its host with it (the next call gets a
+      // fresh one): JavaScript cannot stop a running function from outside.
+      signal?.addEventListener(
+        "abort",
+        () => {
+          pending.cancelTimer ??= setTimeout(() => this.#kill(worker, CANCELLED, id), CANCEL_GRACE_MS);
+        },
+        { once: true },
+      );
       this.#startWatchdog();
       const message: CallMessage = params
         ? { t: "call", id, name, args, params }
@@ -342,6 +366,7 @@ export class ToolProcess {
     if (!pending) return;
     worker.pending.delete(message.id);
     clearTimeout(pending.timer);
+    clearTimeout(pending.cancelTimer);
     pending.resolve(
       message.ok
         ? { ok: true, value: message.value ?? null }
@@ -352,6 +377,7 @@ export class ToolProcess {
   #failAll(worker: Worker, reason: string, culprit?: number): void {
     for (const [id, pending] of worker.pending) {
       clearTimeout(pending.timer);
+      clearTimeout(pending.cancelTimer);
       pending.resolve({
         ok: false,
         error: culprit === undefined || id === culprit ? reason : "tool process was restarted",
