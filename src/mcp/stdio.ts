@@ -64,6 +64,8 @@ export class StdioDecoder {
   /** Content-Length seen in the current header block (-1 none, -2 invalid). */
   private headerLength = -1;
   private headerLines = 0;
+  /** After a malformed frame: skip bytes up to the next `Content-Length` header. */
+  private resync = false;
 
   constructor(options: StdioDecoderOptions = {}) {
     this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
@@ -155,9 +157,49 @@ export class StdioDecoder {
       }
       if (this.bodyLength >= 0) {
         if (this.buffer.byteLength < this.bodyLength) return;
-        items.push(parseItem(this.buffer.subarray(0, this.bodyLength), this.text));
-        this.buffer = this.buffer.subarray(this.bodyLength);
+        const body = this.buffer.subarray(0, this.bodyLength);
+        const item = parseItem(body, this.text);
         this.bodyLength = -1;
+        if ("error" in item) {
+          // A Content-Length too long swallowed the next frame's header: serve from there.
+          items.push(item);
+          const at = findHeader(body, 1);
+          if (at === -1) {
+            this.buffer = this.buffer.subarray(body.byteLength);
+            this.resync = true;
+          } else this.buffer = this.buffer.subarray(at);
+          continue;
+        }
+        items.push(item);
+        this.buffer = this.buffer.subarray(body.byteLength);
+        continue;
+      }
+      if (this.resync && this.headerLines === 0) {
+        const at = findHeader(this.buffer, 0);
+        if (at === -1) {
+          // Keep a tail that may be the start of a header split across chunks.
+          this.buffer = this.buffer.subarray(Math.max(0, this.buffer.byteLength - HEADER_NAME.length));
+          return;
+        }
+        this.buffer = this.buffer.subarray(at);
+        this.resync = false;
+      }
+      const first = this.buffer.findIndex((b) => !isWhitespace(b));
+      if (this.headerLines === 0 && (this.buffer[first] === 0x7b || this.buffer[first] === 0x5b)) {
+        // A newline-delimited message on a Content-Length connection: accept it as is.
+        const nl = this.buffer.indexOf(LF);
+        if (nl === -1 && this.buffer.byteLength <= this.maxFrameBytes) return;
+        const end = nl === -1 ? this.buffer.byteLength : nl;
+        const line = this.buffer.subarray(0, end);
+        const item = parseItem(line, this.text);
+        const at = "error" in item ? findHeader(line, 1) : -1;
+        if (at !== -1) {
+          // A body with too short a Content-Length left its tail here, glued to the next header.
+          this.buffer = this.buffer.subarray(at);
+          continue;
+        }
+        items.push(item);
+        this.buffer = this.buffer.subarray(Math.min(end + 1, this.buffer.byteLength));
         continue;
       }
       const nl = this.buffer.indexOf(LF);
@@ -191,6 +233,7 @@ export class StdioDecoder {
         items.push({
           error: { code: PARSE_ERROR, message: "Parse error: missing or invalid Content-Length" },
         });
+        this.resync = true;
       } else if (length > this.maxFrameBytes) {
         items.push(tooLarge(this.maxFrameBytes));
         this.discard = length;
@@ -198,16 +241,11 @@ export class StdioDecoder {
       return;
     }
     const text = this.text.decode(line);
-    const first = text.trimStart()[0];
-    if (this.headerLines === 0 && (first === "{" || first === "[")) {
-      // A newline-delimited message on a Content-Length connection: accept it as is.
-      items.push(parseItem(line, this.text));
-      return;
-    }
     const match = /^([A-Za-z0-9-]+)[ \t]*:[ \t]*(.*?)[ \t]*$/.exec(text);
     if (match === null) {
       items.push({ error: { code: PARSE_ERROR, message: "Parse error: expected a Content-Length header" } });
       this.resetHeaders();
+      this.resync = true;
       return;
     }
     this.headerLines++;
@@ -215,6 +253,22 @@ export class StdioDecoder {
       this.headerLength = /^\d{1,15}$/.test(match[2]!) ? Number(match[2]) : -2;
     }
   }
+}
+
+const HEADER_NAME = encoder.encode("content-length");
+
+/** Where a `Content-Length` header name (any case) starts in `bytes` at or after `from`, or -1. */
+function findHeader(bytes: Uint8Array, from: number): number {
+  const last = bytes.byteLength - HEADER_NAME.length;
+  outer: for (let i = from; i <= last; i++) {
+    for (let j = 0; j < HEADER_NAME.length; j++) {
+      const b = bytes[i + j]!;
+      // ASCII letters compare case-insensitively; '-' only matches itself.
+      if ((b >= 0x41 && b <= 0x5a ? b + 0x20 : b) !== HEADER_NAME[j]) continue outer;
+    }
+    return i;
+  }
+  return -1;
 }
 
 /** Serializes one message (or batch) in `framing`. */
