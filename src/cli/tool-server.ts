@@ -3,8 +3,8 @@
  * its tools, the audit log and the tool host (a sandboxed child process, or a worker thread when no
  * permission option is given), plus the `tool:<name>` audit line per call.
  */
-import { readFileSync, statSync } from "node:fs";
-import { dirname, resolve, sep } from "node:path";
+import { readFileSync, statSync, watch } from "node:fs";
+import { basename, dirname, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AuditSink, NO_AUDIT, openAuditLog } from "./audit-log.ts";
 import { CliError, type OptionSpec } from "./command.ts";
@@ -57,6 +57,10 @@ export const TOOL_SERVER_OPTIONS: Record<string, OptionSpec> = {
 /** The options of the commands whose schemas a model reads (`mcp`, `serve`): typed by default. */
 export const MODEL_FACING_OPTIONS: Record<string, OptionSpec> = {
   ...TOOL_SERVER_OPTIONS,
+  watch: {
+    type: "boolean",
+    description: "reload when the tool file changes (mcp: notifications/tools/list_changed)",
+  },
   untyped: { type: "boolean", description: 'list the contract\'s {"type":"object"} schemas, no validation' },
 };
 
@@ -68,6 +72,7 @@ export interface ToolServerArgs extends PermissionFlags {
   maxMemory?: number;
   typed?: boolean;
   untyped?: boolean;
+  watch?: boolean;
 }
 
 /** Default per-call timeout: a forgotten promise cannot hold a session forever. */
@@ -85,7 +90,7 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 /** A loaded tool file, ready to list and call. */
 export interface ToolServer {
   entry: string;
-  tools: ToolSchema[];
+  readonly tools: ToolSchema[];
   policy: Policy;
   audit: AuditSink;
   has(name: string): boolean;
@@ -95,6 +100,8 @@ export interface ToolServer {
    * made, each audit line after that call's checks.
    */
   call(name: string, args: unknown, signal?: AbortSignal): Promise<ServerCallOutcome>;
+  /** Loads the tool file again (tools, schemas, a fresh tool host); throws if it no longer loads. */
+  reload(): Promise<void>;
   close(): void;
 }
 
@@ -203,39 +210,47 @@ export async function openToolServer(command: string, file: string | undefined, 
   } catch (error) {
     throw new CliError(`amber ${command}: ${(error as Error).message}`);
   }
-  const loaded = await loadTools(command, entry, args.typed === true && args.untyped !== true);
-  const { tools } = loaded;
-  const schemas = new Map(tools.map((t) => [t.name, t.inputSchema]));
+  const typed = args.typed === true && args.untyped !== true;
+  const index = (loaded: LoadedTools) => ({
+    loaded,
+    names: new Set(loaded.tools.map((t) => t.name)),
+    schemas: new Map(loaded.tools.map((t) => [t.name, t.inputSchema])),
+  });
+  let current = index(await loadTools(command, entry, typed));
   const audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
   let compiled: Promise<string> | undefined;
-  const runner = new ToolProcess({
-    entry,
-    manifest,
-    policy,
-    audit,
-    isolatePerCall: args.isolatePerCall === true,
-    timeoutMs: args.timeout ?? DEFAULT_TIMEOUT_MS,
-    maxMemoryMb: args.maxMemory,
-    hostScript: here("./tool-host.mjs"),
-    compile: () => {
-      compiled ??= compileToolFile(entry, {
-        amberMcpPath: here("./amber-mcp.mjs"),
-        cacheKey: AMBER_VERSION,
-        checkInput: (path) => checkBundleInput(policy, audit, entry, path),
-      });
-      return compiled;
-    },
-  });
-  const names = new Set(tools.map((t) => t.name));
+  const startRunner = () =>
+    new ToolProcess({
+      entry,
+      manifest,
+      policy,
+      audit,
+      isolatePerCall: args.isolatePerCall === true,
+      timeoutMs: args.timeout ?? DEFAULT_TIMEOUT_MS,
+      maxMemoryMb: args.maxMemory,
+      hostScript: here("./tool-host.mjs"),
+      compile: () => {
+        compiled ??= compileToolFile(entry, {
+          amberMcpPath: here("./amber-mcp.mjs"),
+          cacheKey: AMBER_VERSION,
+          checkInput: (path) => checkBundleInput(policy, audit, entry, path),
+        });
+        return compiled;
+      },
+    });
+  let runner = startRunner();
   let queue: Promise<unknown> = Promise.resolve();
   const server: ToolServer = {
     entry,
-    tools,
+    get tools() {
+      return current.loaded.tools;
+    },
     policy,
     audit,
-    has: (name) => names.has(name),
+    has: (name) => current.names.has(name),
     call(name, callArgs, signal) {
       const done = queue.then(async (): Promise<ServerCallOutcome> => {
+        const { loaded, names, schemas } = current;
         const problem = loaded.typed ? checkArguments(schemas.get(name) ?? {}, callArgs) : undefined;
         const outcome: ServerCallOutcome = !names.has(name)
           ? { ok: false, error: `unknown tool: ${name}` }
@@ -253,6 +268,15 @@ export async function openToolServer(command: string, file: string | undefined, 
       queue = done.catch(() => undefined);
       return done;
     },
+    async reload() {
+      const next = index(await loadTools(command, entry, typed));
+      // The module changed: a fresh host loads the new code (state starts over, as on a restart).
+      runner.close();
+      compiled = undefined;
+      current = next;
+      runner = startRunner();
+      runner.warm();
+    },
     close() {
       runner.close();
       audit.close();
@@ -260,6 +284,43 @@ export async function openToolServer(command: string, file: string | undefined, 
   };
   return { server, warm: () => runner.warm() };
 }
+
+/**
+ * `--watch`: reloads `server` when its tool file (or the `tools.json` next to it) changes and then
+ * calls `onChange`. A file that no longer loads keeps the previous tools (a warning on stderr).
+ * Returns a function that stops watching.
+ */
+export function watchToolFile(server: ToolServer, command: string, onChange: () => void): () => void {
+  const dir = dirname(server.entry);
+  const names = new Set([basename(server.entry), "tools.json"]);
+  let timer: NodeJS.Timeout | undefined;
+  let reloading: Promise<void> = Promise.resolve();
+  const watcher = watch(dir, (_event, filename) => {
+    if (filename !== null && !names.has(String(filename))) return;
+    // Editors write in several steps: settle first.
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      reloading = reloading.then(async () => {
+        try {
+          await server.reload();
+          onChange();
+        } catch (error) {
+          process.stderr.write(
+            `amber ${command}: warning: reload failed, keeping the previous tools: ${(error as Error).message}\n`,
+          );
+        }
+      });
+    }, WATCH_SETTLE_MS);
+  });
+  watcher.on("error", () => {});
+  return () => {
+    clearTimeout(timer);
+    watcher.close();
+  };
+}
+
+/** How long a watched file must stay quiet before it is reloaded. */
+const WATCH_SETTLE_MS = 100;
 
 /** Writes to stdout, waiting for `drain` when the pipe is full. */
 export function writeStdout(data: string): Promise<void> | undefined {

@@ -291,6 +291,11 @@ export interface StdioLoopOptions {
   framing?: Framing;
   /** Runs once, just after the first chunk's items were dispatched (start background work here). */
   afterFirstChunk?: () => void;
+  /**
+   * Receives, at start, a function that sends a server-initiated message (a notification) in the
+   * connection's framing, between replies.
+   */
+  connect?: (send: (message: unknown) => Promise<void>) => void;
 }
 
 /**
@@ -304,6 +309,11 @@ export async function serveStdioLoop(options: StdioLoopOptions): Promise<Framing
   const decoder = new StdioDecoder({ maxFrameBytes: options.maxFrameBytes, framing: options.framing });
   let writes: Promise<void> = Promise.resolve();
   const inFlight = new Set<Promise<void>>();
+  options.connect?.((message) => {
+    const text = encodeMessage(message, decoder.framing ?? "ndjson");
+    writes = writes.then(() => options.write(text));
+    return writes;
+  });
   const handle = (items: DecodedItem[]) => {
     for (const item of items) {
       const done = options.answer(item).then(

@@ -24,14 +24,18 @@ import {
   SERVER_INFO,
   type ToolServer,
   type ToolServerArgs,
+  watchToolFile,
   writeStdout,
 } from "../tool-server.ts";
 
 /** Per-request context of a tool call: the signal that cancels it (stdio). */
 export type CallContext = { signal?: AbortSignal } | null;
 
-/** MCP handlers over a loaded tool file. */
-export function mcpHandlers(server: ToolServer): Handlers<CallContext> {
+/**
+ * MCP handlers over a loaded tool file. `listChanged`: declare that the tool list may change
+ * (`--watch` on a connection that can be notified).
+ */
+export function mcpHandlers(server: ToolServer, listChanged = false): Handlers<CallContext> {
   const handlers = createMcpHandlers<CallContext>({
     serverInfo: SERVER_INFO,
     tools: {
@@ -49,10 +53,18 @@ export function mcpHandlers(server: ToolServer): Handlers<CallContext> {
   });
   const initialize = handlers.initialize!;
   // The original server answered an initialize without a version; keep that working.
-  handlers.initialize = (params, ctx, message, transport) => {
+  handlers.initialize = async (params, ctx, message, transport) => {
     const p = typeof params === "object" && params !== null && !Array.isArray(params) ? params : {};
     const withVersion = "protocolVersion" in p ? p : { ...p, protocolVersion: "2024-11-05" };
-    return initialize(withVersion, ctx, message, transport);
+    const result = (await initialize(withVersion, ctx, message, transport)) as {
+      capabilities?: Record<string, object>;
+    };
+    if (listChanged && result.capabilities)
+      result.capabilities = {
+        ...result.capabilities,
+        tools: { ...result.capabilities.tools, listChanged: true },
+      };
+    return result;
   };
   return handlers;
 }
@@ -66,7 +78,7 @@ export const mcpCommand = defineCommand<McpArgs>({
   meta: {
     name: "mcp",
     description: "Serve a tool file as an MCP server over stdio.",
-    usage: "amber mcp [permission flags] [--isolate-per-call] [--untyped] [--inspect] <file>",
+    usage: "amber mcp [permission flags] [--isolate-per-call] [--untyped] [--watch] [--inspect] <file>",
   },
   options: {
     ...MODEL_FACING_OPTIONS,
@@ -84,8 +96,16 @@ export const mcpCommand = defineCommand<McpArgs>({
       ...args,
       typed: args.untyped !== true,
     });
-    const handlers = mcpHandlers(server);
+    const handlers = mcpHandlers(server, args.watch === true);
     const session: McpSession = {};
+    let notify: ((message: unknown) => Promise<void>) | undefined;
+    const unwatch = args.watch
+      ? watchToolFile(server, "mcp", () => {
+          // Only an initialized client was told the list may change.
+          if (session.protocolVersion !== undefined)
+            void notify?.({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+        })
+      : undefined;
     const dispatchOptions = {
       transport: { session },
       onInternalError: (error: unknown) =>
@@ -96,6 +116,9 @@ export const mcpCommand = defineCommand<McpArgs>({
       read: process.stdin,
       write: writeStdout,
       afterFirstChunk: warm,
+      connect: (send) => {
+        notify = send;
+      },
       answer: async (item) => {
         if ("error" in item) return failure(null, item.error.code, item.error.message);
         const call = calls.track(item.message);
@@ -108,6 +131,7 @@ export const mcpCommand = defineCommand<McpArgs>({
         return calls.settle(call) ? null : reply;
       },
     });
+    unwatch?.();
     server.close();
     return 0;
   },

@@ -12,6 +12,7 @@ import {
   openToolServer,
   type ToolServer,
   type ToolServerArgs,
+  watchToolFile,
 } from "../tool-server.ts";
 import { mcpHandlers } from "./mcp.ts";
 
@@ -79,7 +80,6 @@ export function originValidator(boundHost: string): (origin: string) => boolean 
 export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
   const validateOrigin = originValidator(host);
   const handlers = mcpHandlers(server);
-  const toolsJson = renderToolsJson(server.tools);
   const mcp = async (req: IncomingMessage, res: ServerResponse) => {
     const body = req.method === "GET" || req.method === "HEAD" ? undefined : await readBody(req);
     const headers = new Headers();
@@ -102,7 +102,7 @@ export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
       if (path === "/mcp") return await mcp(req, res);
       if (path === "/tools") {
         if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET /tools");
-        return sendJsonText(res, 200, toolsJson);
+        return sendJsonText(res, 200, renderToolsJson(server.tools));
       }
       const name = decodeURIComponent(path.slice(1));
       if (!server.has(name)) throw new HttpError(404, "not_found", `unknown tool: ${name}`);
@@ -135,7 +135,7 @@ export const serveCommand = defineCommand<ServeArgs>({
   meta: {
     name: "serve",
     description: "Serve a tool file over HTTP: POST /<tool>, GET /tools, MCP at /mcp.",
-    usage: "amber serve [permission flags] [--untyped] <file> [--port N] [--host 127.0.0.1]",
+    usage: "amber serve [permission flags] [--untyped] [--watch] <file> [--port N] [--host 127.0.0.1]",
   },
   options: {
     ...MODEL_FACING_OPTIONS,
@@ -148,6 +148,8 @@ export const serveCommand = defineCommand<ServeArgs>({
       typed: args.untyped !== true,
     });
     warm();
+    // Over HTTP there is no stream to notify on: clients see the new list on their next tools/list.
+    const unwatch = args.watch ? watchToolFile(server, "serve", () => {}) : undefined;
     const { createServer } = await import("node:http");
     const host = args.host ?? "127.0.0.1";
     const http = createServer(createServeHandler(server, host));
@@ -165,6 +167,7 @@ export const serveCommand = defineCommand<ServeArgs>({
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     });
+    unwatch?.();
     server.close();
     return 0;
   },
