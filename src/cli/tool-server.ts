@@ -19,7 +19,7 @@ import {
   type PermissionFlags,
   type Policy,
 } from "./permissions.ts";
-import { type CallOutcome, ToolProcess } from "./sandbox/tool-process.ts";
+import { type CallOutcome, type CancelSignal, ToolProcess } from "./sandbox/tool-process.ts";
 import { checkArguments } from "./validate-args.ts";
 
 /** The permission options every command takes. */
@@ -99,7 +99,7 @@ export interface ToolServer {
    * arguments break the typed schema — `invalid`). Calls run one at a time in the order they were
    * made, each audit line after that call's checks.
    */
-  call(name: string, args: unknown, signal?: AbortSignal): Promise<ServerCallOutcome>;
+  call(name: string, args: unknown, signal?: CancelSignal): Promise<ServerCallOutcome>;
   /** Loads the tool file again (tools, schemas, a fresh tool host); throws if it no longer loads. */
   reload(): Promise<void>;
   close(): void;

@@ -16,6 +16,7 @@ import {
 import { CallRegistry } from "../cancellation.ts";
 import { defineCommand } from "../command.ts";
 import { renderToolTable } from "../inspect.ts";
+import type { CancelSignal } from "../sandbox/tool-process.ts";
 import {
   loadTools,
   MODEL_FACING_OPTIONS,
@@ -29,7 +30,7 @@ import {
 } from "../tool-server.ts";
 
 /** Per-request context of a tool call: the signal that cancels it (stdio). */
-export type CallContext = { signal?: AbortSignal } | null;
+export type CallContext = { signal?: CancelSignal } | null;
 
 /**
  * MCP handlers over a loaded tool file. `listChanged`: declare that the tool list may change
