@@ -6,10 +6,12 @@
  * - the per-call cost of `--isolate-per-call` (a fresh tool process per call, from a warm spare)
  *   against a plain call, both spaced so the spare is ready, and back to back (spares drained);
  * - `amber mcp` cold start to the first `tools/list` response vs a bare `node -e` start.
- * `node scripts/bench/cli.ts isolate` runs only the `--isolate-per-call` part.
+ * - cold start of `amber mcp` with typed schemas (the default) and a warm schema cache, as ratios to
+ *   a bare `node -e` and to the SDK server, and the first-start cost of the compiler pass.
+ * `node scripts/bench/cli.ts isolate` runs only the `--isolate-per-call` part, `… cold` only the cold starts.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildCli } from "../build-cli.ts";
@@ -36,8 +38,8 @@ class Peer {
   #waiters = new Map<number, (message: Record<string, unknown>) => void>();
   #firstByte: Promise<void>;
 
-  constructor(args: string[]) {
-    this.child = spawn(NODE, args, { cwd: WORK, env });
+  constructor(args: string[], extraEnv: Record<string, string> = {}) {
+    this.child = spawn(NODE, args, { cwd: WORK, env: { ...env, ...extraEnv } });
     this.child.stderr.on("data", () => {});
     this.child.stdout.setEncoding("utf8");
     let markFirst: () => void = () => {};
@@ -114,9 +116,9 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-async function coldStart(args: string[]): Promise<number> {
+async function coldStart(args: string[], extraEnv: Record<string, string> = {}): Promise<number> {
   const start = performance.now();
-  const peer = new Peer(args);
+  const peer = new Peer(args, extraEnv);
   await peer.request(1, "initialize", INIT);
   await peer.request(2, "tools/list", {});
   const elapsed = performance.now() - start;
@@ -157,7 +159,13 @@ process.stdout.write(
   `CLI on ${NODE} (${(await import("node:child_process")).execFileSync(NODE, ["--version"]).toString().trim()}), bench on Node ${version}\n\n`,
 );
 
+writeFileSync(
+  join(WORK, "typed.ts"),
+  "/**\n * Add two numbers.\n * @param a the first\n * @param b the second\n */\nexport function add(a: number, b: number) {\n  return a + b;\n}\n",
+);
+
 const ONLY_ISOLATE = process.argv[2] === "isolate";
+const ONLY_COLD = process.argv[2] === "cold";
 
 if (!ONLY_ISOLATE) {
   const TOTAL = 3000;
@@ -231,7 +239,7 @@ for (const flags of [[], ["--sandbox"]]) {
   );
 }
 
-if (!ONLY_ISOLATE) {
+if (!ONLY_ISOLATE && !ONLY_COLD) {
   const COLD_RUNS = 9;
   const bare: number[] = [];
   const cold: number[] = [];
@@ -246,6 +254,38 @@ if (!ONLY_ISOLATE) {
     `\ncold start, median of ${COLD_RUNS}: bare \`node -e\` to first output ${b.toFixed(0)} ms (baseline 1.0×); ` +
       `amber mcp to first tools/list response ${c.toFixed(0)} ms (${(c / b).toFixed(2)}×, goal ≤ 150 ms); ` +
       `SDK stdio server ${s.toFixed(0)} ms (${(s / b).toFixed(2)}×)\n`,
+  );
+}
+
+if (ONLY_COLD || process.argv[2] === undefined) {
+  // Issue 13: typed schemas are the default of `amber mcp`; their compiler pass is cached by content
+  // hash, so a warm start should cost what an untyped one does. All servers take turns, same run.
+  const RUNS = 9;
+  const warmCache = { XDG_CACHE_HOME: join(WORK, "cache-warm") };
+  await coldStart([bin, "mcp", "typed.ts"], warmCache);
+  const rows: [string, () => Promise<number>][] = [
+    ["bare `node -e` (baseline)", bareNodeStart],
+    ["amber mcp typed.ts, typed, warm cache", () => coldStart([bin, "mcp", "typed.ts"], warmCache)],
+    ["amber mcp --untyped tools.js", () => coldStart([bin, "mcp", "--untyped", "tools.js"])],
+    ["SDK stdio McpServer", () => coldStart(["sdk-server.mjs"])],
+    [
+      "amber mcp typed.ts, first start (empty cache: compiler pass)",
+      () => coldStart([bin, "mcp", "typed.ts"], { XDG_CACHE_HOME: mkdtempSync(join(WORK, "cache-cold-")) }),
+    ],
+  ];
+  const times = rows.map(() => [] as number[]);
+  for (let i = 0; i < RUNS; i++) for (const [j, [, run]] of rows.entries()) times[j]!.push(await run());
+  const medians = times.map(median);
+  const [bare, , , sdk] = medians as [number, number, number, number, number];
+  process.stdout.write(`\ncold start to the first tools/list response, median of ${RUNS}, interleaved:\n`);
+  for (const [j, [name]] of rows.entries()) {
+    const ms = medians[j]!;
+    process.stdout.write(
+      `  ${name}: ${ms.toFixed(0)} ms (${(ms / bare).toFixed(2)}× node -e, ${(ms / sdk).toFixed(2)}× SDK)\n`,
+    );
+  }
+  process.stdout.write(
+    `  compiler pass on a first start ≈ ${(medians[4]! - medians[1]!).toFixed(0)} ms over a warm-cache start\n`,
   );
 }
 rmSync(WORK, { recursive: true, force: true });

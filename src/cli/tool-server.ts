@@ -3,8 +3,8 @@
  * its tools, the audit log and the tool host (a sandboxed child process, or a worker thread when no
  * permission option is given), plus the `tool:<name>` audit line per call.
  */
-import { statSync } from "node:fs";
-import { dirname, resolve, sep } from "node:path";
+import { readFileSync, statSync, watch } from "node:fs";
+import { basename, dirname, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AuditSink, NO_AUDIT, openAuditLog } from "./audit-log.ts";
 import { CliError, type OptionSpec } from "./command.ts";
@@ -19,7 +19,8 @@ import {
   type PermissionFlags,
   type Policy,
 } from "./permissions.ts";
-import { type CallOutcome, ToolProcess } from "./sandbox/tool-process.ts";
+import { type CallOutcome, type CancelSignal, ToolProcess } from "./sandbox/tool-process.ts";
+import { checkArguments } from "./validate-args.ts";
 
 /** The permission options every command takes. */
 export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
@@ -41,9 +42,26 @@ export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
 export const TOOL_SERVER_OPTIONS: Record<string, OptionSpec> = {
   ...PERMISSION_OPTIONS,
   "isolate-per-call": { type: "boolean", description: "fresh module instance for every tools/call" },
-  timeout: { type: "number", value: "MS", description: "end a tool call after MS milliseconds" },
+  timeout: {
+    type: "number",
+    value: "MS",
+    description: "end a tool call after MS milliseconds (default 60000; 0: never)",
+  },
   "max-memory": { type: "number", value: "MB", description: "memory limit of the tool process" },
-  typed: { type: "boolean", description: "derive input schemas from TypeScript types (ours)" },
+  typed: {
+    type: "boolean",
+    description: "list and validate JSON Schemas from TypeScript types (default in mcp, serve)",
+  },
+};
+
+/** The options of the commands whose schemas a model reads (`mcp`, `serve`): typed by default. */
+export const MODEL_FACING_OPTIONS: Record<string, OptionSpec> = {
+  ...TOOL_SERVER_OPTIONS,
+  watch: {
+    type: "boolean",
+    description: "reload when the tool file changes (mcp: notifications/tools/list_changed)",
+  },
+  untyped: { type: "boolean", description: 'list the contract\'s {"type":"object"} schemas, no validation' },
 };
 
 /** Parsed options of a tool-serving command. */
@@ -53,7 +71,12 @@ export interface ToolServerArgs extends PermissionFlags {
   timeout?: number;
   maxMemory?: number;
   typed?: boolean;
+  untyped?: boolean;
+  watch?: boolean;
 }
+
+/** Default per-call timeout: a forgotten promise cannot hold a session forever. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** The package version, inlined by the build. */
 declare const __AMBER_VERSION__: string | undefined;
@@ -67,17 +90,23 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 /** A loaded tool file, ready to list and call. */
 export interface ToolServer {
   entry: string;
-  tools: ToolSchema[];
+  readonly tools: ToolSchema[];
   policy: Policy;
   audit: AuditSink;
   has(name: string): boolean;
   /**
-   * Calls a tool and writes its `tool:<name>` audit line (Deny when it failed or is unknown).
-   * Calls run one at a time in the order they were made, each audit line after that call's checks.
+   * Calls a tool and writes its `tool:<name>` audit line (Deny when it failed, is unknown or its
+   * arguments break the typed schema — `invalid`). Calls run one at a time in the order they were
+   * made, each audit line after that call's checks.
    */
-  call(name: string, args: unknown): Promise<CallOutcome>;
+  call(name: string, args: unknown, signal?: CancelSignal): Promise<ServerCallOutcome>;
+  /** Loads the tool file again (tools, schemas, a fresh tool host); throws if it no longer loads. */
+  reload(): Promise<void>;
   close(): void;
 }
+
+/** A call's outcome; `invalid`: refused before the tool ran, the arguments break its schema. */
+export type ServerCallOutcome = CallOutcome | { ok: false; error: string; invalid: true };
 
 /** Resolves `file` and checks it is a regular file, with the contract's messages. */
 export function resolveEntry(command: string, file: string | undefined): string {
@@ -93,21 +122,68 @@ export function resolveEntry(command: string, file: string | undefined): string 
   return entry;
 }
 
-/** Loads the tool list (schemas typed on request). */
-export async function loadTools(
-  command: string,
-  entry: string,
-  typed: boolean | undefined,
-): Promise<ToolSchema[]> {
+/** A tool file's tools as listed, and how each takes its arguments. */
+export interface LoadedTools {
+  tools: ToolSchema[];
+  /** Positional parameter names per tool (tools absent here take the one arguments object). */
+  params: Map<string, (string | null)[]>;
+  /** Whether the listed schemas are typed (and calls validated against them). */
+  typed: boolean;
+}
+
+/**
+ * Whether every tool's declaration visibly takes nothing or one destructured object
+ * (`function name({ … })`, `function name()`): then untyped serving needs no compiler pass.
+ */
+function allTakeOneObject(entry: string, tools: ToolSchema[]): boolean {
+  let source: string;
+  try {
+    source = readFileSync(entry, "utf8");
+  } catch {
+    return false;
+  }
+  return tools.every((tool) => {
+    const name = tool.name.replace(/[$]/g, "\\$");
+    return new RegExp(`function\\s+${name}\\s*(<[^(]*>)?\\s*\\(\\s*[{)]`).test(source);
+  });
+}
+
+/**
+ * Loads the tool list and the tools' signatures: schemas typed when `typed`, positional parameter
+ * names always. Warnings (unmappable parameters, no TypeScript) go to stderr.
+ */
+export async function loadTools(command: string, entry: string, typed: boolean): Promise<LoadedTools> {
   let discovered: ReturnType<typeof discoverTools>;
   try {
     discovered = discoverTools(entry);
   } catch (error) {
     throw new CliError(`amber ${command}: ${(error as Error).message}`);
   }
-  if (!typed || discovered.source === "manifest") return discovered.tools;
-  const { typedToolSchemas } = await import("./typed-schema.ts");
-  return typedToolSchemas(entry, discovered.tools);
+  const params = new Map<string, (string | null)[]>();
+  if (!typed && allTakeOneObject(entry, discovered.tools)) return { tools: discovered.tools, params, typed };
+  const { analyzeToolFile } = await import("./typed-schema.ts");
+  let analysis: Awaited<ReturnType<typeof analyzeToolFile>>;
+  try {
+    analysis = await analyzeToolFile(
+      entry,
+      discovered.tools.map((t) => t.name),
+      AMBER_VERSION,
+    );
+  } catch (error) {
+    process.stderr.write(
+      `amber ${command}: warning: ${(error as Error).message}; schemas stay {"type":"object"} and positional parameters are not mapped\n`,
+    );
+    return { tools: discovered.tools, params, typed: false };
+  }
+  for (const warning of analysis.warnings) process.stderr.write(`amber ${command}: warning: ${warning}\n`);
+  for (const [name, signature] of Object.entries(analysis.signatures))
+    if (signature.params) params.set(name, signature.params);
+  if (!typed || discovered.source === "manifest") return { tools: discovered.tools, params, typed: false };
+  const tools = discovered.tools.map((tool) => {
+    const schema = analysis.signatures[tool.name]?.inputSchema;
+    return schema ? { ...tool, inputSchema: schema } : tool;
+  });
+  return { tools, params, typed: true };
 }
 
 /**
@@ -134,40 +210,53 @@ export async function openToolServer(command: string, file: string | undefined, 
   } catch (error) {
     throw new CliError(`amber ${command}: ${(error as Error).message}`);
   }
-  const tools = await loadTools(command, entry, args.typed);
+  const typed = args.typed === true && args.untyped !== true;
+  const index = (loaded: LoadedTools) => ({
+    loaded,
+    names: new Set(loaded.tools.map((t) => t.name)),
+    schemas: new Map(loaded.tools.map((t) => [t.name, t.inputSchema])),
+  });
+  let current = index(await loadTools(command, entry, typed));
   const audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
   let compiled: Promise<string> | undefined;
-  const runner = new ToolProcess({
-    entry,
-    manifest,
-    policy,
-    audit,
-    isolatePerCall: args.isolatePerCall === true,
-    timeoutMs: args.timeout,
-    maxMemoryMb: args.maxMemory,
-    hostScript: here("./tool-host.mjs"),
-    compile: () => {
-      compiled ??= compileToolFile(entry, {
-        amberMcpPath: here("./amber-mcp.mjs"),
-        cacheKey: AMBER_VERSION,
-        checkInput: (path) => checkBundleInput(policy, audit, entry, path),
-      });
-      return compiled;
-    },
-  });
-  const names = new Set(tools.map((t) => t.name));
+  const startRunner = () =>
+    new ToolProcess({
+      entry,
+      manifest,
+      policy,
+      audit,
+      isolatePerCall: args.isolatePerCall === true,
+      timeoutMs: args.timeout ?? DEFAULT_TIMEOUT_MS,
+      maxMemoryMb: args.maxMemory,
+      hostScript: here("./tool-host.mjs"),
+      compile: () => {
+        compiled ??= compileToolFile(entry, {
+          amberMcpPath: here("./amber-mcp.mjs"),
+          cacheKey: AMBER_VERSION,
+          checkInput: (path) => checkBundleInput(policy, audit, entry, path),
+        });
+        return compiled;
+      },
+    });
+  let runner = startRunner();
   let queue: Promise<unknown> = Promise.resolve();
   const server: ToolServer = {
     entry,
-    tools,
+    get tools() {
+      return current.loaded.tools;
+    },
     policy,
     audit,
-    has: (name) => names.has(name),
-    call(name, callArgs) {
-      const done = queue.then(async (): Promise<CallOutcome> => {
-        const outcome: CallOutcome = names.has(name)
-          ? await runner.call(name, callArgs)
-          : { ok: false, error: `unknown tool: ${name}` };
+    has: (name) => current.names.has(name),
+    call(name, callArgs, signal) {
+      const done = queue.then(async (): Promise<ServerCallOutcome> => {
+        const { loaded, names, schemas } = current;
+        const problem = loaded.typed ? checkArguments(schemas.get(name) ?? {}, callArgs) : undefined;
+        const outcome: ServerCallOutcome = !names.has(name)
+          ? { ok: false, error: `unknown tool: ${name}` }
+          : problem !== undefined
+            ? { ok: false, error: `invalid arguments for \`${name}\`: ${problem}`, invalid: true }
+            : await runner.call(name, callArgs, loaded.params.get(name), signal);
         audit.record({
           kind: "Process",
           action: "Execute",
@@ -179,10 +268,62 @@ export async function openToolServer(command: string, file: string | undefined, 
       queue = done.catch(() => undefined);
       return done;
     },
+    async reload() {
+      const next = index(await loadTools(command, entry, typed));
+      // The module changed: a fresh host loads the new code (state starts over, as on a restart).
+      runner.close();
+      compiled = undefined;
+      current = next;
+      runner = startRunner();
+      runner.warm();
+    },
     close() {
       runner.close();
       audit.close();
     },
   };
   return { server, warm: () => runner.warm() };
+}
+
+/**
+ * `--watch`: reloads `server` when its tool file (or the `tools.json` next to it) changes and then
+ * calls `onChange`. A file that no longer loads keeps the previous tools (a warning on stderr).
+ * Returns a function that stops watching.
+ */
+export function watchToolFile(server: ToolServer, command: string, onChange: () => void): () => void {
+  const dir = dirname(server.entry);
+  const names = new Set([basename(server.entry), "tools.json"]);
+  let timer: NodeJS.Timeout | undefined;
+  let reloading: Promise<void> = Promise.resolve();
+  const watcher = watch(dir, (_event, filename) => {
+    if (filename !== null && !names.has(String(filename))) return;
+    // Editors write in several steps: settle first.
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      reloading = reloading.then(async () => {
+        try {
+          await server.reload();
+          onChange();
+        } catch (error) {
+          process.stderr.write(
+            `amber ${command}: warning: reload failed, keeping the previous tools: ${(error as Error).message}\n`,
+          );
+        }
+      });
+    }, WATCH_SETTLE_MS);
+  });
+  watcher.on("error", () => {});
+  return () => {
+    clearTimeout(timer);
+    watcher.close();
+  };
+}
+
+/** How long a watched file must stay quiet before it is reloaded. */
+const WATCH_SETTLE_MS = 100;
+
+/** Writes to stdout, waiting for `drain` when the pipe is full. */
+export function writeStdout(data: string): Promise<void> | undefined {
+  if (process.stdout.write(data)) return;
+  return new Promise((resolve) => process.stdout.once("drain", () => resolve()));
 }

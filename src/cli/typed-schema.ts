@@ -1,8 +1,14 @@
 /**
- * `--typed` (ours): a JSON Schema per tool from the TypeScript type of its first parameter and its
- * `@param` tags, through the TypeScript compiler API (JSDoc types in .js files work too).
- * TypeScript is heavy, so it is imported only when the flag is given.
+ * Tool signatures from the source, through the TypeScript compiler API (JSDoc types in .js files
+ * work too): a JSON Schema per tool from its parameter types, `@param` tags and default values, and
+ * how `arguments` reach it — as the one object (the contract's form) or spread by parameter name
+ * (positional parameters). TypeScript is heavy: it is imported only on a cache miss, and results are
+ * cached by content hash under the user's cache directory (`$XDG_CACHE_HOME/amber`, `~/.cache/amber`).
  */
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
 import type * as TS from "typescript";
 import type { ToolSchema } from "./export-tools.ts";
 
@@ -10,13 +16,114 @@ type Schema = Record<string, unknown>;
 
 const MAX_DEPTH = 8;
 
-/** Returns `tools` with `inputSchema` derived from the source types of `entry`. */
+/** How one tool takes its arguments. */
+export interface ToolSignature {
+  /** The derived input schema (absent: nothing known, keep the open default). */
+  inputSchema?: Schema;
+  /**
+   * Parameter names in order when the function takes positional parameters (`null`: a parameter
+   * that cannot be named, passed `undefined`); absent for the single-object form.
+   */
+  params?: (string | null)[];
+}
+
+/** What {@link analyzeToolFile} found. */
+export interface ToolFileAnalysis {
+  signatures: Record<string, ToolSignature>;
+  /** Load-time warnings (parameters that cannot be mapped). */
+  warnings: string[];
+}
+
+interface CacheEntry {
+  deps: Record<string, string>;
+  analysis: ToolFileAnalysis;
+}
+
+const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+
+/** The cache directory for extracted schemas: `$XDG_CACHE_HOME/amber` or `~/.cache/amber`. */
+export function schemaCacheDir(): string {
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
+  return join(base, "amber");
+}
+
+function readCached(file: string, base: string): ToolFileAnalysis | undefined {
+  let cached: CacheEntry;
+  try {
+    cached = JSON.parse(readFileSync(file, "utf8")) as CacheEntry;
+    for (const [path, hash] of Object.entries(cached.deps))
+      if (sha256(readFileSync(resolve(base, path))) !== hash) return undefined;
+  } catch {
+    return undefined;
+  }
+  return cached.analysis;
+}
+
+function writeCached(file: string, entry: CacheEntry): void {
+  try {
+    mkdirSync(join(file, ".."), { recursive: true });
+    const temp = `${file}.${process.pid}.tmp`;
+    writeFileSync(temp, JSON.stringify(entry));
+    renameSync(temp, file);
+  } catch {
+    // The cache is an optimisation: an unwritable cache directory means analysing every start.
+  }
+}
+
+/**
+ * Analyses the exported functions `names` of `entry`, from the cache when the entry and every
+ * local file its types came from are unchanged. `cacheKey` (the CLI version) separates releases.
+ */
+export async function analyzeToolFile(
+  entry: string,
+  names: string[],
+  cacheKey = "",
+): Promise<ToolFileAnalysis> {
+  let content: Buffer;
+  try {
+    content = readFileSync(entry);
+  } catch {
+    return { signatures: {}, warnings: [] };
+  }
+  // Keyed by content, not path (a copied or moved file hits too); local dependencies are recorded
+  // relative to the entry's directory and checked by hash.
+  const key = sha256(`${cacheKey}\0${names.join(",")}\0${sha256(content)}`);
+  const file = join(schemaCacheDir(), `schemas-${key.slice(0, 40)}.json`);
+  const base = dirname(entry);
+  const cached = readCached(file, base);
+  if (cached) return cached;
+  const { analysis, sources } = await analyze(entry, names);
+  const deps: Record<string, string> = {};
+  for (const path of sources) {
+    try {
+      deps[relative(base, path)] = sha256(readFileSync(path));
+    } catch {}
+  }
+  writeCached(file, { deps, analysis });
+  return analysis;
+}
+
+/** Returns `tools` with `inputSchema` derived from the source types of `entry` (where known). */
 export async function typedToolSchemas(entry: string, tools: ToolSchema[]): Promise<ToolSchema[]> {
+  const { signatures } = await analyzeToolFile(
+    entry,
+    tools.map((t) => t.name),
+  );
+  return tools.map((tool) => {
+    const schema = signatures[tool.name]?.inputSchema;
+    return schema ? { ...tool, inputSchema: schema } : tool;
+  });
+}
+
+async function analyze(
+  entry: string,
+  names: string[],
+): Promise<{ analysis: ToolFileAnalysis; sources: string[] }> {
   let ts: typeof TS;
   try {
     ts = ((await import("typescript")) as { default: typeof TS }).default;
   } catch {
-    throw new Error("--typed needs the `typescript` package installed next to amber");
+    throw new Error("typed schemas need the `typescript` package installed next to amber");
   }
   const program = ts.createProgram([entry], {
     allowJs: true,
@@ -32,7 +139,12 @@ export async function typedToolSchemas(entry: string, tools: ToolSchema[]): Prom
   });
   const checker = program.getTypeChecker();
   const source = program.getSourceFile(entry);
-  if (!source) return tools;
+  const sources = program
+    .getSourceFiles()
+    .filter((f) => !program.isSourceFileDefaultLibrary(f))
+    .map((f) => f.fileName);
+  const analysis: ToolFileAnalysis = { signatures: {}, warnings: [] };
+  if (!source) return { analysis, sources };
 
   const functions = new Map<string, TS.FunctionDeclaration>();
   for (const statement of source.statements) {
@@ -121,19 +233,92 @@ export async function typedToolSchemas(entry: string, tools: ToolSchema[]): Prom
     return docs;
   };
 
-  return tools.map((tool) => {
-    const fn = functions.get(tool.name);
-    const param = fn?.parameters[0];
-    // An untyped parameter says nothing about its properties: keep the open default schema.
-    if (!fn || !param || (param.type === undefined && ts.getJSDocType(param) === undefined)) return tool;
-    const schema = toSchema(checker.getTypeAtLocation(param), 0, new Set());
-    if (schema.type !== "object") return tool;
-    const properties = schema.properties as Record<string, Schema>;
-    const docs = paramDocs(fn, ts.isIdentifier(param.name) ? param.name.text : undefined);
-    for (const [name, text] of docs) {
-      const property = properties[name];
-      if (property && property.description === undefined) property.description = text;
+  /** A JSON value written as a literal (the default of a parameter), else undefined. */
+  const literal = (node: TS.Expression | undefined): unknown => {
+    if (!node) return undefined;
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
+    if (ts.isNumericLiteral(node)) return Number(node.text);
+    if (ts.isPrefixUnaryExpression(node) && node.operator === ts.SyntaxKind.MinusToken) {
+      const n = literal(node.operand);
+      return typeof n === "number" ? -n : undefined;
     }
-    return { ...tool, inputSchema: schema };
-  });
+    if (node.kind === ts.SyntaxKind.TrueKeyword) return true;
+    if (node.kind === ts.SyntaxKind.FalseKeyword) return false;
+    if (node.kind === ts.SyntaxKind.NullKeyword) return null;
+    if (ts.isArrayLiteralExpression(node)) {
+      const items = node.elements.map((e) => literal(e));
+      return items.every((i) => i !== undefined) ? items : undefined;
+    }
+    return undefined;
+  };
+
+  const hasType = (param: TS.ParameterDeclaration) =>
+    param.type !== undefined || ts.getJSDocType(param) !== undefined;
+
+  /** The single-object form: one parameter that is a destructuring object, untyped, or object-typed. */
+  const takesOneObject = (fn: TS.FunctionDeclaration): boolean => {
+    if (fn.parameters.length === 0) return true;
+    if (fn.parameters.length > 1) return false;
+    const param = fn.parameters[0]!;
+    if (param.dotDotDotToken) return false;
+    if (ts.isObjectBindingPattern(param.name)) return true;
+    if (ts.isArrayBindingPattern(param.name)) return false;
+    if (!hasType(param)) return true;
+    return toSchema(checker.getTypeAtLocation(param), 0, new Set()).type === "object";
+  };
+
+  for (const name of names) {
+    const fn = functions.get(name);
+    if (!fn) continue;
+    if (takesOneObject(fn)) {
+      const param = fn.parameters[0];
+      if (!param || !hasType(param)) continue;
+      const schema = toSchema(checker.getTypeAtLocation(param), 0, new Set());
+      if (schema.type !== "object") continue;
+      const properties = schema.properties as Record<string, Schema>;
+      const docs = paramDocs(fn, ts.isIdentifier(param.name) ? param.name.text : undefined);
+      for (const [prop, text] of docs) {
+        const property = properties[prop];
+        if (property && property.description === undefined) property.description = text;
+      }
+      if (ts.isObjectBindingPattern(param.name)) {
+        for (const element of param.name.elements) {
+          const prop = (element.propertyName ?? element.name).getText();
+          const value = literal(element.initializer);
+          if (value !== undefined && properties[prop]) properties[prop].default = value;
+        }
+      }
+      analysis.signatures[name] = { inputSchema: schema };
+      continue;
+    }
+    const docs = paramDocs(fn, undefined);
+    const params: (string | null)[] = [];
+    const properties: Record<string, Schema> = {};
+    const required: string[] = [];
+    fn.parameters.forEach((param, index) => {
+      if (param.dotDotDotToken || !ts.isIdentifier(param.name)) {
+        const what = param.dotDotDotToken ? "a rest parameter" : "a destructuring pattern";
+        analysis.warnings.push(
+          `tool \`${name}\`: parameter ${index + 1} is ${what} and cannot be named in arguments; it receives undefined (name it, or take one object parameter)`,
+        );
+        params.push(null);
+        return;
+      }
+      const pname = param.name.text;
+      params.push(pname);
+      // A default value types an unannotated parameter (`punct = "!"` is a string).
+      const typed = hasType(param) || param.initializer !== undefined;
+      const schema = typed ? toSchema(checker.getTypeAtLocation(param), 0, new Set()) : {};
+      const doc = docs.get(pname);
+      if (doc) schema.description = doc;
+      const value = literal(param.initializer);
+      if (value !== undefined) schema.default = value;
+      properties[pname] = schema;
+      if (!param.questionToken && !param.initializer) required.push(pname);
+    });
+    const inputSchema: Schema = { type: "object", properties };
+    if (required.length > 0) inputSchema.required = required;
+    analysis.signatures[name] = { inputSchema, params };
+  }
+  return { analysis, sources };
 }

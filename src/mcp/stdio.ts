@@ -64,6 +64,8 @@ export class StdioDecoder {
   /** Content-Length seen in the current header block (-1 none, -2 invalid). */
   private headerLength = -1;
   private headerLines = 0;
+  /** After a malformed frame: skip bytes up to the next `Content-Length` header. */
+  private resync = false;
 
   constructor(options: StdioDecoderOptions = {}) {
     this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
@@ -155,9 +157,49 @@ export class StdioDecoder {
       }
       if (this.bodyLength >= 0) {
         if (this.buffer.byteLength < this.bodyLength) return;
-        items.push(parseItem(this.buffer.subarray(0, this.bodyLength), this.text));
-        this.buffer = this.buffer.subarray(this.bodyLength);
+        const body = this.buffer.subarray(0, this.bodyLength);
+        const item = parseItem(body, this.text);
         this.bodyLength = -1;
+        if ("error" in item) {
+          // A Content-Length too long swallowed the next frame's header: serve from there.
+          items.push(item);
+          const at = findHeader(body, 1);
+          if (at === -1) {
+            this.buffer = this.buffer.subarray(body.byteLength);
+            this.resync = true;
+          } else this.buffer = this.buffer.subarray(at);
+          continue;
+        }
+        items.push(item);
+        this.buffer = this.buffer.subarray(body.byteLength);
+        continue;
+      }
+      if (this.resync && this.headerLines === 0) {
+        const at = findHeader(this.buffer, 0);
+        if (at === -1) {
+          // Keep a tail that may be the start of a header split across chunks.
+          this.buffer = this.buffer.subarray(Math.max(0, this.buffer.byteLength - HEADER_NAME.length));
+          return;
+        }
+        this.buffer = this.buffer.subarray(at);
+        this.resync = false;
+      }
+      const first = this.buffer.findIndex((b) => !isWhitespace(b));
+      if (this.headerLines === 0 && (this.buffer[first] === 0x7b || this.buffer[first] === 0x5b)) {
+        // A newline-delimited message on a Content-Length connection: accept it as is.
+        const nl = this.buffer.indexOf(LF);
+        if (nl === -1 && this.buffer.byteLength <= this.maxFrameBytes) return;
+        const end = nl === -1 ? this.buffer.byteLength : nl;
+        const line = this.buffer.subarray(0, end);
+        const item = parseItem(line, this.text);
+        const at = "error" in item ? findHeader(line, 1) : -1;
+        if (at !== -1) {
+          // A body with too short a Content-Length left its tail here, glued to the next header.
+          this.buffer = this.buffer.subarray(at);
+          continue;
+        }
+        items.push(item);
+        this.buffer = this.buffer.subarray(Math.min(end + 1, this.buffer.byteLength));
         continue;
       }
       const nl = this.buffer.indexOf(LF);
@@ -191,6 +233,7 @@ export class StdioDecoder {
         items.push({
           error: { code: PARSE_ERROR, message: "Parse error: missing or invalid Content-Length" },
         });
+        this.resync = true;
       } else if (length > this.maxFrameBytes) {
         items.push(tooLarge(this.maxFrameBytes));
         this.discard = length;
@@ -198,16 +241,11 @@ export class StdioDecoder {
       return;
     }
     const text = this.text.decode(line);
-    const first = text.trimStart()[0];
-    if (this.headerLines === 0 && (first === "{" || first === "[")) {
-      // A newline-delimited message on a Content-Length connection: accept it as is.
-      items.push(parseItem(line, this.text));
-      return;
-    }
     const match = /^([A-Za-z0-9-]+)[ \t]*:[ \t]*(.*?)[ \t]*$/.exec(text);
     if (match === null) {
       items.push({ error: { code: PARSE_ERROR, message: "Parse error: expected a Content-Length header" } });
       this.resetHeaders();
+      this.resync = true;
       return;
     }
     this.headerLines++;
@@ -217,11 +255,94 @@ export class StdioDecoder {
   }
 }
 
+const HEADER_NAME = encoder.encode("content-length");
+
+/** Where a `Content-Length` header name (any case) starts in `bytes` at or after `from`, or -1. */
+function findHeader(bytes: Uint8Array, from: number): number {
+  const last = bytes.byteLength - HEADER_NAME.length;
+  outer: for (let i = from; i <= last; i++) {
+    for (let j = 0; j < HEADER_NAME.length; j++) {
+      const b = bytes[i + j]!;
+      // ASCII letters compare case-insensitively; '-' only matches itself.
+      if ((b >= 0x41 && b <= 0x5a ? b + 0x20 : b) !== HEADER_NAME[j]) continue outer;
+    }
+    return i;
+  }
+  return -1;
+}
+
 /** Serializes one message (or batch) in `framing`. */
 export function encodeMessage(message: unknown, framing: Framing): string {
   const json = JSON.stringify(message);
   if (framing === "ndjson") return `${json}\n`;
   return `Content-Length: ${encoder.encode(json).byteLength}\r\n\r\n${json}`;
+}
+
+/** Options of {@link serveStdioLoop}. */
+export interface StdioLoopOptions {
+  /** The incoming byte stream (e.g. process.stdin). */
+  read: AsyncIterable<Uint8Array | string>;
+  /** Writes one encoded reply; may return a promise to apply backpressure. */
+  write: (data: string) => void | Promise<void>;
+  /** Answers one decoded item (`null`: nothing to send). */
+  answer: (item: DecodedItem) => Promise<unknown>;
+  maxFrameBytes?: number;
+  /** Force a framing instead of detecting it from the first bytes. */
+  framing?: Framing;
+  /** Runs once, just after the first chunk's items were dispatched (start background work here). */
+  afterFirstChunk?: () => void;
+  /**
+   * Receives, at start, a function that sends a server-initiated message (a notification) in the
+   * connection's framing, between replies.
+   */
+  connect?: (send: (message: unknown) => Promise<void>) => void;
+}
+
+/**
+ * The one stdio loop: decodes, dispatches every item on arrival, and writes each reply in the
+ * connection's framing as soon as it is ready — a slow request never holds back the answers to the
+ * ones after it, so replies may leave out of request order (JSON-RPC matches them by id). Writes
+ * never interleave. At the end of input it waits for the answers in flight. Resolves with the
+ * framing that was used.
+ */
+export async function serveStdioLoop(options: StdioLoopOptions): Promise<Framing | undefined> {
+  const decoder = new StdioDecoder({ maxFrameBytes: options.maxFrameBytes, framing: options.framing });
+  let writes: Promise<void> = Promise.resolve();
+  const inFlight = new Set<Promise<void>>();
+  options.connect?.((message) => {
+    const text = encodeMessage(message, decoder.framing ?? "ndjson");
+    writes = writes.then(() => options.write(text));
+    return writes;
+  });
+  const handle = (items: DecodedItem[]) => {
+    for (const item of items) {
+      const done = options.answer(item).then(
+        (reply) => {
+          if (reply === null || reply === undefined) return;
+          const text = encodeMessage(reply, decoder.framing ?? "ndjson");
+          writes = writes.then(() => options.write(text));
+          return writes;
+        },
+        () => undefined,
+      );
+      inFlight.add(done);
+      void done.finally(() => inFlight.delete(done));
+    }
+  };
+  let first = options.afterFirstChunk;
+  for await (const chunk of options.read) {
+    handle(decoder.push(chunk));
+    if (first) {
+      // After the microtasks that answer cheap requests (initialize, tools/list) have run.
+      setTimeout(first, 0);
+      first = undefined;
+    }
+  }
+  first?.();
+  handle(decoder.end());
+  while (inFlight.size > 0) await Promise.all(inFlight);
+  await writes;
+  return decoder.framing;
 }
 
 /** Options of {@link serveStdio}. */
@@ -241,25 +362,22 @@ export interface ServeStdioOptions<Ctx> {
 }
 
 /**
- * Serves one stdio connection until `read` ends: decodes, dispatches in arrival order, and writes
- * each reply in the connection's framing. Resolves with the framing that was used.
+ * Serves one stdio connection with a handler table until `read` ends ({@link serveStdioLoop}
+ * dispatching to the handlers). Resolves with the framing that was used.
  */
-export async function serveStdio<Ctx>(options: ServeStdioOptions<Ctx>): Promise<Framing | undefined> {
-  const decoder = new StdioDecoder({ maxFrameBytes: options.maxFrameBytes, framing: options.framing });
+export function serveStdio<Ctx>(options: ServeStdioOptions<Ctx>): Promise<Framing | undefined> {
   const dispatchOptions: DispatchOptions = {
     transport: { session: options.session ?? {} },
     onInternalError: options.onInternalError,
   };
-  const handle = async (items: DecodedItem[]) => {
-    for (const item of items) {
-      const reply =
-        "error" in item
-          ? failure(null, item.error.code, item.error.message)
-          : await dispatchPayload(item.message, options.handlers, options.ctx, dispatchOptions);
-      if (reply !== null) await options.write(encodeMessage(reply, decoder.framing ?? "ndjson"));
-    }
-  };
-  for await (const chunk of options.read) await handle(decoder.push(chunk));
-  await handle(decoder.end());
-  return decoder.framing;
+  return serveStdioLoop({
+    read: options.read,
+    write: options.write,
+    maxFrameBytes: options.maxFrameBytes,
+    framing: options.framing,
+    answer: async (item) =>
+      "error" in item
+        ? failure(null, item.error.code, item.error.message)
+        : dispatchPayload(item.message, options.handlers, options.ctx, dispatchOptions),
+  });
 }

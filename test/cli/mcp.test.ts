@@ -149,8 +149,16 @@ describe("amber mcp", () => {
     await client.close();
   });
 
-  it("--inspect prints a readable table and exits 0 without starting the tools", () => {
-    const result = runCli(bin, ["mcp", "--inspect", "tools.ts"], { cwd: dir });
+  it("--inspect prints the typed schemas the model sees (--untyped: the contract's)", () => {
+    const typed = runCli(bin, ["mcp", "--inspect", "tools.ts"], { cwd: dir });
+    expect(typed.status).toBe(0);
+    expect(typed.stdout.split("\n")[4]).toMatch(
+      /^add\s+Add two numbers\.\s+\{"type":"object","properties":\{"a"/,
+    );
+  });
+
+  it("--inspect --untyped prints a readable table and exits 0 without starting the tools", () => {
+    const result = runCli(bin, ["mcp", "--inspect", "--untyped", "tools.ts"], { cwd: dir });
     expect(result.status).toBe(0);
     const lines = result.stdout.split("\n");
     expect(lines[0]).toBe("Tools in tools.ts (3 tools)");

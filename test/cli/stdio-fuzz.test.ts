@@ -22,6 +22,7 @@ const fakeServer: ToolServer = {
       ? { ok: true, value: a + b }
       : { ok: false, error: "bad" };
   },
+  reload: async () => {},
   close() {},
 };
 

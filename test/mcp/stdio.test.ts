@@ -205,6 +205,43 @@ describe("encodeMessage", () => {
   });
 });
 
+describe("StdioDecoder resynchronises after a malformed Content-Length frame", () => {
+  const good = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
+  const framed = (body: string, length: string | number = new TextEncoder().encode(body).byteLength) =>
+    `Content-Length: ${length}\r\n\r\n${body}`;
+  const decodeAll = (text: string, chunk = text.length) => {
+    const decoder = new StdioDecoder();
+    const items: DecodedItem[] = [];
+    for (let i = 0; i < text.length; i += chunk) items.push(...decoder.push(text.slice(i, i + chunk)));
+    return items;
+  };
+  const ids = (items: DecodedItem[]) =>
+    items.map((item) => ("error" in item ? "error" : (item.message as { id: number }).id));
+  const CLASSES: Record<string, string> = {
+    "too short": framed(good(1), 10),
+    "too long": framed(good(1), good(1).length + 25),
+    negative: framed(good(1), -5),
+    "non-numeric": framed(good(1), "abc"),
+    missing: `Content-Type: application/json\r\n\r\n${good(1)}`,
+    "empty value": framed(good(1), ""),
+  };
+  for (const [name, bad] of Object.entries(CLASSES)) {
+    it(`${name}: one error for that frame, then the next frames are served`, () => {
+      const stream = framed(good(0)) + bad + framed(good(2)) + framed(good(3));
+      for (const chunk of [stream.length, 1, 7]) {
+        const items = decodeAll(stream, chunk);
+        expect(ids(items), `chunk ${chunk}`).toEqual([0, "error", 2, 3]);
+      }
+    });
+  }
+  it("a too-long frame that swallows several frames: the first swallowed header is served from", () => {
+    const rest = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+    const stream = framed(good(1), 400) + rest.map((id) => framed(good(id))).join("");
+    expect(stream.length).toBeGreaterThan(450);
+    expect(ids(decodeAll(stream))).toEqual(["error", ...rest]);
+  });
+});
+
 describe("serveStdio", () => {
   const handlers = createMcpHandlers<null>({
     serverInfo: { name: "s", version: "1" },
@@ -229,12 +266,47 @@ describe("serveStdio", () => {
       ctx: null,
     });
     expect(framing).toBe("ndjson");
-    expect(out.map((s) => JSON.parse(s))).toMatchObject([
-      { id: 1, result: { protocolVersion: "2025-06-18" } },
-      { id: 2, result: {} },
-      { id: null, error: { code: PARSE_ERROR } },
-    ]);
+    // Each reply leaves as soon as it is ready (the parse error needs no dispatch): match by id.
+    const replies = out.map((s) => JSON.parse(s));
+    expect(replies).toHaveLength(3);
+    expect(replies).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          id: 1,
+          result: expect.objectContaining({ protocolVersion: "2025-06-18" }),
+        }),
+        expect.objectContaining({ id: 2, result: {} }),
+        expect.objectContaining({ id: null, error: expect.objectContaining({ code: PARSE_ERROR }) }),
+      ]),
+    );
     expect(out.every((s) => s.endsWith("\n") && s.indexOf("\n") === s.length - 1)).toBe(true);
+  });
+
+  it("answers a request while an earlier one is still running (replies leave when ready)", async () => {
+    let release: () => void = () => {};
+    const slow = createMcpHandlers<null>({
+      serverInfo: { name: "s", version: "1" },
+      tools: {
+        list: () => [],
+        call: () => new Promise((resolve) => (release = () => resolve({ value: "late" }))),
+      },
+    });
+    const out: string[] = [];
+    const done = serveStdio({
+      read: (async function* () {
+        yield enc.encode('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}\n');
+        yield enc.encode('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+        while (out.length === 0) await new Promise((r) => setTimeout(r, 5));
+        release();
+      })(),
+      write: (s) => {
+        out.push(s);
+      },
+      handlers: slow,
+      ctx: null,
+    });
+    await done;
+    expect(out.map((s) => JSON.parse(s).id)).toEqual([2, 1]);
   });
 
   it("answers with Content-Length frames when the client frames that way", async () => {

@@ -11,39 +11,61 @@ import {
   INVALID_PARAMS,
   type McpSession,
   RpcError,
+  serveStdioLoop,
 } from "../../mcp/index.ts";
+import { CallRegistry } from "../cancellation.ts";
 import { defineCommand } from "../command.ts";
 import { renderToolTable } from "../inspect.ts";
-import { serveOrdered, writeStdout } from "../stdio-loop.ts";
+import type { CancelSignal } from "../sandbox/tool-process.ts";
 import {
   loadTools,
+  MODEL_FACING_OPTIONS,
   openToolServer,
   resolveEntry,
   SERVER_INFO,
-  TOOL_SERVER_OPTIONS,
   type ToolServer,
   type ToolServerArgs,
+  watchToolFile,
+  writeStdout,
 } from "../tool-server.ts";
 
-/** MCP handlers over a loaded tool file. */
-export function mcpHandlers(server: ToolServer): Handlers<null> {
-  const handlers = createMcpHandlers<null>({
+/** Per-request context of a tool call: the signal that cancels it (stdio). */
+export type CallContext = { signal?: CancelSignal } | null;
+
+/**
+ * MCP handlers over a loaded tool file. `listChanged`: declare that the tool list may change
+ * (`--watch` on a connection that can be notified).
+ */
+export function mcpHandlers(server: ToolServer, listChanged = false): Handlers<CallContext> {
+  const handlers = createMcpHandlers<CallContext>({
     serverInfo: SERVER_INFO,
     tools: {
       list: () => server.tools,
-      async call(name, args) {
-        if (!server.has(name)) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
-        const outcome = await server.call(name, args);
+      async call(name, args, ctx) {
+        if (!server.has(name)) {
+          // Audited like any call (a Deny line), then refused as the specification says.
+          await server.call(name, args);
+          throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+        }
+        const outcome = await server.call(name, args, ctx?.signal);
         return outcome.ok ? { value: outcome.value } : { value: outcome.error, isError: true };
       },
     },
   });
   const initialize = handlers.initialize!;
   // The original server answered an initialize without a version; keep that working.
-  handlers.initialize = (params, ctx, message, transport) => {
+  handlers.initialize = async (params, ctx, message, transport) => {
     const p = typeof params === "object" && params !== null && !Array.isArray(params) ? params : {};
     const withVersion = "protocolVersion" in p ? p : { ...p, protocolVersion: "2024-11-05" };
-    return initialize(withVersion, ctx, message, transport);
+    const result = (await initialize(withVersion, ctx, message, transport)) as {
+      capabilities?: Record<string, object>;
+    };
+    if (listChanged && result.capabilities)
+      result.capabilities = {
+        ...result.capabilities,
+        tools: { ...result.capabilities.tools, listChanged: true },
+      };
+    return result;
   };
   return handlers;
 }
@@ -57,41 +79,60 @@ export const mcpCommand = defineCommand<McpArgs>({
   meta: {
     name: "mcp",
     description: "Serve a tool file as an MCP server over stdio.",
-    usage: "amber mcp [permission flags] [--isolate-per-call] [--inspect] <file>",
+    usage: "amber mcp [permission flags] [--isolate-per-call] [--untyped] [--watch] [--inspect] <file>",
   },
   options: {
-    ...TOOL_SERVER_OPTIONS,
+    ...MODEL_FACING_OPTIONS,
     inspect: { type: "boolean", description: "print the discovered tools as a table and exit" },
   },
   async run(args) {
     if (args.inspect) {
       const file = args.positionals[0];
       const entry = resolveEntry("mcp", file);
-      const tools = await loadTools("mcp", entry, args.typed);
+      const { tools } = await loadTools("mcp", entry, args.untyped !== true);
       process.stdout.write(renderToolTable(file ?? entry, tools));
       return 0;
     }
-    const { server, warm } = await openToolServer("mcp", args.positionals[0], args);
-    const handlers = mcpHandlers(server);
+    const { server, warm } = await openToolServer("mcp", args.positionals[0], {
+      ...args,
+      typed: args.untyped !== true,
+    });
+    const handlers = mcpHandlers(server, args.watch === true);
     const session: McpSession = {};
+    let notify: ((message: unknown) => Promise<void>) | undefined;
+    const unwatch = args.watch
+      ? watchToolFile(server, "mcp", () => {
+          // Only an initialized client was told the list may change.
+          if (session.protocolVersion !== undefined)
+            void notify?.({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+        })
+      : undefined;
     const dispatchOptions = {
       transport: { session },
       onInternalError: (error: unknown) =>
         process.stderr.write(`amber mcp: internal error: ${String(error)}\n`),
     };
-    await serveOrdered({
+    const calls = new CallRegistry();
+    await serveStdioLoop({
       read: process.stdin,
       write: writeStdout,
       afterFirstChunk: warm,
-      answer: async (item) =>
-        "error" in item
-          ? failure(null, item.error.code, item.error.message)
-          : dispatchPayload(item.message, handlers, null, {
-              ...dispatchOptions,
-              // JSON-RPC batches exist only in 2025-03-26 (before initialize: 2024-11-05, none).
-              allowBatch: session.protocolVersion === "2025-03-26",
-            }),
+      connect: (send) => {
+        notify = send;
+      },
+      answer: async (item) => {
+        if ("error" in item) return failure(null, item.error.code, item.error.message);
+        const call = calls.track(item.message);
+        const reply = await dispatchPayload(item.message, handlers, call, {
+          ...dispatchOptions,
+          // JSON-RPC batches exist only in 2025-03-26 (before initialize: 2024-11-05, none).
+          allowBatch: session.protocolVersion === "2025-03-26",
+        });
+        // A cancelled request gets no response (MCP specification).
+        return calls.settle(call) ? null : reply;
+      },
     });
+    unwatch?.();
     server.close();
     return 0;
   },

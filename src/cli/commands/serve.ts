@@ -7,7 +7,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { handleMcpHttpRequest } from "../../mcp/index.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { renderToolsJson } from "../export-tools.ts";
-import { openToolServer, TOOL_SERVER_OPTIONS, type ToolServer, type ToolServerArgs } from "../tool-server.ts";
+import {
+  MODEL_FACING_OPTIONS,
+  openToolServer,
+  type ToolServer,
+  type ToolServerArgs,
+  watchToolFile,
+} from "../tool-server.ts";
 import { mcpHandlers } from "./mcp.ts";
 
 interface ServeArgs extends ToolServerArgs {
@@ -74,7 +80,6 @@ export function originValidator(boundHost: string): (origin: string) => boolean 
 export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
   const validateOrigin = originValidator(host);
   const handlers = mcpHandlers(server);
-  const toolsJson = renderToolsJson(server.tools);
   const mcp = async (req: IncomingMessage, res: ServerResponse) => {
     const body = req.method === "GET" || req.method === "HEAD" ? undefined : await readBody(req);
     const headers = new Headers();
@@ -97,7 +102,7 @@ export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
       if (path === "/mcp") return await mcp(req, res);
       if (path === "/tools") {
         if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET /tools");
-        return sendJsonText(res, 200, toolsJson);
+        return sendJsonText(res, 200, renderToolsJson(server.tools));
       }
       const name = decodeURIComponent(path.slice(1));
       if (!server.has(name)) throw new HttpError(404, "not_found", `unknown tool: ${name}`);
@@ -112,6 +117,7 @@ export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
         }
       }
       const outcome = await server.call(name, args);
+      if ("invalid" in outcome) throw new HttpError(400, "invalid_arguments", outcome.error);
       if (outcome.ok) return sendJson(res, 200, outcome.value === undefined ? null : outcome.value);
       return sendJson(res, 500, { error: { code: "tool_error", message: outcome.error } });
     } catch (error) {
@@ -129,16 +135,21 @@ export const serveCommand = defineCommand<ServeArgs>({
   meta: {
     name: "serve",
     description: "Serve a tool file over HTTP: POST /<tool>, GET /tools, MCP at /mcp.",
-    usage: "amber serve [permission flags] <file> [--port N] [--host 127.0.0.1]",
+    usage: "amber serve [permission flags] [--untyped] [--watch] <file> [--port N] [--host 127.0.0.1]",
   },
   options: {
-    ...TOOL_SERVER_OPTIONS,
+    ...MODEL_FACING_OPTIONS,
     port: { type: "number", value: "N", description: "port to listen on (default 8000, 0 = any free port)" },
     host: { type: "string", value: "HOST", description: "address to bind (default 127.0.0.1)" },
   },
   async run(args) {
-    const { server, warm } = await openToolServer("serve", args.positionals[0], args);
+    const { server, warm } = await openToolServer("serve", args.positionals[0], {
+      ...args,
+      typed: args.untyped !== true,
+    });
     warm();
+    // Over HTTP there is no stream to notify on: clients see the new list on their next tools/list.
+    const unwatch = args.watch ? watchToolFile(server, "serve", () => {}) : undefined;
     const { createServer } = await import("node:http");
     const host = args.host ?? "127.0.0.1";
     const http = createServer(createServeHandler(server, host));
@@ -156,6 +167,7 @@ export const serveCommand = defineCommand<ServeArgs>({
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     });
+    unwatch?.();
     server.close();
     return 0;
   },

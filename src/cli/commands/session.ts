@@ -1,25 +1,30 @@
 /**
  * `amber session <file>`: newline-delimited JSON-RPC on stdin/stdout with the contract's own
  * semantics — `tools/call` answers with the tool's raw return value, a tool that threw is -32000.
- * Requests are answered in arrival order, one line each; `tools/call`s run one at a time.
+ * One reply line per request, each written as soon as it is ready (other requests never wait for a
+ * running tool); `tools/call`s run one at a time, in arrival order, and `notifications/cancelled`
+ * ends one (-32800).
  */
 import {
   type DecodedItem,
   dispatch,
   failure,
   type Handlers,
+  INVALID_PARAMS,
   INVALID_REQUEST,
   type JsonRpcResponse,
   RpcError,
+  serveStdioLoop,
 } from "../../mcp/index.ts";
+import { CallRegistry, type Tracked } from "../cancellation.ts";
 import { defineCommand } from "../command.ts";
-import { serveOrdered, writeStdout } from "../stdio-loop.ts";
 import {
   openToolServer,
   SERVER_INFO,
   TOOL_SERVER_OPTIONS,
   type ToolServer,
   type ToolServerArgs,
+  writeStdout,
 } from "../tool-server.ts";
 
 /** JSON-RPC code of a tool that threw (the contract's, not MCP's). */
@@ -29,15 +34,19 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** JSON-RPC code of a request cancelled by `notifications/cancelled` (LSP's RequestCancelled). */
+export const REQUEST_CANCELLED = -32800;
+
 /** The session's method table. */
-export function sessionHandlers(server: ToolServer): Handlers<null> {
-  const callTool = async (params: unknown) => {
+export function sessionHandlers(server: ToolServer): Handlers<Tracked> {
+  const callTool = async (params: unknown, call: Tracked) => {
     const p = isObject(params) ? params : {};
     const name = typeof p.name === "string" ? p.name : typeof p.tool === "string" ? p.tool : "";
     const args = p.arguments ?? p.args ?? {};
     // An unknown name is answered (and audited) in its turn, like any other call.
-    const outcome = await server.call(name, args);
-    if (!outcome.ok) throw new RpcError(TOOL_ERROR, outcome.error);
+    const outcome = await server.call(name, args, call?.signal);
+    if (call?.signal.aborted) throw new RpcError(REQUEST_CANCELLED, "request cancelled");
+    if (!outcome.ok) throw new RpcError("invalid" in outcome ? INVALID_PARAMS : TOOL_ERROR, outcome.error);
     return outcome.value;
   };
   const listTools = () => ({ tools: server.tools });
@@ -52,6 +61,7 @@ export function sessionHandlers(server: ToolServer): Handlers<null> {
     list: listTools,
     "tools/call": callTool,
     call: callTool,
+    "notifications/cancelled": () => undefined,
     "prompts/list": () => ({ prompts: [] }),
     "resources/list": () => ({ resources: [] }),
     "resources/templates/list": () => ({ resourceTemplates: [] }),
@@ -64,7 +74,8 @@ export function sessionHandlers(server: ToolServer): Handlers<null> {
  */
 export async function answerLine(
   item: DecodedItem,
-  handlers: Handlers<null>,
+  handlers: Handlers<Tracked>,
+  calls: CallRegistry = new CallRegistry(),
 ): Promise<JsonRpcResponse | null> {
   if ("error" in item) return failure(null, item.error.code, item.error.message);
   let message = item.message;
@@ -94,7 +105,12 @@ export async function answerLine(
       return response === null ? null : ({ ...response, id: null } as JsonRpcResponse);
     }
   }
-  return dispatch(message, handlers, null);
+  const call = calls.track(message);
+  try {
+    return await dispatch(message, handlers, call);
+  } finally {
+    calls.settle(call);
+  }
 }
 
 /** The `session` command. */
@@ -108,11 +124,12 @@ export const sessionCommand = defineCommand<ToolServerArgs>({
   async run(args) {
     const { server, warm } = await openToolServer("session", args.positionals[0], args);
     const handlers = sessionHandlers(server);
-    await serveOrdered({
+    const calls = new CallRegistry();
+    await serveStdioLoop({
       read: process.stdin,
       write: writeStdout,
       afterFirstChunk: warm,
-      answer: (item) => answerLine(item, handlers),
+      answer: (item) => answerLine(item, handlers, calls),
       framing: "ndjson",
     });
     server.close();

@@ -35,6 +35,8 @@ export interface CallMessage {
   id: number;
   name: string;
   args: unknown;
+  /** Positional parameters: spread `args` by these names (`null`: pass undefined). */
+  params?: (string | null)[];
 }
 
 /** Host → CLI: the module loaded (or failed to). */

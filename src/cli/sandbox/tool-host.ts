@@ -47,6 +47,7 @@ const answerBuffer = new Uint8Array(64 * 1024);
 const exitOriginal = process.exit.bind(process);
 const reallyExit = (process as unknown as { reallyExit: (code: number) => never }).reallyExit.bind(process);
 const dirnameOf = path.dirname;
+const hasOwn = Object.hasOwn;
 
 /**
  * Global bindings of the built-ins become read-only, so tool code cannot swap `JSON`, `Reflect`,
@@ -215,6 +216,18 @@ function compile(init: InitMessage): () => Exports | Promise<Exports> {
   };
 }
 
+/** The call's arguments: the one object, or its members in parameter order. */
+function spread(args: unknown, params: (string | null)[] | undefined): unknown[] {
+  if (!params) return [args];
+  const bag = typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {};
+  const out: unknown[] = [];
+  for (let i = 0; i < params.length; i++) {
+    const name = params[i];
+    out[i] = typeof name === "string" && hasOwn(bag, name) ? bag[name] : undefined;
+  }
+  return out;
+}
+
 async function start(
   init: InitMessage,
   onCall: (listener: (message: CallMessage) => void) => void,
@@ -255,14 +268,14 @@ async function start(
   }
   send({ t: "ready" });
 
-  onCall(async ({ id, name, args }) => {
+  onCall(async ({ id, name, args, params }) => {
     inFlight.add(id);
     let ok = true;
     let value: unknown;
     try {
       const fn = exports[name];
       if (typeof fn !== "function") throw new Error(`tool not found: ${name}`);
-      value = await (fn as (args: unknown) => unknown)(args);
+      value = await (fn as (...args: unknown[]) => unknown)(...spread(args, params));
     } catch (error) {
       ok = false;
       value = errorText(error, broker);

@@ -42,7 +42,24 @@ export interface ToolProcessOptions {
 interface Pending {
   resolve: (outcome: CallOutcome) => void;
   timer?: NodeJS.Timeout;
+  /** Set once the call was cancelled: ends the host if the call has not settled by then. */
+  cancelTimer?: NodeJS.Timeout;
 }
+
+/**
+ * What cancels a call: `aborted` once cancelled, `onCancel` runs its listener then (at once if
+ * already cancelled). A lighter stand-in for AbortSignal, which costs too much on every call.
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  onCancel(listener: () => void): void;
+}
+
+/** How long a cancelled call may take to settle before its host is replaced. */
+export const CANCEL_GRACE_MS = 200;
+
+/** The outcome of a cancelled call. */
+export const CANCELLED = "tool call was cancelled";
 
 /** The running tool host, child process or worker thread. */
 interface Host {
@@ -120,8 +137,8 @@ export class ToolProcess {
    * a call that ends the host (timeout, memory, crash) fails alone and the ones queued behind it
    * start on a fresh host.
    */
-  call(name: string, args: unknown): Promise<CallOutcome> {
-    const outcome = this.#queue.then(() => this.#run(name, args));
+  call(name: string, args: unknown, params?: (string | null)[], signal?: CancelSignal): Promise<CallOutcome> {
+    const outcome = this.#queue.then(() => this.#run(name, args, params, signal));
     this.#queue = outcome.then(
       () => undefined,
       () => undefined,
@@ -129,13 +146,20 @@ export class ToolProcess {
     return outcome;
   }
 
-  async #run(name: string, args: unknown): Promise<CallOutcome> {
+  async #run(
+    name: string,
+    args: unknown,
+    params?: (string | null)[],
+    signal?: CancelSignal,
+  ): Promise<CallOutcome> {
     if (this.#closed) return { ok: false, error: "tool process is closed" };
+    if (signal?.aborted) return { ok: false, error: CANCELLED };
     const worker = this.#ensureWorker();
     const isolated = this.#options.isolatePerCall;
     const loadError = await worker.ready;
     if (loadError !== undefined) return { ok: false, error: loadError };
-    if (worker.exited) return this.#run(name, args);
+    if (worker.exited) return this.#run(name, args, params, signal);
+    if (signal?.aborted) return { ok: false, error: CANCELLED };
     const id = this.#nextId++;
     const outcome = await new Promise<CallOutcome>((resolve) => {
       const pending: Pending = { resolve };
@@ -146,8 +170,15 @@ export class ToolProcess {
           this.#kill(worker, `tool call timed out after ${timeoutMs} ms`, id);
         }, timeoutMs);
       }
+      // A cancelled call that does not settle at once takes its host with it (the next call gets a
+      // fresh one): JavaScript cannot stop a running function from outside.
+      signal?.onCancel(() => {
+        pending.cancelTimer ??= setTimeout(() => this.#kill(worker, CANCELLED, id), CANCEL_GRACE_MS);
+      });
       this.#startWatchdog();
-      const message: CallMessage = { t: "call", id, name, args };
+      const message: CallMessage = params
+        ? { t: "call", id, name, args, params }
+        : { t: "call", id, name, args };
       worker.host.post(message);
     });
     // A fresh instance per call: this host has served its call; the spare takes the next one.
@@ -340,6 +371,7 @@ export class ToolProcess {
     if (!pending) return;
     worker.pending.delete(message.id);
     clearTimeout(pending.timer);
+    clearTimeout(pending.cancelTimer);
     pending.resolve(
       message.ok
         ? { ok: true, value: message.value ?? null }
@@ -350,6 +382,7 @@ export class ToolProcess {
   #failAll(worker: Worker, reason: string, culprit?: number): void {
     for (const [id, pending] of worker.pending) {
       clearTimeout(pending.timer);
+      clearTimeout(pending.cancelTimer);
       pending.resolve({
         ok: false,
         error: culprit === undefined || id === culprit ? reason : "tool process was restarted",
