@@ -17,15 +17,16 @@ import {
   type TestDeveloper,
   testDb,
 } from "./helpers.ts";
+import { vectorColumns } from "./pgvector.ts";
 
 const NOTES = {
   name: "notes",
-  columns: [
+  columns: vectorColumns([
     { name: "title", type: "text" },
     { name: "score", type: "number" },
     { name: "doc", type: "json" },
     { name: "embedding", type: "vector", dimensions: 3 },
-  ],
+  ]),
   access: { read: "public", write: "owner" },
 };
 

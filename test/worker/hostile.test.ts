@@ -20,6 +20,7 @@ import {
   type TestDeveloper,
   testDb,
 } from "./helpers.ts";
+import { vectorColumns } from "./pgvector.ts";
 
 /** Raw JSON text of one hostile value. */
 const hostileValue: fc.Arbitrary<string> = fc.oneof(
@@ -91,13 +92,13 @@ function expectHarmless(outcome: Outcome, what: string): void {
 
 const NOTES = {
   name: "notes",
-  columns: [
+  columns: vectorColumns([
     { name: "title", type: "text" },
     { name: "score", type: "number" },
     { name: "doc", type: "json" },
     { name: "tags", type: "text[]" },
     { name: "embedding", type: "vector", dimensions: 3 },
-  ],
+  ]),
   access: { read: "public", write: "owner" },
 };
 

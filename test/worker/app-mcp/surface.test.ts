@@ -15,13 +15,14 @@ import {
   type TestDeveloper,
   type TestUser,
 } from "../helpers.ts";
+import { vectorColumns, vectorValues } from "../pgvector.ts";
 import { connectClient, resultJson } from "./mcp-client.ts";
 
 const PREFIX = "my_first_project";
 
 /** recipes: owner/owner with a vector; notes: public/developer; diary: owner/developer (was owner/owner). */
 const COLLECTIONS = [
-  { name: "recipes", columns: RECIPES_COLUMNS, access: { read: "owner", write: "owner" } },
+  { name: "recipes", columns: vectorColumns(RECIPES_COLUMNS), access: { read: "owner", write: "owner" } },
   {
     name: "notes",
     columns: [{ name: "body", type: "text" }],
@@ -30,7 +31,7 @@ const COLLECTIONS = [
   { name: "diary", columns: [{ name: "entry", type: "text" }], access: { read: "owner", write: "owner" } },
 ];
 const ROW: Record<string, Record<string, unknown>> = {
-  recipes: { title: "Soup", calories: 120, tags: ["hot"], embedding: [1, 0, 0] },
+  recipes: vectorValues({ title: "Soup", calories: 120, tags: ["hot"], embedding: [1, 0, 0] }),
   notes: { body: "hello" },
   diary: { entry: "day one" },
 };

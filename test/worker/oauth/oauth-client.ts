@@ -17,8 +17,13 @@ import type {
 import { expect } from "vitest";
 import { RECIPES_COLUMNS } from "../../fixtures.ts";
 import { apiJson, signupDeveloper, signupUser, type TestDeveloper, type TestUser } from "../helpers.ts";
+import { vectorColumns } from "../pgvector.ts";
 
-const RECIPES = { name: "recipes", columns: RECIPES_COLUMNS, access: { read: "owner", write: "owner" } };
+const RECIPES = {
+  name: "recipes",
+  columns: vectorColumns(RECIPES_COLUMNS),
+  access: { read: "owner", write: "owner" },
+};
 
 /** A developer with an exposed owner-policy `recipes` collection and two end users. */
 export async function setupApp(): Promise<{
