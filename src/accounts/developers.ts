@@ -8,6 +8,7 @@ import { appMcpConfigs, clientKeys, developers, developerTokens, projects } from
 import type { Db } from "../db.ts";
 import { isUniqueViolation } from "../db-errors.ts";
 import { conflict } from "../errors.ts";
+import type { Limiter } from "../rate-limit.ts";
 import { parseInput } from "../validate.ts";
 import { issueCredential } from "./crypto.ts";
 import { listProjects, type ProjectView } from "./projects.ts";
@@ -25,11 +26,27 @@ export interface DeveloperSignupResult {
 }
 
 /**
+ * Where a sign-up comes from: the caller's IP (null where the host reports none) and the limiter it
+ * counts against. REST and the platform MCP pass the same limiter, so they share one budget per IP.
+ */
+export interface SignupOrigin {
+  clientIp: string | null;
+  limit: Limiter;
+}
+
+/**
  * Create a developer with token, first project, its app-MCP config and a client key in one batch
- * (ids generated here so the rows can reference each other). 400 for bad input (`DeveloperSignupSchema`),
+ * (ids generated here so the rows can reference each other). Every attempt counts against the
+ * caller's IP first, valid or not (429 when over); 400 for bad input (`DeveloperSignupSchema`),
  * 409 when the email is taken.
  */
-export async function signupDeveloper(db: Db, body: unknown): Promise<DeveloperSignupResult> {
+export async function signupDeveloper(
+  db: Db,
+  body: unknown,
+  origin: SignupOrigin,
+): Promise<DeveloperSignupResult> {
+  if (origin.clientIp)
+    await origin.limit(`developer-signup:${origin.clientIp}`, "developer sign-ups from this address");
   const input = parseInput(DeveloperSignupSchema, body);
   const developerId = crypto.randomUUID();
   const projectId = crypto.randomUUID();

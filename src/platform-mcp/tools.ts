@@ -90,7 +90,7 @@ export const PLATFORM_TOOLS = {
   amba_developer_signup: spec({
     title: "Sign up as a developer",
     description:
-      'Create an Amba developer account: returns {"developer": {id, email}, "token", "project": {id, name}, "client_key"} — a developer token, a first project and a client key for it (same as POST /v1/developers/signup). Works without credentials. The token and client key are shown only once: reconnect to this MCP server with Authorization: Bearer <token> to use every other amba_* tool; the same token connects to the app MCP at /app/<project id>/mcp. 409 conflict when the email is taken.',
+      'Create an Amba developer account: returns {"developer": {id, email}, "token", "project": {id, name}, "client_key"} — a developer token, a first project and a client key for it (same as POST /v1/developers/signup). Works without credentials. The token and client key are shown only once: reconnect to this MCP server with Authorization: Bearer <token> to use every other amba_* tool; the same token connects to the app MCP at /app/<project id>/mcp. 409 conflict when the email is taken; rate_limited (retry in the seconds it names) after 10 sign-ups a minute from one address, counted together with POST /v1/developers/signup.',
     auth: "none",
     params: {},
     body: DeveloperSignupSchema,

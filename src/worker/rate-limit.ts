@@ -5,7 +5,7 @@
  *
  * - `RATE_LIMITER` (6,000/min): function invocations, app MCP callers, end-user sign-ups per email.
  * - `AUTH_RATE_LIMITER` (10/min, strict): sign-in attempts per project and email, developer
- *   sign-ups per client IP.
+ *   sign-ups per client IP (REST and the platform MCP's `amba_developer_signup` share the key).
  * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP.
  */
 import { AppError } from "../errors.ts";

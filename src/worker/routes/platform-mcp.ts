@@ -74,6 +74,7 @@ import {
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
+import { developerSignupOrigin } from "./developers.ts";
 import {
   authenticatePlatformMcpOAuth,
   mcpResource,
@@ -112,7 +113,8 @@ type Runner<N extends PlatformToolName> = (call: ToolCall<N>, scope: ScopeOf<N>)
 
 /** What each tool runs: the service its admin REST route calls, which validates the body. */
 const RUN: { [N in PlatformToolName]: Runner<N> } = {
-  amba_developer_signup: ({ body }, { db }) => signupDeveloper(db, body),
+  amba_developer_signup: ({ body }, { c, db }) =>
+    signupDeveloper(db, body, developerSignupOrigin(c.env, c.req.raw.headers)),
   amba_whoami: (_call, { db, developerId }) => whoami(db, developerId),
   amba_projects_list: async (_call, { db, developerId }) => ({
     projects: await listProjects(db, developerId),

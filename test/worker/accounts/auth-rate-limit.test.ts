@@ -1,9 +1,12 @@
 /**
  * Auth endpoints under the auth rate-limit bindings (finding 8), against miniflare's simulated
  * Workers Rate Limiting: 10 sign-in attempts per project and email per minute, then 429 with
- * `Retry-After`; end-user auth attempts per client IP (`cf-connecting-ip`); developer sign-ups per IP.
+ * `Retry-After`; end-user auth attempts per client IP (`cf-connecting-ip`); developer sign-ups per IP,
+ * over REST and the platform MCP (official SDK client) against one shared budget.
  */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it } from "vitest";
+import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
 import { api, apiJson, signupDeveloper, signupUser, uniqueEmail } from "../helpers.ts";
 
 /** A fresh documentation-range address per test (the limiter's state lives as long as the run). */
@@ -86,5 +89,52 @@ describe("per client IP", () => {
       json: { email: uniqueEmail("dev") },
     });
     expect(elsewhere.status).toBe(201);
+  });
+});
+
+describe("developer sign-ups over the platform MCP", () => {
+  /** `amba_developer_signup` over an anonymous platform-MCP connection: `{isError, body}`. */
+  const mcpSignup = async (client: Client, email: string) => {
+    const result = await client.callTool({ name: "amba_developer_signup", arguments: { email } });
+    return { isError: result.isError, body: resultJson(result) };
+  };
+  const restSignup = (ip: string, email: string) =>
+    apiJson("/v1/developers/signup", { headers: { "cf-connecting-ip": ip }, json: { email } });
+
+  it("answers the 11th sign-up from one address within a minute with an isError result saying when to retry", async () => {
+    const ip = freshIp();
+    const client = await connectClient("http://local/mcp", { "cf-connecting-ip": ip });
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      const { isError, body } = await mcpSignup(client, uniqueEmail("mcp-dev"));
+      expect(isError, `attempt ${attempt}: ${JSON.stringify(body)}`).toBe(false);
+      expect(body.token).toMatch(/^amba_dev_/);
+    }
+    const email = uniqueEmail("mcp-dev");
+    expect(await mcpSignup(client, email)).toEqual({ isError: true, body: { error: RATE_LIMITED } });
+    await client.close();
+    // Nothing was created for the refused attempt: the email is still free elsewhere.
+    expect((await restSignup(freshIp(), email)).status).toBe(201);
+
+    const elsewhere = await connectClient("http://local/mcp", { "cf-connecting-ip": freshIp() });
+    expect((await mcpSignup(elsewhere, uniqueEmail("mcp-dev"))).isError).toBe(false);
+    await elsewhere.close();
+  });
+
+  it("shares one budget per address with POST /v1/developers/signup", async () => {
+    const ip = freshIp();
+    const client = await connectClient("http://local/mcp", { "cf-connecting-ip": ip });
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      if (attempt % 2) {
+        expect((await mcpSignup(client, uniqueEmail("mixed"))).isError, `attempt ${attempt}`).toBe(false);
+      } else {
+        expect((await restSignup(ip, uniqueEmail("mixed"))).status, `attempt ${attempt}`).toBe(201);
+      }
+    }
+    expect(await restSignup(ip, uniqueEmail("mixed"))).toEqual({ status: 429, body: { error: RATE_LIMITED } });
+    expect(await mcpSignup(client, uniqueEmail("mixed"))).toEqual({
+      isError: true,
+      body: { error: RATE_LIMITED },
+    });
+    await client.close();
   });
 });
