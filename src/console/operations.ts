@@ -62,7 +62,7 @@ export const CONSOLE_OPERATIONS: readonly OperationSpec[] = [
     method: "post",
     path: "/console/projects/{id}/config",
     tag: "console",
-    summary: "Change enabled, auth_mode, slug",
+    summary: "Change enabled, auth_mode, slug, allowed_origins",
     access: "console",
     form: {
       type: "object",
@@ -71,6 +71,10 @@ export const CONSOLE_OPERATIONS: readonly OperationSpec[] = [
         enabled: { const: "on" },
         auth_mode: { enum: ["all", "client_only", "developer_only"] },
         slug: { type: "string" },
+        allowed_origins: {
+          type: "string",
+          description: "Browser origins allowed to call the app MCP, one per line (replaces the list).",
+        },
       },
       required: ["csrf"],
     },

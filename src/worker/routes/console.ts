@@ -13,9 +13,9 @@ import { developers } from "../../../schema/index.ts";
 import { listProjects } from "../../accounts/projects.ts";
 import {
   AUTH_MODES,
-  appMcpConfigView,
   connectionBase,
   exposureView,
+  readAppMcpConfig,
   setExposure,
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
@@ -88,6 +88,19 @@ async function checkedForm(
   return { token: session.token, form };
 }
 
+/**
+ * The origins textarea as the config's `allowed_origins` list: one per line, blank lines and
+ * surrounding spaces dropped; each origin is then checked by the service's schema. Undefined (field
+ * absent) leaves the stored list alone.
+ */
+const originLines = (value: unknown): string[] | undefined =>
+  typeof value === "string"
+    ? value
+        .split(/\r?\n/)
+        .map((line) => line.trim())
+        .filter(Boolean)
+    : undefined;
+
 const list = (value: unknown): string[] =>
   (Array.isArray(value) ? value : value === undefined ? [] : [value]).filter(
     (v): v is string => typeof v === "string",
@@ -142,14 +155,14 @@ async function showProject(c: C, token: string, notices: ProjectPageData["notice
   const db = c.var.db;
   const period = billingPeriod();
   const periods = lastPeriods(period, 6);
-  const [collections, functions, meta, usage, csrf] = await Promise.all([
+  const [collections, functions, meta, usage, view, csrf] = await Promise.all([
     listCollections(db, project.id),
     listFunctions(db, project.id),
     loadAppMeta(db, project, config),
     Promise.all(periods.map((p) => billingStatus(db, project.id, p))),
+    readAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, config),
     csrfToken(token),
   ]);
-  const view = appMcpConfigView(connectionBase(c.env, c.req.url), project.id, config);
   const target = {
     name: serverName(project.name),
     url: view.connection.url,
@@ -239,6 +252,7 @@ consoleRoutes.post("/console/projects/:id/config", (c) =>
       enabled: form.enabled === "on",
       auth_mode: form.auth_mode,
       slug: slug === "" ? null : slug,
+      allowed_origins: originLines(form.allowed_origins),
     });
   }),
 );
