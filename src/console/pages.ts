@@ -30,7 +30,7 @@ td,th{border-bottom:1px solid #e6e9f0;padding:4px 8px;text-align:left;vertical-a
 pre{background:#f1f3f8;padding:8px;overflow:auto;font-size:12px;white-space:pre-wrap;word-break:break-all}
 .notice{padding:8px 12px;border-radius:6px}.notice.error{background:#fde8e7;color:#8a1f17}.notice.ok{background:#e5f5ea;color:#1d5a33}
 .grid{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#6b7285}
-button{font:inherit;padding:4px 12px;cursor:pointer}label{display:block;margin:4px 0}
+button{font:inherit;padding:4px 12px;cursor:pointer}label,textarea{display:block;margin:4px 0}
 .tag{display:inline-block;background:#eef1f7;border-radius:4px;padding:0 6px;font-size:12px;margin-right:4px}`;
 
 const COPY_SCRIPT = `document.querySelectorAll("button[data-copy]").forEach((b) => {

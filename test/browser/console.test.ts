@@ -1,7 +1,8 @@
 /**
  * The console and /docs in a real browser: Playwright (`playwright-core`) driving Debian's Chromium
  * against a Worker started like `npm run dev`. Signs in, toggles exposure and watches the tools
- * preview change, changes auth_mode (and sees a validation message), reads the usage chart, renders
+ * preview change, changes auth_mode (and sees a validation message), edits allowed_origins (and sees
+ * the config service's message for a bad one), reads the usage chart, renders
  * /docs. Screenshots land in `test-artifacts/browser/` (gitignored).
  */
 import { existsSync, mkdirSync } from "node:fs";
@@ -135,6 +136,39 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
     await expect(page.locator('#connection pre[id="config-claude"]').textContent()).resolves.toContain(
       `claude mcp add --transport http amba-cookbook ${server.base}/app/${dev.projectId}/mcp`,
     );
+  });
+
+  it("edits allowed_origins one per line, and shows the server's message for a bad origin", async () => {
+    const origins = page.locator("#allowed-origins code.origin");
+    expect(await origins.count()).toBe(0);
+    await page.fill('textarea[name="allowed_origins"]', "https://app.example.com\n\n http://localhost:5173 ");
+    await page.click('#config button[type="submit"]');
+    await page.waitForLoadState("load");
+    expect(await origins.allTextContents()).toEqual(["https://app.example.com", "http://localhost:5173"]);
+    expect(await page.inputValue('textarea[name="allowed_origins"]')).toBe(
+      "https://app.example.com\nhttp://localhost:5173",
+    );
+    const stored = await request(`${server.base}/v1/admin/projects/${dev.projectId}/app-mcp/config`, {
+      headers: { authorization: `Bearer ${dev.token}` },
+    });
+    expect(((await stored.json()) as { allowed_origins: string[] }).allowed_origins).toEqual([
+      "https://app.example.com",
+      "http://localhost:5173",
+    ]);
+
+    await page.fill(
+      'textarea[name="allowed_origins"]',
+      "https://app.example.com\nhttps://app.example.com/path",
+    );
+    await page.click('#config button[type="submit"]');
+    await page.waitForLoadState("load");
+    await expect(page.locator("#config .notice.error").textContent()).resolves.toBe(
+      "allowed_origins.1: must be an exact origin: http(s)://host[:port] in lowercase, without path, query or trailing slash",
+    );
+    // Nothing was saved: the page shows the stored list again.
+    expect(await origins.allTextContents()).toEqual(["https://app.example.com", "http://localhost:5173"]);
+    await page.locator("#config").scrollIntoViewIfNeeded();
+    await shot("07-allowed-origins-error");
   });
 
   it("charts agent tool calls", async () => {

@@ -130,7 +130,10 @@ describe("developer sign-ups over the platform MCP", () => {
         expect((await restSignup(ip, uniqueEmail("mixed"))).status, `attempt ${attempt}`).toBe(201);
       }
     }
-    expect(await restSignup(ip, uniqueEmail("mixed"))).toEqual({ status: 429, body: { error: RATE_LIMITED } });
+    expect(await restSignup(ip, uniqueEmail("mixed"))).toEqual({
+      status: 429,
+      body: { error: RATE_LIMITED },
+    });
     expect(await mcpSignup(client, uniqueEmail("mixed"))).toEqual({
       isError: true,
       body: { error: RATE_LIMITED },

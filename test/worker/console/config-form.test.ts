@@ -107,7 +107,9 @@ describe("console: allowed_origins", () => {
     const { csrf: _csrf, ...withoutCsrf } = validForm("https://csrf.example.com");
     expect((await postConfig(withoutCsrf)).status).toBe(403);
     expect((await postConfig({ ...withoutCsrf, csrf: "x".repeat(csrf.length) })).status).toBe(403);
-    const foreign = await postConfig(validForm("https://csrf.example.com"), { origin: "https://evil.example" });
+    const foreign = await postConfig(validForm("https://csrf.example.com"), {
+      origin: "https://evil.example",
+    });
     expect(foreign.status).toBe(403);
     expect(await storedOrigins()).toEqual(["https://kept.example.com"]);
   });
