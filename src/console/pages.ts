@@ -151,7 +151,7 @@ function configSection(d: ProjectPageData) {
 <p>Allowed origins: ${
     d.config.allowed_origins.length
       ? html`<span id="allowed-origins">${d.config.allowed_origins.map((o) => html`<code class="origin">${o}</code> `)}</span>`
-      : html`<span id="allowed-origins" class="muted">none (only the platform's own origin)</span>`
+      : html`<span id="allowed-origins" class="muted">none — browsers only from the platform's own origin; clients that send no Origin (CLIs, desktop hosts) are not affected</span>`
   }</p></section>`;
 }
 
