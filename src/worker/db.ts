@@ -6,10 +6,22 @@
  * Every round trip has a deadline (`DB_TIMEOUT_MS`, default `DEFAULT_DB_TIMEOUT_MS`): the driver's
  * fetch is aborted and the query fails with `DatabaseTimeoutError` (503 `database_timeout`, an
  * `isError` tool result), so a hanging database cannot hang a request.
+ *
+ * The driver is loaded on the first query an isolate sends, not at start-up: evaluating
+ * `@neondatabase/serverless` (its Buffer polyfill, `process` shim, pg client, pg-types) was the
+ * largest share of the Worker's start-up CPU (BENCHMARKS.md "Start-up and bundle"), and requests that
+ * never reach the database (`initialize`, `ping`, CORS preflights, refused input) never pay it. The
+ * handle the services get is built synchronously from drizzle's own neon-http session over a client
+ * whose queries stay lazy until awaited — exactly what the driver's `NeonQueryPromise` is — so
+ * `db.batch` still sends one transaction and every call site is unchanged.
  */
-import { neon, neonConfig } from "@neondatabase/serverless";
-import { drizzle } from "drizzle-orm/neon-http";
+import type { NeonQueryFunction } from "@neondatabase/serverless";
+import { createTableRelationsHelpers, extractTablesRelationalConfig } from "drizzle-orm";
+import type { NeonHttpClient } from "drizzle-orm/neon-http/session";
+import { NeonHttpSession } from "drizzle-orm/neon-http/session";
+import { PgDatabase, PgDialect } from "drizzle-orm/pg-core";
 import * as schema from "../../schema/index.ts";
+import type { Db } from "../db.ts";
 import { DatabaseTimeoutError } from "../errors.ts";
 import type { Env } from "./env.ts";
 
@@ -51,10 +63,75 @@ async function deadlineFetch(url: string, init: RequestInit & { [ROUTE]?: Route 
   }
 }
 
-export type Db = ReturnType<typeof connect>;
+export type { Db };
 
-const connect = (url: string, route: Route) =>
-  drizzle({ client: neon(url, { fetchOptions: { [ROUTE]: route } }), schema });
+// biome-ignore lint/suspicious/noExplicitAny: the driver's query function, modes chosen per call
+type Driver = NeonQueryFunction<any, any>;
+
+/**
+ * The real client for one route, loading the driver on first use. `drizzle-orm/neon-http` is loaded
+ * with it and builds the client, so the driver gets drizzle's type parsers (timestamps, dates and
+ * intervals left as text) exactly as a statically built drizzle instance would set them.
+ */
+function driverLoader(url: string, route: Route): () => Promise<Driver> {
+  let loading: Promise<Driver> | undefined;
+  return () =>
+    (loading ??= Promise.all([import("@neondatabase/serverless"), import("drizzle-orm/neon-http")]).then(
+      ([{ neon, neonConfig }, { drizzle }]) => {
+        neonConfig.fetchFunction = deadlineFetch;
+        return drizzle({ client: neon(url, { fetchOptions: { [ROUTE]: route } }) }).$client as Driver;
+      },
+    ));
+}
+
+/** One query, sent when first awaited (like the driver's own `NeonQueryPromise`, so a batch can collect it). */
+class DeferredQuery implements PromiseLike<unknown> {
+  readonly #driver: () => Promise<Driver>;
+  #sent?: Promise<unknown>;
+  readonly query: string;
+  readonly params: unknown[] | undefined;
+  readonly options: object | undefined;
+
+  constructor(driver: () => Promise<Driver>, query: string, params?: unknown[], options?: object) {
+    this.#driver = driver;
+    this.query = query;
+    this.params = params;
+    this.options = options;
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose — drizzle awaits it
+  then<A = unknown, B = never>(
+    onSent?: ((value: unknown) => A | PromiseLike<A>) | null,
+    onFailed?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    this.#sent ??= this.#driver().then((sql) => sql.query(this.query, this.params, this.options));
+    return this.#sent.then(onSent, onFailed);
+  }
+}
+
+/** The client drizzle's session talks to: `query` and `transaction`, deferred to the loaded driver. */
+function deferredClient(driver: () => Promise<Driver>): NeonHttpClient {
+  const query = (text: string, params?: unknown[], options?: object) =>
+    new DeferredQuery(driver, text, params, options);
+  const transaction = async (queries: DeferredQuery[], options?: object) => {
+    const sql = await driver();
+    return sql.transaction(
+      queries.map((q) => sql.query(q.query, q.params, q.options)),
+      options,
+    );
+  };
+  return Object.assign(query, { query, transaction }) as unknown as NeonHttpClient;
+}
+
+function connect(url: string, route: Route): Db {
+  const dialect = new PgDialect();
+  const tables = extractTablesRelationalConfig(schema, createTableRelationsHelpers);
+  const relational = { fullSchema: schema, schema: tables.tables, tableNamesMap: tables.tableNamesMap };
+  const session = new NeonHttpSession(deferredClient(driverLoader(url, route)), dialect, relational, {});
+  // drizzle's neon-http database is this plus `batch` (one transaction per batch).
+  const db = new PgDatabase(dialect, session, relational);
+  return Object.assign(db, { batch: (queries: never) => session.batch(queries) }) as unknown as Db;
+}
 
 const cache = new Map<string, Db>();
 
@@ -64,7 +141,6 @@ export function createDb(env: Pick<Env, "DATABASE_URL" | "LOCAL_DB_URL" | "DB_TI
   const key = `${env.DATABASE_URL}|${route.endpoint ?? ""}|${route.timeoutMs}`;
   let db = cache.get(key);
   if (!db) {
-    neonConfig.fetchFunction = deadlineFetch;
     db = connect(env.DATABASE_URL, route);
     cache.set(key, db);
   }
