@@ -103,6 +103,8 @@ function appCases(target: BenchApp): [string, () => Promise<void>][] {
 
 interface Case {
   worker: string;
+  /** The checkout the Worker's sources are in (paths in the profile are relative to it). */
+  root: string;
   name: string;
   inspector: Inspector;
   /** The workerd that runs the Worker's isolate, and `wrangler dev`'s proxy in front of it. */
@@ -110,10 +112,11 @@ interface Case {
   proxy: number;
   run: () => Promise<void>;
 }
-const workers: [string, number, [string, () => Promise<void>][]][] = [
-  ["this checkout", APP_PORT, appCases(app)],
+const workers: [string, string, number, [string, () => Promise<void>][]][] = [
+  ["this checkout", root, APP_PORT, appCases(app)],
   [
     "baseline",
+    root,
     BASE_PORT,
     [
       ["hello-world Worker `/hello`", request(`${baseline}/hello`, {}, anything)],
@@ -121,7 +124,7 @@ const workers: [string, number, [string, () => Promise<void>][]][] = [
     ],
   ],
 ];
-if (compared) workers.push(["main", COMPARE_PORT, appCases(compared)]);
+if (compared && COMPARE) workers.push(["compared", COMPARE, COMPARE_PORT, appCases(compared)]);
 
 /** `wrangler dev`'s two workerd processes for `port`: the proxy listens on it, the runtime not. */
 function workerdOf(port: number): { runtime: number; proxy: number } {
@@ -138,10 +141,11 @@ function workerdOf(port: number): { runtime: number; proxy: number } {
 
 const cases: Case[] = [];
 const inspectors: Inspector[] = [];
-for (const [worker, port, list] of workers) {
+for (const [worker, checkout, port, list] of workers) {
   const inspector = await Inspector.connect(BENCH_HOST, inspectorPortOf(port));
   inspectors.push(inspector);
-  for (const [name, run] of list) cases.push({ worker, name, inspector, ...workerdOf(port), run });
+  for (const [name, run] of list)
+    cases.push({ worker, root: checkout, name, inspector, ...workerdOf(port), run });
 }
 
 interface Cpu {
@@ -164,14 +168,14 @@ async function cpu(c: Case, n: number): Promise<Cpu> {
 }
 
 const label = (c: Case) => (frame: CallFrame) =>
-  `${c.inspector.sourceOf(frame, root) || "(native)"} ${frame.functionName || "(anonymous)"}`;
+  `${c.inspector.sourceOf(frame, c.root) || "(native)"} ${frame.functionName || "(anonymous)"}`;
 
 /** `n` requests of `c` under the sampling profiler. */
 async function profile(c: Case, n: number): Promise<CpuTimes> {
   const sampled = await c.inspector.profile(SAMPLE_US, async () => {
     for (let i = 0; i < n; i++) await c.run();
   });
-  return cpuTimes(sampled, SAMPLE_US, label(c));
+  return cpuTimes(sampled, SAMPLE_US, label(c), (name) => name.startsWith("src/"));
 }
 
 const n4 = Math.max(1, Math.round(N / 4));
@@ -206,6 +210,20 @@ for (const c of cases) {
   );
 }
 
+if (compared) {
+  console.log(`\nBefore/after: the compared checkout (${COMPARE}) → this one, same run, ms/req`);
+  console.log("| request | workerd CPU before | after | JS sampled before | after |");
+  console.log("|---|---|---|---|---|");
+  for (const c of cases.filter((c) => c.worker === "this checkout")) {
+    const before = cases.find((b) => b.worker === "compared" && b.name === c.name) as Case;
+    const [cb, ca] = [full.get(before), full.get(c)] as [Cpu, Cpu];
+    const [pb, pa] = [profiles.get(before), profiles.get(c)] as [CpuTimes, CpuTimes];
+    console.log(
+      `| ${c.name} | ${ms(cb.runtimeMs)} | ${ms(ca.runtimeMs)} | ${ms(pb.jsMs / N)} | ${ms(pa.jsMs / N)} |`,
+    );
+  }
+}
+
 console.log(
   `\nSampling profiler (a sample every ${SAMPLE_US} µs while the isolate runs; N requests per type), ms/req:`,
 );
@@ -216,6 +234,9 @@ for (const c of cases) {
     `\n${c.worker} — ${c.name}: JS ${ms(t.jsMs / N)}, (program) ${ms(t.programMs / N)}, GC ${ms(t.gcMs / N)}; top self time:`,
   );
   for (const [name, self] of top) console.log(`  ${(self / N).toFixed(3).padStart(6)}  ${name}`);
+  const own = [...t.total].sort((a, b) => b[1] - a[1]).slice(0, TOP);
+  console.log("  the project's own functions, inclusive (callees on the same synchronous stack):");
+  for (const [name, total] of own) console.log(`  ${(total / N).toFixed(3).padStart(6)}  ${name}`);
 }
 
 await rig.close();

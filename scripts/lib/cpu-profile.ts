@@ -20,7 +20,7 @@ export interface CallFrame {
 
 /** `Profiler.stop`'s profile (the fields used here). */
 export interface CpuProfile {
-  nodes: { id: number; callFrame: CallFrame }[];
+  nodes: { id: number; callFrame: CallFrame; children?: number[] }[];
   samples: number[];
   timeDeltas: number[];
 }
@@ -140,11 +140,15 @@ export class Inspector {
   }
 }
 
-/** A source path relative to the project (`node_modules/<package>/…` kept as the package name). */
+/** A source path relative to the project (`node_modules/<package>/…` as `<package>/…`). */
 function shortPath(source: string, root: string): string {
   const path = source.startsWith("file:") ? fileURLToPath(source) : source;
   const modules = path.lastIndexOf("node_modules/");
-  if (modules >= 0) return path.slice(modules + "node_modules/".length);
+  if (modules >= 0) {
+    const inPackage = path.slice(modules + "node_modules/".length);
+    // drizzle-orm's published maps name its repository's `src/` one level above the package.
+    return inPackage.startsWith("src/") ? `drizzle-orm/${inPackage}` : inPackage;
+  }
   return path.startsWith("/") ? relative(root, path) : path;
 }
 
@@ -162,6 +166,8 @@ export interface CpuTimes {
   idleMs: number;
   /** Self time per function (`file:line function`), JavaScript only, ms. */
   self: Map<string, number>;
+  /** Time with the function anywhere on the (synchronous) stack, for the labels `inclusive` picks. */
+  total: Map<string, number>;
 }
 
 /**
@@ -174,10 +180,22 @@ export function cpuTimes(
   profile: CpuProfile,
   intervalUs: number,
   label: (frame: CallFrame) => string,
+  inclusive: (label: string) => boolean = () => false,
 ): CpuTimes {
   const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
   const ms = intervalUs / 1000;
-  const times: CpuTimes = { jsMs: 0, programMs: 0, gcMs: 0, idleMs: 0, self: new Map() };
+  const times: CpuTimes = { jsMs: 0, programMs: 0, gcMs: 0, idleMs: 0, self: new Map(), total: new Map() };
+  const labels = new Map<number, string>();
+  const labelOf = (id: number) => {
+    let known = labels.get(id);
+    if (known === undefined) {
+      known = label(frames.get(id) as CallFrame);
+      labels.set(id, known);
+    }
+    return known;
+  };
   for (const sample of profile.samples) {
     const frame = frames.get(sample);
     const name = frame?.functionName ?? ROOT;
@@ -186,8 +204,18 @@ export function cpuTimes(
     else if (name === GC) times.gcMs += ms;
     else {
       times.jsMs += ms;
-      const key = label(frame as CallFrame);
+      const key = labelOf(sample);
       times.self.set(key, (times.self.get(key) ?? 0) + ms);
+      const seen = new Set<string>();
+      for (let id: number | undefined = sample; id !== undefined; id = parents.get(id)) {
+        const name = frames.get(id)?.functionName;
+        if (name === ROOT || name === undefined) break;
+        const key = labelOf(id);
+        if (inclusive(key) && !seen.has(key)) {
+          seen.add(key);
+          times.total.set(key, (times.total.get(key) ?? 0) + ms);
+        }
+      }
     }
   }
   return times;
