@@ -50,11 +50,17 @@ export function randomSecret(n = SECRET_BYTES): string {
   return base64url(crypto.getRandomValues(new Uint8Array(n)));
 }
 
-/** Lowercase hex SHA-256 of a UTF-8 string: the stored form of every credential secret. */
+/** The two hex digits of every byte (per-byte `toString(16).padStart` showed in the CPU profile). */
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
+/**
+ * Lowercase hex SHA-256 of a UTF-8 string: the stored form of every credential secret, and the
+ * credential cache's key (so it runs on every authenticated request).
+ */
 export async function sha256Hex(text: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
   let hex = "";
-  for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
+  for (let i = 0; i < digest.length; i++) hex += HEX[digest[i] as number];
   return hex;
 }
 

@@ -36,7 +36,8 @@ async function resolve(c: Context<AppEnv>) {
   return { actor, meta };
 }
 
-const body = (c: Context<AppEnv>): Promise<unknown> => jsonBody(c, v.unknown());
+const ANY = v.unknown();
+const body = (c: Context<AppEnv>): Promise<unknown> => jsonBody(c, ANY);
 
 /** The `:rowId` path segment; a value that cannot be a row id names no row (404, as an absent one). */
 function rowId(c: Context<AppEnv>): string {

@@ -72,7 +72,20 @@ const TX_COOKIE = "amba_oauth_tx";
 const TX_TTL_S = 600;
 const txKey = (tx: string) => `amba-oauth:tx:${tx}`;
 
-const issuer = (c: Ctx) => issuerOf(c.env.PUBLIC_BASE_URL, c.req.url);
+/** Issuers by `PUBLIC_BASE_URL` (one per deployment): every app MCP request asks, and it parses a URL. */
+const issuers = new Map<string, string>();
+
+function issuer(c: Ctx): string {
+  const base = c.env.PUBLIC_BASE_URL;
+  // Without a base the issuer is the request's own origin.
+  if (!base?.trim()) return issuerOf(base, c.req.url);
+  let known = issuers.get(base);
+  if (known === undefined) {
+    known = issuerOf(base, c.req.url);
+    issuers.set(base, known);
+  }
+  return known;
+}
 
 /** The OAuth helpers (grants, clients) of this deployment's authorization server. */
 export function oauthHelpers(c: Ctx): OAuthHelpers {

@@ -19,6 +19,11 @@ describe("credentials", () => {
     expect(formatCredential("session", issued.id, parsed?.secret ?? "")).toBe(issued.token);
   });
 
+  it("hashes to lowercase hex SHA-256 (the stored form of every secret)", async () => {
+    expect(await sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(await sha256Hex("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  });
+
   it("parses only its own kind and refuses anything malformed", async () => {
     const { token } = await issueCredential("developer");
     expect(parseCredential("clientKey", token)).toBeNull();
