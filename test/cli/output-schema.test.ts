@@ -283,3 +283,55 @@ describe("compileResultCheck agrees with the SDK's validator", () => {
     }
   });
 });
+
+describe("which return types get an outputSchema", () => {
+  it("JSON-shaped object types do; classes, library objects, toJSON types and unions do not", async () => {
+    const dir = scratch({
+      "kinds.ts": `
+interface Point { x: number; y: number }
+class Box { w = 1; area() { return this.w; } }
+interface Stamp { at: number; toJSON(): string }
+export function partial(): Partial<Point> { return {}; }
+export function picked(): Pick<Point, "x"> { return { x: 1 }; }
+export function maybeUndefined(): { a: string | undefined } { return { a: undefined }; }
+export function box(): Box { return new Box(); }
+export function regexp(): RegExp { return /x/; }
+export function stamp(): Stamp { return { at: 1, toJSON: () => "1" }; }
+export function either(): Point | { z: number } { return { z: 1 }; }
+export function empty(): {} { return 5; }
+export async function later(): Promise<Point> { return { x: 1, y: 2 }; }
+`,
+    });
+    const { analyzeToolFile } = await import("../../src/cli/typed-schema.ts");
+    const names = [
+      "partial",
+      "picked",
+      "maybeUndefined",
+      "box",
+      "regexp",
+      "stamp",
+      "either",
+      "empty",
+      "later",
+    ];
+    const before = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = join(dir, "cache");
+    const { signatures } = await analyzeToolFile(join(dir, "kinds.ts"), names, "test").finally(() => {
+      if (before === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = before;
+    });
+    const outputs = Object.fromEntries(names.map((n) => [n, signatures[n]?.outputSchema]));
+    const point = { x: { type: "number" }, y: { type: "number" } };
+    expect(outputs).toEqual({
+      partial: { type: "object", properties: point },
+      picked: { type: "object", properties: { x: { type: "number" } }, required: ["x"] },
+      maybeUndefined: { type: "object", properties: { a: { type: "string" } } },
+      box: undefined,
+      regexp: undefined,
+      stamp: undefined,
+      either: undefined,
+      empty: undefined,
+      later: { type: "object", properties: point, required: ["x", "y"] },
+    });
+  });
+});
