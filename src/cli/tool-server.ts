@@ -20,7 +20,7 @@ import {
   type Policy,
 } from "./permissions.ts";
 import { type CallOutcome, type CancelSignal, ToolProcess } from "./sandbox/tool-process.ts";
-import { checkArguments } from "./validate-args.ts";
+import { checkArguments, compileResultCheck } from "./validate-args.ts";
 
 /** The permission options every command takes. */
 export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
@@ -90,10 +90,15 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 /** A loaded tool file, ready to list and call. */
 export interface ToolServer {
   entry: string;
+  /** The tools as `session` and `GET /tools` list them (name, description, input schema). */
   readonly tools: ToolSchema[];
+  /** The tools as MCP lists them: {@link tools} plus `outputSchema` where the return type gives one. */
+  readonly mcpTools: ListedTool[];
   policy: Policy;
   audit: AuditSink;
   has(name: string): boolean;
+  /** A message when `value` breaks the output schema of tool `name` (none declared: undefined). */
+  checkResult(name: string, value: unknown): string | undefined;
   /**
    * Calls a tool and writes its `tool:<name>` audit line (Deny when it failed, is unknown or its
    * arguments break the typed schema — `invalid`). Calls run one at a time in the order they were
@@ -104,6 +109,9 @@ export interface ToolServer {
   reload(): Promise<void>;
   close(): void;
 }
+
+/** A tool as MCP lists it. */
+export type ListedTool = ToolSchema & { outputSchema?: Record<string, unknown> };
 
 /** A call's outcome; `invalid`: refused before the tool ran, the arguments break its schema. */
 export type ServerCallOutcome = CallOutcome | { ok: false; error: string; invalid: true };
@@ -127,6 +135,8 @@ export interface LoadedTools {
   tools: ToolSchema[];
   /** Positional parameter names per tool (tools absent here take the one arguments object). */
   params: Map<string, (string | null)[]>;
+  /** Output schemas from return types (typed only; tools absent here declare none). */
+  outputs: Map<string, Record<string, unknown>>;
   /** Whether the listed schemas are typed (and calls validated against them). */
   typed: boolean;
 }
@@ -160,7 +170,9 @@ export async function loadTools(command: string, entry: string, typed: boolean):
     throw new CliError(`amber ${command}: ${(error as Error).message}`);
   }
   const params = new Map<string, (string | null)[]>();
-  if (!typed && allTakeOneObject(entry, discovered.tools)) return { tools: discovered.tools, params, typed };
+  const outputs = new Map<string, Record<string, unknown>>();
+  const untyped = { tools: discovered.tools, params, outputs, typed: false };
+  if (!typed && allTakeOneObject(entry, discovered.tools)) return untyped;
   const { analyzeToolFile } = await import("./typed-schema.ts");
   let analysis: Awaited<ReturnType<typeof analyzeToolFile>>;
   try {
@@ -173,17 +185,18 @@ export async function loadTools(command: string, entry: string, typed: boolean):
     process.stderr.write(
       `amber ${command}: warning: ${(error as Error).message}; schemas stay {"type":"object"} and positional parameters are not mapped\n`,
     );
-    return { tools: discovered.tools, params, typed: false };
+    return untyped;
   }
   for (const warning of analysis.warnings) process.stderr.write(`amber ${command}: warning: ${warning}\n`);
   for (const [name, signature] of Object.entries(analysis.signatures))
     if (signature.params) params.set(name, signature.params);
-  if (!typed || discovered.source === "manifest") return { tools: discovered.tools, params, typed: false };
+  if (!typed || discovered.source === "manifest") return untyped;
   const tools = discovered.tools.map((tool) => {
-    const schema = analysis.signatures[tool.name]?.inputSchema;
-    return schema ? { ...tool, inputSchema: schema } : tool;
+    const { inputSchema, outputSchema } = analysis.signatures[tool.name] ?? {};
+    if (outputSchema) outputs.set(tool.name, outputSchema);
+    return inputSchema ? { ...tool, inputSchema } : tool;
   });
-  return { tools, params, typed: true };
+  return { tools, params, outputs, typed: true };
 }
 
 /**
@@ -211,10 +224,17 @@ export async function openToolServer(command: string, file: string | undefined, 
     throw new CliError(`amber ${command}: ${(error as Error).message}`);
   }
   const typed = args.typed === true && args.untyped !== true;
+  // Per load: one stable MCP list (its rendering is cached by identity) and each output schema
+  // compiled once into its check.
   const index = (loaded: LoadedTools) => ({
     loaded,
     names: new Set(loaded.tools.map((t) => t.name)),
     schemas: new Map(loaded.tools.map((t) => [t.name, t.inputSchema])),
+    listed: loaded.tools.map((t): ListedTool => {
+      const outputSchema = loaded.outputs.get(t.name);
+      return outputSchema ? { ...t, outputSchema } : t;
+    }),
+    resultChecks: new Map([...loaded.outputs].map(([name, schema]) => [name, compileResultCheck(schema)])),
   });
   let current = index(await loadTools(command, entry, typed));
   const audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
@@ -245,9 +265,13 @@ export async function openToolServer(command: string, file: string | undefined, 
     get tools() {
       return current.loaded.tools;
     },
+    get mcpTools() {
+      return current.listed;
+    },
     policy,
     audit,
     has: (name) => current.names.has(name),
+    checkResult: (name, value) => current.resultChecks.get(name)?.(value),
     call(name, callArgs, signal) {
       const done = queue.then(async (): Promise<ServerCallOutcome> => {
         const { loaded, names, schemas } = current;

@@ -16,6 +16,9 @@ type Schema = Record<string, unknown>;
 
 const MAX_DEPTH = 8;
 
+/** Thrown inside a result schema's derivation: the type's JSON form is not its properties. */
+class NotJsonShaped extends Error {}
+
 /** How one tool takes its arguments. */
 export interface ToolSignature {
   /** The derived input schema (absent: nothing known, keep the open default). */
@@ -25,6 +28,11 @@ export interface ToolSignature {
    * that cannot be named, passed `undefined`); absent for the single-object form.
    */
   params?: (string | null)[];
+  /**
+   * The result schema, when the (awaited) return type is an object type whose JSON form the schema
+   * states exactly (no class instances, library objects or `toJSON`); absent otherwise.
+   */
+  outputSchema?: Schema;
 }
 
 /** What {@link analyzeToolFile} found. */
@@ -38,6 +46,9 @@ interface CacheEntry {
   deps: Record<string, string>;
   analysis: ToolFileAnalysis;
 }
+
+/** Bumped when the analysis changes shape, so entries of an older CLI build are not reused. */
+const ANALYSIS_FORMAT = 2;
 
 const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
@@ -87,7 +98,7 @@ export async function analyzeToolFile(
   }
   // Keyed by content, not path (a copied or moved file hits too); local dependencies are recorded
   // relative to the entry's directory and checked by hash.
-  const key = sha256(`${cacheKey}\0${names.join(",")}\0${sha256(content)}`);
+  const key = sha256(`${ANALYSIS_FORMAT}\0${cacheKey}\0${names.join(",")}\0${sha256(content)}`);
   const file = join(schemaCacheDir(), `schemas-${key.slice(0, 40)}.json`);
   const base = dirname(entry);
   const cached = readCached(file, base);
@@ -153,7 +164,13 @@ async function analyze(
     }
   }
 
-  const toSchema = (type: TS.Type, depth: number, seen: Set<TS.Type>): Schema => {
+  /**
+   * The JSON Schema of `type`. `output`: for a result, whose JSON form the schema must state
+   * exactly — a class instance, a library object (`Error`, `Map`), a function or a `toJSON` type
+   * throws {@link NotJsonShaped}, a property that admits `undefined` is not required (JSON drops
+   * it), and an empty object type (`{}` also admits primitives) accepts anything.
+   */
+  const toSchema = (type: TS.Type, depth: number, seen: Set<TS.Type>, output = false): Schema => {
     if (depth > MAX_DEPTH || seen.has(type)) return {};
     const flags = type.flags;
     if (flags & (ts.TypeFlags.Any | ts.TypeFlags.Unknown)) return {};
@@ -171,9 +188,9 @@ async function analyze(
       const members = type.types.filter((t) => !(t.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Void)));
       const booleans = members.filter((t) => t.flags & ts.TypeFlags.BooleanLiteral);
       const rest = members.filter((t) => !(t.flags & ts.TypeFlags.BooleanLiteral));
-      const parts = rest.map((t) => toSchema(t, depth + 1, seen));
+      const parts = rest.map((t) => toSchema(t, depth + 1, seen, output));
       if (booleans.length === 2) parts.push({ type: "boolean" });
-      else for (const b of booleans) parts.push(toSchema(b, depth + 1, seen));
+      else for (const b of booleans) parts.push(toSchema(b, depth + 1, seen, output));
       if (parts.length === 1) return parts[0]!;
       if (parts.every((p) => "const" in p && (p.type === "string" || p.type === "number"))) {
         const types = [...new Set(parts.map((p) => p.type))];
@@ -183,16 +200,17 @@ async function analyze(
     }
     if (checker.isArrayType(type)) {
       const [item] = checker.getTypeArguments(type as TS.TypeReference);
-      return { type: "array", items: item ? toSchema(item, depth + 1, seen) : {} };
+      return { type: "array", items: item ? toSchema(item, depth + 1, seen, output) : {} };
     }
     if (checker.isTupleType(type)) {
       const items = checker
         .getTypeArguments(type as TS.TypeReference)
-        .map((t) => toSchema(t, depth + 1, seen));
+        .map((t) => toSchema(t, depth + 1, seen, output));
       return { type: "array", prefixItems: items, minItems: items.length, maxItems: items.length };
     }
     if (type.symbol?.name === "Date") return { type: "string", format: "date-time" };
     if (flags & ts.TypeFlags.Object) {
+      if (output && !jsonShaped(type)) throw new NotJsonShaped();
       seen.add(type);
       const properties: Record<string, Schema> = {};
       const required: string[] = [];
@@ -201,20 +219,55 @@ async function analyze(
         if (!declaration) continue;
         const propType = checker.getTypeOfSymbolAtLocation(prop, declaration);
         if (propType.getCallSignatures().length > 0) continue;
-        const schema = toSchema(propType, depth + 1, seen);
+        const schema = toSchema(propType, depth + 1, seen, output);
         const doc = ts.displayPartsToString(prop.getDocumentationComment(checker)).trim();
         if (doc) schema.description = doc;
         properties[prop.name] = schema;
-        if (!(prop.flags & ts.SymbolFlags.Optional)) required.push(prop.name);
+        const optional = prop.flags & ts.SymbolFlags.Optional || (output && admitsUndefined(propType));
+        if (!optional) required.push(prop.name);
       }
       seen.delete(type);
+      const index = checker.getIndexInfoOfType(type, ts.IndexKind.String);
+      if (output && required.length === 0 && Object.keys(properties).length === 0 && !index) return {};
       const schema: Schema = { type: "object", properties };
       if (required.length > 0) schema.required = required;
-      const index = checker.getIndexInfoOfType(type, ts.IndexKind.String);
-      if (index) schema.additionalProperties = toSchema(index.type, depth + 1, seen);
+      if (index) schema.additionalProperties = toSchema(index.type, depth + 1, seen, output);
       return schema;
     }
     return {};
+  };
+
+  const admitsUndefined = (type: TS.Type): boolean =>
+    (type.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Void)) !== 0 ||
+    (type.isUnion() && type.types.some(admitsUndefined));
+
+  /** Whether `JSON.stringify` writes a value of object type `type` as its own properties. */
+  const jsonShaped = (type: TS.Type): boolean => {
+    if (type.getCallSignatures().length > 0 || type.getConstructSignatures().length > 0) return false;
+    if (checker.getPropertyOfType(type, "toJSON")) return false;
+    const symbol = type.symbol;
+    if (!symbol) return true;
+    if (symbol.flags & ts.SymbolFlags.Class) return false;
+    // Library interfaces are objects with behaviour (`Error`, `RegExp`, `Promise`); library mapped
+    // types (`Record`, `Partial`, `Pick`) are plain shapes.
+    if (!(symbol.flags & ts.SymbolFlags.Interface)) return true;
+    return !(symbol.declarations ?? []).some((d) => program.isSourceFileDefaultLibrary(d.getSourceFile()));
+  };
+
+  /** The result schema of `fn`: its awaited return type, when that is a JSON-shaped object type. */
+  const outputSchemaOf = (fn: TS.FunctionDeclaration): Schema | undefined => {
+    const signature = checker.getSignatureFromDeclaration(fn);
+    if (!signature) return undefined;
+    const returned = checker.getReturnTypeOfSignature(signature);
+    const type = checker.getAwaitedType(returned) ?? returned;
+    if (type.isUnion() || !(type.flags & ts.TypeFlags.Object)) return undefined;
+    try {
+      const schema = toSchema(type, 0, new Set(), true);
+      return schema.type === "object" ? schema : undefined;
+    } catch (error) {
+      if (error instanceof NotJsonShaped) return undefined;
+      throw error;
+    }
   };
 
   const paramDocs = (fn: TS.FunctionDeclaration, paramName: string | undefined): Map<string, string> => {
@@ -270,11 +323,14 @@ async function analyze(
   for (const name of names) {
     const fn = functions.get(name);
     if (!fn) continue;
+    const outputSchema = outputSchemaOf(fn);
     if (takesOneObject(fn)) {
       const param = fn.parameters[0];
-      if (!param || !hasType(param)) continue;
-      const schema = toSchema(checker.getTypeAtLocation(param), 0, new Set());
-      if (schema.type !== "object") continue;
+      const schema = param && hasType(param) ? toSchema(checker.getTypeAtLocation(param), 0, new Set()) : {};
+      if (!param || schema.type !== "object") {
+        if (outputSchema) analysis.signatures[name] = { outputSchema };
+        continue;
+      }
       const properties = schema.properties as Record<string, Schema>;
       const docs = paramDocs(fn, ts.isIdentifier(param.name) ? param.name.text : undefined);
       for (const [prop, text] of docs) {
@@ -288,7 +344,9 @@ async function analyze(
           if (value !== undefined && properties[prop]) properties[prop].default = value;
         }
       }
-      analysis.signatures[name] = { inputSchema: schema };
+      analysis.signatures[name] = outputSchema
+        ? { inputSchema: schema, outputSchema }
+        : { inputSchema: schema };
       continue;
     }
     const docs = paramDocs(fn, undefined);
@@ -318,7 +376,9 @@ async function analyze(
     });
     const inputSchema: Schema = { type: "object", properties };
     if (required.length > 0) inputSchema.required = required;
-    analysis.signatures[name] = { inputSchema, params };
+    analysis.signatures[name] = outputSchema
+      ? { inputSchema, params, outputSchema }
+      : { inputSchema, params };
   }
   return { analysis, sources };
 }

@@ -10,12 +10,15 @@ import type { ToolServer } from "../../src/cli/tool-server.ts";
 import { type DecodedItem, encodeMessage, type Framing, StdioDecoder } from "../../src/mcp/index.ts";
 import { buildTestCli, LineClient, runCli, scratch } from "./helpers.ts";
 
+const addTool = { name: "add", description: "", inputSchema: { type: "object" } };
 const fakeServer: ToolServer = {
   entry: "/x/tools.ts",
-  tools: [{ name: "add", description: "", inputSchema: { type: "object" } }],
+  tools: [addTool],
+  mcpTools: [addTool],
   policy: { denied: [], allowRead: [], allowWrite: [], allowNet: [], allowEnv: [], allowRun: [] },
   audit: { record() {}, close() {}, enabled: false },
   has: (name) => name === "add",
+  checkResult: () => undefined,
   call: async (_name, args) => {
     const { a, b } = (args ?? {}) as { a?: unknown; b?: unknown };
     return typeof a === "number" && typeof b === "number"

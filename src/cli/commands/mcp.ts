@@ -12,6 +12,7 @@ import {
   type McpSession,
   RpcError,
   serveStdioLoop,
+  supportsStructuredContent,
 } from "../../mcp/index.ts";
 import { CallRegistry } from "../cancellation.ts";
 import { defineCommand } from "../command.ts";
@@ -34,21 +35,32 @@ export type CallContext = { signal?: CancelSignal } | null;
 
 /**
  * MCP handlers over a loaded tool file. `listChanged`: declare that the tool list may change
- * (`--watch` on a connection that can be notified).
+ * (`--watch` on a connection that can be notified). Where the negotiated version knows
+ * `outputSchema` (2025-06-18 on), a result is checked against the tool's before it goes out as
+ * `structuredContent`: one that breaks it is an `isError` result, never content a client's
+ * validator would reject.
  */
 export function mcpHandlers(server: ToolServer, listChanged = false): Handlers<CallContext> {
   const handlers = createMcpHandlers<CallContext>({
     serverInfo: SERVER_INFO,
     tools: {
-      list: () => server.tools,
-      async call(name, args, ctx) {
+      list: () => server.mcpTools,
+      async call(name, args, ctx, info) {
         if (!server.has(name)) {
           // Audited like any call (a Deny line), then refused as the specification says.
           await server.call(name, args);
           throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
         }
         const outcome = await server.call(name, args, ctx?.signal);
-        return outcome.ok ? { value: outcome.value } : { value: outcome.error, isError: true };
+        if (!outcome.ok) return { value: outcome.error, isError: true };
+        const problem = supportsStructuredContent(info.protocolVersion)
+          ? server.checkResult(name, outcome.value)
+          : undefined;
+        if (problem === undefined) return { value: outcome.value };
+        return {
+          value: `tool \`${name}\` returned a value that does not match its declared return type: ${problem}`,
+          isError: true,
+        };
       },
     },
   });
