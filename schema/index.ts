@@ -159,8 +159,8 @@ export const functionVersions = pgTable(
 );
 
 /**
- * App-MCP surface config: kill switch, auth mode, hostname slug, the exposure allowlist and the
- * browser origins allowed to call the endpoint (CORS).
+ * App-MCP surface config: kill switch, auth mode, hostname slug, the exposure allowlist, the
+ * browser origins allowed to call the endpoint (CORS) and the caller rate-limit tier.
  */
 export const appMcpConfigs = pgTable("app_mcp_configs", {
   projectId: uuid("project_id")
@@ -174,6 +174,8 @@ export const appMcpConfigs = pgTable("app_mcp_configs", {
   exposedFunctions: text("exposed_functions").array().notNull().default(sql`'{}'::text[]`),
   /** Exact origins (`https://app.example.com`) whose pages may call the app MCP. */
   allowedOrigins: text("allowed_origins").array().notNull().default(sql`'{}'::text[]`),
+  /** Calls per minute and caller on the app MCP: one of the tiers in src/app-mcp/admin.ts. */
+  rateLimitPerMinute: integer("rate_limit_per_minute").notNull().default(6000),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 

@@ -1,0 +1,1 @@
+ALTER TABLE "app_mcp_configs" ADD COLUMN "rate_limit_per_minute" integer DEFAULT 6000 NOT NULL;
