@@ -130,6 +130,7 @@ describe("/v1/admin/projects/:id/app-mcp/config", () => {
       auth_mode: "all",
       slug: null,
       allowed_origins: [],
+      rate_limit_per_minute: 6000,
       connection: { url: `https://mcp.amba.dev/app/${dev.projectId}/mcp`, hostname_url: null },
     });
   });
@@ -145,6 +146,7 @@ describe("/v1/admin/projects/:id/app-mcp/config", () => {
       auth_mode: "client_only",
       slug,
       allowed_origins: [],
+      rate_limit_per_minute: 6000,
       connection: {
         url: `https://mcp.amba.dev/app/${dev.projectId}/mcp`,
         hostname_url: `https://${slug}.mcp.amba.host/mcp`,

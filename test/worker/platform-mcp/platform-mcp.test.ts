@@ -325,6 +325,7 @@ describe("platform MCP with a developer token", () => {
       auth_mode: "developer_only",
       slug,
       allowed_origins: [],
+      rate_limit_per_minute: 6000,
       connection: { url: expect.stringMatching(/\/mcp$/), hostname_url: `https://${slug}.mcp.amba.host/mcp` },
     });
     expect(await ok(client, "amba_app_mcp_get_config", { project_id })).toEqual(
