@@ -179,6 +179,19 @@ export const appMcpConfigs = pgTable("app_mcp_configs", {
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
+/**
+ * Ids of the metering batches already added to `usage_counters` (src/usage/metering.ts): a batch
+ * retried after a lost answer is recognised and not counted twice. Pruned after a week.
+ */
+export const usageBatches = pgTable(
+  "usage_batches",
+  {
+    id: uuid("id").primaryKey(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("usage_batches_created_at_idx").on(t.createdAt)],
+);
+
 /** Usage per project, billing period (`YYYY-MM`), metric (e.g. `agent_tool_calls`) and shard. */
 export const usageCounters = pgTable(
   "usage_counters",
@@ -188,7 +201,7 @@ export const usageCounters = pgTable(
       .references(() => projects.id, { onDelete: "cascade" }),
     period: text("period").notNull(),
     metric: text("metric").notNull(),
-    /** Concurrent writers spread over shards (src/worker/usage.ts); reads sum over them. */
+    /** Concurrent flushes spread over shards (src/usage/metering.ts); reads sum over them. */
     shard: smallint("shard").notNull().default(0),
     value: bigint("value", { mode: "number" }).notNull().default(0),
   },

@@ -35,8 +35,8 @@ export const USAGE_SHARDS = 16;
 export const FLUSH_DELAY_MS = 250;
 
 /**
- * Attempts of one scheduled flush (the retry waits 4× the delay) before its counts wait for the next
- * call's flush. Two: with the database deadline (8 s) both fit in the 30 s of `waitUntil`.
+ * Attempts of one scheduled flush (the retry waits 4× the delay) before its batches wait for the
+ * next call's flush. Two: with the database deadline (8 s) both fit in the 30 s of `waitUntil`.
  */
 const FLUSH_ATTEMPTS = 2;
 
@@ -55,41 +55,74 @@ export interface UsageCount {
   n: number;
 }
 
+/** Counts taken out for writing, under an id the database remembers once they are added. */
+interface UsageBatch {
+  id: string;
+  counts: UsageCount[];
+}
+
 const keyOf = (c: Pick<UsageCount, "projectId" | "period" | "metric">) =>
   `${c.projectId}|${c.period}|${c.metric}`;
 
+/** One flush in this many also deletes the batch ids older than {@link BATCH_ID_RETENTION}. */
+const PRUNE_EVERY = 64;
+
 /**
- * One statement adding every count to one randomly chosen shard row of its (project, period,
- * metric). Rows are sorted by key, so two isolates' flushes take their row locks in the same order
- * and cannot deadlock; counts of projects deleted meanwhile are dropped (the rows would have gone
- * with the project anyway) instead of failing the whole statement on the foreign key.
+ * How long a written batch's id is remembered. A batch is retried within seconds to minutes (the
+ * isolate keeps it in memory); a week is far beyond any isolate's life.
  */
-export async function writeUsage(db: Db, counts: readonly UsageCount[]): Promise<void> {
-  if (counts.length === 0) return;
-  const shard = Math.floor(Math.random() * USAGE_SHARDS);
-  const sorted = [...counts].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
-  const rows: SQL[] = sorted.map(
-    (c) => sql`(${c.projectId}::uuid, ${c.period}::text, ${c.metric}::text, ${c.n}::bigint)`,
+const BATCH_ID_RETENTION = "7 days";
+
+/**
+ * One statement that adds every batch's counts not added before: it records the batch ids in
+ * `usage_batches`, and only the batches whose id was new add their counts, so a batch retried after
+ * an answer was lost (the statement committed, the client saw a timeout or a dropped connection) is
+ * not counted twice. Counts go to one randomly chosen shard row of their (project, period, metric),
+ * in key order, so two isolates' flushes take their row locks in the same order and cannot
+ * deadlock; counts of projects deleted meanwhile are dropped instead of failing the whole statement
+ * on the foreign key (their rows would have gone with the project).
+ */
+export async function writeUsage(db: Db, batches: readonly UsageBatch[]): Promise<void> {
+  const rows: SQL[] = batches.flatMap((batch) =>
+    batch.counts.map(
+      (c) => sql`(${batch.id}::uuid, ${c.projectId}::uuid, ${c.period}::text, ${c.metric}::text, ${c.n}::bigint)`,
+    ),
   );
+  if (rows.length === 0) return;
+  const shard = Math.floor(Math.random() * USAGE_SHARDS);
+  const prune =
+    Math.random() * PRUNE_EVERY < 1
+      ? sql`, pruned as (delete from usage_batches where created_at < now() - ${BATCH_ID_RETENTION}::interval)`
+      : sql``;
   await db.execute(sql`
+    with counts (batch_id, project_id, period, metric, n) as (values ${sql.join(rows, sql`, `)}),
+    fresh as (
+      insert into usage_batches (id) select distinct batch_id from counts
+      on conflict do nothing returning id
+    )${prune}
     insert into usage_counters (project_id, period, metric, shard, value)
-    select v.project_id, v.period, v.metric, ${shard}::smallint, v.n
-    from (values ${sql.join(rows, sql`, `)}) as v(project_id, period, metric, n)
-    where exists (select 1 from projects p where p.id = v.project_id)
+    select c.project_id, c.period, c.metric, ${shard}::smallint, sum(c.n)
+    from counts c
+    where c.batch_id in (select id from fresh)
+      and exists (select 1 from projects p where p.id = c.project_id)
+    group by c.project_id, c.period, c.metric
+    order by c.project_id, c.period, c.metric
     on conflict (project_id, period, metric, shard)
     do update set value = usage_counters.value + excluded.value`);
 }
 
 /**
  * An isolate's pending usage. Exact by construction: a flush takes the pending sums out in one
- * synchronous step (counts added while its statement runs go to the next flush), writes them in ONE
- * statement (atomic: all or none), and puts them back when it fails, so the next flush carries them.
- * The period is fixed when a count is added: a call at 23:59:59.9 on a month's last day counts in
- * that month, however late its flush. Not exact against a statement the database committed whose
- * answer was lost (a deadline firing after the commit): its counts go in again (README Decisions).
+ * synchronous step (counts added while its statement runs go to the next flush) as a batch with a
+ * fresh id, and writes it in ONE statement (atomic: all or none). A batch whose flush failed is
+ * kept and sent again, under the same id, with the next flush: if the failed statement had in fact
+ * committed, the id makes the retry add nothing. The period is fixed when a count is added: a call
+ * at 23:59:59.9 on a month's last day counts in that month, however late its flush.
  */
 export class UsageMeter {
   readonly #pending = new Map<string, UsageCount>();
+  /** Batches whose flush failed: maybe written, maybe not; their ids decide. */
+  #unsettled: UsageBatch[] = [];
   #scheduled = false;
   /** The flush window, in ms. */
   readonly delayMs: number;
@@ -100,28 +133,35 @@ export class UsageMeter {
 
   /** Add `n` units of `metric` for a project, in the billing period of `at`. */
   add(projectId: string, metric: UsageMetric, n = 1, at: Date = new Date()): void {
-    this.#merge({ projectId, period: billingPeriod(at), metric, n });
-  }
-
-  #merge(count: UsageCount): void {
+    const count = { projectId, period: billingPeriod(at), metric, n };
     const pending = this.#pending.get(keyOf(count));
-    if (pending) pending.n += count.n;
-    else this.#pending.set(keyOf(count), { ...count });
+    if (pending) pending.n += n;
+    else this.#pending.set(keyOf(count), count);
   }
 
-  /** The sums a flush would write now. */
+  /** The sums not known to be written (pending and failed batches), as a flush would add them. */
   pending(): UsageCount[] {
-    return [...this.#pending.values()].map((c) => ({ ...c }));
+    const sums = new Map<string, UsageCount>();
+    for (const c of [...this.#unsettled.flatMap((b) => b.counts), ...this.#pending.values()]) {
+      const sum = sums.get(keyOf(c));
+      if (sum) sum.n += c.n;
+      else sums.set(keyOf(c), { ...c });
+    }
+    return [...sums.values()];
   }
 
-  /** Write everything pending in one statement; on failure the counts are put back and the error thrown. */
+  /** Write everything pending and every failed batch in one statement; on failure they are kept and the error thrown. */
   async flush(db: Db): Promise<void> {
-    const batch = [...this.#pending.values()];
-    this.#pending.clear();
+    const batches = this.#unsettled;
+    this.#unsettled = [];
+    if (this.#pending.size > 0) {
+      batches.push({ id: crypto.randomUUID(), counts: [...this.#pending.values()] });
+      this.#pending.clear();
+    }
     try {
-      await writeUsage(db, batch);
+      await writeUsage(db, batches);
     } catch (err) {
-      for (const count of batch) this.#merge(count);
+      this.#unsettled.push(...batches);
       throw err;
     }
   }
@@ -139,7 +179,7 @@ export class UsageMeter {
     };
   }
 
-  /** The scheduled flush: after the window; a failure is retried (longer waits) unless a newer flush will carry it. */
+  /** The scheduled flush: after the window; a failure is retried (longer wait) unless a newer flush will carry it. */
   async #flushLater(db: Db): Promise<void> {
     for (let attempt = 0; attempt < FLUSH_ATTEMPTS; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, this.delayMs * 4 ** attempt));
@@ -147,7 +187,7 @@ export class UsageMeter {
       try {
         return await this.flush(db);
       } catch (err) {
-        console.error("metering flush failed; its counts stay pending", err);
+        console.error("metering flush failed; its counts are sent again with the next flush", err);
         if (this.#scheduled) return;
         this.#scheduled = true;
       }

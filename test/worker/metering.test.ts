@@ -1,8 +1,9 @@
 /**
  * The batched usage meter (src/usage/metering.ts) against the real database: a failed flush (the
- * database does not answer: `fault-endpoint.ts`'s `/hang`, under a short deadline) loses nothing and
- * counts nothing twice, counts added while a flush runs go to the next one, the period is the one
- * of the call, and a deleted project's counts do not block the others.
+ * database does not answer: `fault-endpoint.ts`'s `/hang`, under a short deadline) loses nothing,
+ * a flush whose statement committed but whose answer was lost (`/lose`) is not counted twice when
+ * retried, counts added while a flush runs go to the next one, the period is the one of the call,
+ * and a deleted project's counts do not block the others.
  */
 
 import { env } from "cloudflare:workers";
@@ -13,9 +14,10 @@ import { createDb } from "../../src/worker/db.ts";
 import type { Env } from "../../src/worker/env.ts";
 import { apiJson, signupDeveloper, testDb } from "./helpers.ts";
 
-/** A database client whose every statement hangs until its 500 ms deadline. */
-const hangingDb = () =>
-  createDb({ ...(env as unknown as Env), LOCAL_DB_URL: `${inject("faultDbUrl")}/hang`, DB_TIMEOUT_MS: "500" });
+/** A database client behind the faulty endpoint: `hang` (every statement) or `lose` (every answer). */
+const faultyDb = (mode: "hang" | "lose") =>
+  createDb({ ...(env as unknown as Env), LOCAL_DB_URL: `${inject("faultDbUrl")}/${mode}`, DB_TIMEOUT_MS: "500" });
+const hangingDb = () => faultyDb("hang");
 
 /** True when `flush` failed on the database deadline (drizzle wraps the driver's error). */
 const timedOut = (flush: Promise<void>) =>
@@ -44,6 +46,20 @@ describe("usage meter", () => {
     // Nothing left to write twice.
     await meter.flush(testDb());
     expect(await usage(dev.projectId)).toEqual({ agent_tool_calls: 8, function_invocations: 2 });
+  });
+
+  it("does not count a batch twice when its statement committed but the answer was lost", async () => {
+    const dev = await signupDeveloper();
+    const meter = new UsageMeter();
+    meter.add(dev.projectId, "agent_tool_calls", 5);
+    await expect(meter.flush(faultyDb("lose"))).rejects.toThrow();
+    // It did commit; the meter cannot know, and keeps the batch.
+    expect((await usage(dev.projectId)).agent_tool_calls).toBe(5);
+    expect(meter.pending()).toHaveLength(1);
+    meter.add(dev.projectId, "agent_tool_calls", 2);
+    await meter.flush(testDb());
+    expect((await usage(dev.projectId)).agent_tool_calls).toBe(7);
+    expect(meter.pending()).toEqual([]);
   });
 
   it("sends counts added while a flush runs with the next flush, also when that flush fails", async () => {

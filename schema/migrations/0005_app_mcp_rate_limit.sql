@@ -1,1 +1,0 @@
-ALTER TABLE "app_mcp_configs" ADD COLUMN "rate_limit_per_minute" integer DEFAULT 6000 NOT NULL;
