@@ -109,7 +109,10 @@ export const ConfigPatchSchema = v.strictObject({
   slug: v.optional(v.nullable(SlugSchema)),
   allowed_origins: v.optional(AllowedOriginsSchema),
   rate_limit_per_minute: v.optional(
-    v.picklist(RATE_LIMIT_TIERS, `must be one of ${RATE_LIMIT_TIERS.join(", ")} (calls per minute and caller)`),
+    v.picklist(
+      RATE_LIMIT_TIERS,
+      `must be one of ${RATE_LIMIT_TIERS.join(", ")} (calls per minute and caller)`,
+    ),
   ),
 });
 

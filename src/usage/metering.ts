@@ -85,7 +85,8 @@ const BATCH_ID_RETENTION = "7 days";
 export async function writeUsage(db: Db, batches: readonly UsageBatch[]): Promise<void> {
   const rows: SQL[] = batches.flatMap((batch) =>
     batch.counts.map(
-      (c) => sql`(${batch.id}::uuid, ${c.projectId}::uuid, ${c.period}::text, ${c.metric}::text, ${c.n}::bigint)`,
+      (c) =>
+        sql`(${batch.id}::uuid, ${c.projectId}::uuid, ${c.period}::text, ${c.metric}::text, ${c.n}::bigint)`,
     ),
   );
   if (rows.length === 0) return;

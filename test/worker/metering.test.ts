@@ -16,7 +16,11 @@ import { apiJson, signupDeveloper, testDb } from "./helpers.ts";
 
 /** A database client behind the faulty endpoint: `hang` (every statement) or `lose` (every answer). */
 const faultyDb = (mode: "hang" | "lose") =>
-  createDb({ ...(env as unknown as Env), LOCAL_DB_URL: `${inject("faultDbUrl")}/${mode}`, DB_TIMEOUT_MS: "500" });
+  createDb({
+    ...(env as unknown as Env),
+    LOCAL_DB_URL: `${inject("faultDbUrl")}/${mode}`,
+    DB_TIMEOUT_MS: "500",
+  });
 const hangingDb = () => faultyDb("hang");
 
 /** True when `flush` failed on the database deadline (drizzle wraps the driver's error). */
@@ -26,7 +30,8 @@ const timedOut = (flush: Promise<void>) =>
     (err: unknown) => toAppError(err) instanceof DatabaseTimeoutError,
   );
 
-const usage = async (projectId: string, period?: string) => (await usageFor(testDb(), projectId, period)).usage;
+const usage = async (projectId: string, period?: string) =>
+  (await usageFor(testDb(), projectId, period)).usage;
 
 describe("usage meter", () => {
   it("keeps the counts of a failed flush and writes them exactly once with the next", async () => {
@@ -99,7 +104,10 @@ describe("usage meter", () => {
     const meter = new UsageMeter();
     meter.add(kept.projectId, "agent_tool_calls", 2);
     meter.add(deleted.projectId, "agent_tool_calls", 3);
-    const gone = await apiJson(`/v1/admin/projects/${deleted.projectId}`, { method: "DELETE", token: deleted.token });
+    const gone = await apiJson(`/v1/admin/projects/${deleted.projectId}`, {
+      method: "DELETE",
+      token: deleted.token,
+    });
     expect(gone.status, JSON.stringify(gone.body)).toBeLessThan(300);
     await meter.flush(testDb());
     expect((await usage(kept.projectId)).agent_tool_calls).toBe(2);

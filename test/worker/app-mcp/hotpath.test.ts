@@ -167,7 +167,12 @@ describe("app MCP hot path", () => {
           accept: "application/json, text/event-stream",
           "mcp-protocol-version": "2025-06-18",
         },
-        body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args } }),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: ++id,
+          method: "tools/call",
+          params: { name, arguments: args },
+        }),
       };
       const res = await app.fetch(new Request(`http://local${fresh.url}`, init), env, ctx);
       return ((await res.json()) as { result: { isError: boolean } }).result;
@@ -181,7 +186,8 @@ describe("app MCP hot path", () => {
     active = db;
     const K = 12;
     try {
-      for (let i = 0; i < K; i++) expect((await call("foods_insert", { title: `k${i}` })).isError).toBe(false);
+      for (let i = 0; i < K; i++)
+        expect((await call("foods_insert", { title: `k${i}` })).isError).toBe(false);
       expect((await call("foods_insert", { calories: "many" })).isError).toBe(true);
       expect(db.counts.metering, "metering during the window").toBe(0);
       vi.advanceTimersByTime(FLUSH_DELAY_MS);

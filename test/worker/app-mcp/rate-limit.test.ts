@@ -7,7 +7,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { projectSchemaName } from "../../../src/data/sql.ts";
 import { createApp } from "../../../src/worker/app.ts";
 import type { Env } from "../../../src/worker/env.ts";
@@ -31,7 +31,11 @@ async function mcp(url: string, headers: Record<string, string>, body: unknown):
   const res = await api(url, {
     method: "POST",
     body: JSON.stringify(body),
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
   });
   expect(res.status).toBe(200);
   return res.json();
