@@ -75,11 +75,11 @@ describe("MCP authorization (OAuth 2.1) on the app MCP", () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expected);
     expect(expected).toContain("recipes_insert");
 
+    const before = (await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token })).body;
     const whoami = resultJson(await client.callTool({ name: "my_first_project_whoami", arguments: {} }));
     expect(whoami).toMatchObject({ scope: "end_user" });
     expect(JSON.stringify(whoami)).toContain(alice.userId);
 
-    const before = (await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token })).body;
     const inserted = resultJson(
       await client.callTool({ name: "recipes_insert", arguments: { title: "Alice's soup", calories: 120 } }),
     );
@@ -87,7 +87,7 @@ describe("MCP authorization (OAuth 2.1) on the app MCP", () => {
     // Metering is batched per isolate and written after the response (src/usage/metering.ts).
     await vi.waitFor(async () => {
       const after = (await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token })).body;
-      expect(after.usage.agent_tool_calls).toBe(before.usage.agent_tool_calls + 1);
+      expect(after.usage.agent_tool_calls).toBe(before.usage.agent_tool_calls + 2);
     });
     await client.close();
 
