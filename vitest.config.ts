@@ -19,10 +19,13 @@ export default defineConfig({
                 LOCAL_DB_URL: inject<string>("localDbUrl"),
                 FUNCTION_URL_POLICY: "dev",
               },
-              // wrangler.toml's rate limits, but the caller limit at 600/min instead of 6,000: the
-              // tests that exhaust it (batches charged per call) then stay well inside one window.
+              // wrangler.toml's rate limits, but the caller tiers at a tenth (600, 60 and 6,000/min
+              // instead of 6,000, 600 and 60,000): the tests that exhaust one (batches charged per
+              // call) then stay well inside one window.
               ratelimits: {
                 RATE_LIMITER: { namespace_id: "1001", simple: { limit: 600, period: 60 } },
+                RATE_LIMITER_LOW: { namespace_id: "1004", simple: { limit: 60, period: 60 } },
+                RATE_LIMITER_HIGH: { namespace_id: "1005", simple: { limit: 6000, period: 60 } },
                 AUTH_RATE_LIMITER: { namespace_id: "1002", simple: { limit: 10, period: 60 } },
                 AUTH_IP_RATE_LIMITER: { namespace_id: "1003", simple: { limit: 60, period: 60 } },
               },

@@ -159,8 +159,8 @@ export const functionVersions = pgTable(
 );
 
 /**
- * App-MCP surface config: kill switch, auth mode, hostname slug, the exposure allowlist and the
- * browser origins allowed to call the endpoint (CORS).
+ * App-MCP surface config: kill switch, auth mode, hostname slug, the exposure allowlist, the
+ * browser origins allowed to call the endpoint (CORS) and the caller rate-limit tier.
  */
 export const appMcpConfigs = pgTable("app_mcp_configs", {
   projectId: uuid("project_id")
@@ -174,8 +174,23 @@ export const appMcpConfigs = pgTable("app_mcp_configs", {
   exposedFunctions: text("exposed_functions").array().notNull().default(sql`'{}'::text[]`),
   /** Exact origins (`https://app.example.com`) whose pages may call the app MCP. */
   allowedOrigins: text("allowed_origins").array().notNull().default(sql`'{}'::text[]`),
+  /** Calls per minute and caller on the app MCP: one of the tiers in src/app-mcp/admin.ts. */
+  rateLimitPerMinute: integer("rate_limit_per_minute").notNull().default(6000),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * Ids of the metering batches already added to `usage_counters` (src/usage/metering.ts): a batch
+ * retried after a lost answer is recognised and not counted twice. Pruned after a week.
+ */
+export const usageBatches = pgTable(
+  "usage_batches",
+  {
+    id: uuid("id").primaryKey(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("usage_batches_created_at_idx").on(t.createdAt)],
+);
 
 /** Usage per project, billing period (`YYYY-MM`), metric (e.g. `agent_tool_calls`) and shard. */
 export const usageCounters = pgTable(
@@ -186,7 +201,7 @@ export const usageCounters = pgTable(
       .references(() => projects.id, { onDelete: "cascade" }),
     period: text("period").notNull(),
     metric: text("metric").notNull(),
-    /** Concurrent writers spread over shards (src/worker/usage.ts); reads sum over them. */
+    /** Concurrent flushes spread over shards (src/usage/metering.ts); reads sum over them. */
     shard: smallint("shard").notNull().default(0),
     value: bigint("value", { mode: "number" }).notNull().default(0),
   },

@@ -1,6 +1,6 @@
 /**
  * App-MCP admin: the exposure allowlist and the surface config (kill switch, auth mode, hostname
- * slug, allowed browser origins, connection URLs) — the operations behind
+ * slug, allowed browser origins, caller rate-limit tier, connection URLs) — the operations behind
  * /v1/admin/projects/:id/app-mcp/… and the platform MCP's `amba_app_mcp_*` tools, with their schemas.
  *
  * Connection URL: `${PUBLIC_BASE_URL}/app/<id>/mcp`; when `PUBLIC_BASE_URL` is empty (local
@@ -52,6 +52,17 @@ export const AUTH_MODES = ["all", "client_only", "developer_only"] as const;
 /** Which credentials may connect to the app MCP surface. */
 export type AuthMode = (typeof AUTH_MODES)[number];
 
+/**
+ * The caller rate limits an app may choose, per minute and caller (project × developer or end
+ * user). Tiers, not any number: each is its own Workers Rate Limiting binding, and a binding's limit
+ * is fixed at deploy time (src/worker/rate-limit.ts maps them).
+ */
+export const RATE_LIMIT_TIERS = [600, 6_000, 60_000] as const;
+export type RateLimitTier = (typeof RATE_LIMIT_TIERS)[number];
+
+/** The tier of an app that never chose one (the column's default). */
+export const DEFAULT_RATE_LIMIT: RateLimitTier = 6_000;
+
 /** A project's app-MCP config as resolved with the credentials (defaults when the row is absent). */
 export interface AppMcpSettings {
   enabled: boolean;
@@ -59,6 +70,7 @@ export interface AppMcpSettings {
   slug: string | null;
   exposedCollections: string[];
   exposedFunctions: string[];
+  rateLimitPerMinute: RateLimitTier;
 }
 
 /** Most browser origins one app may allow. */
@@ -96,6 +108,12 @@ export const ConfigPatchSchema = v.strictObject({
   auth_mode: v.optional(v.picklist(AUTH_MODES, `must be one of ${AUTH_MODES.join(", ")}`)),
   slug: v.optional(v.nullable(SlugSchema)),
   allowed_origins: v.optional(AllowedOriginsSchema),
+  rate_limit_per_minute: v.optional(
+    v.picklist(
+      RATE_LIMIT_TIERS,
+      `must be one of ${RATE_LIMIT_TIERS.join(", ")} (calls per minute and caller)`,
+    ),
+  ),
 });
 
 const dedupe = (names: string[]) => [...new Set(names)];
@@ -123,6 +141,7 @@ export interface AppMcpConfigView {
   auth_mode: AppMcpSettings["authMode"];
   slug: string | null;
   allowed_origins: string[];
+  rate_limit_per_minute: RateLimitTier;
   connection: { url: string; hostname_url: string | null };
 }
 
@@ -139,7 +158,7 @@ function hostnameUrl(base: ConnectionBase, slug: string): string {
 export function appMcpConfigView(
   base: ConnectionBase,
   projectId: string,
-  config: Pick<AppMcpSettings, "enabled" | "authMode" | "slug">,
+  config: Pick<AppMcpSettings, "enabled" | "authMode" | "slug" | "rateLimitPerMinute">,
   allowedOrigins: string[] = [],
 ): AppMcpConfigView {
   return {
@@ -147,6 +166,7 @@ export function appMcpConfigView(
     auth_mode: config.authMode,
     slug: config.slug,
     allowed_origins: allowedOrigins,
+    rate_limit_per_minute: config.rateLimitPerMinute,
     connection: {
       url: `${base.baseUrl}/app/${projectId}/mcp`,
       hostname_url: config.slug && base.hostSuffix ? hostnameUrl(base, config.slug) : null,
@@ -252,7 +272,7 @@ export async function setExposure(
 
 /**
  * Patch the config (`PATCH …/app-mcp/config`): any subset of enabled / auth_mode / slug /
- * allowed_origins (full replacement); 409 when the slug is taken. One batch with the `meta_rev` bump.
+ * allowed_origins (full replacement) / rate_limit_per_minute; 409 when the slug is taken. One batch with the `meta_rev` bump.
  */
 export async function updateAppMcpConfig(
   db: Db,
@@ -266,9 +286,16 @@ export async function updateAppMcpConfig(
     ...(patch.auth_mode !== undefined ? { authMode: patch.auth_mode } : {}),
     ...(patch.slug !== undefined ? { slug: patch.slug } : {}),
     ...(patch.allowed_origins !== undefined ? { allowedOrigins: [...new Set(patch.allowed_origins)] } : {}),
+    ...(patch.rate_limit_per_minute !== undefined ? { rateLimitPerMinute: patch.rate_limit_per_minute } : {}),
     updatedAt: sql`now()`,
   };
-  type Stored = { enabled: boolean; authMode: string; slug: string | null; allowedOrigins: string[] };
+  type Stored = {
+    enabled: boolean;
+    authMode: string;
+    slug: string | null;
+    allowedOrigins: string[];
+    rateLimitPerMinute: number;
+  };
   let rows: Stored[];
   try {
     [rows] = await db.batch([
@@ -281,6 +308,7 @@ export async function updateAppMcpConfig(
           authMode: appMcpConfigs.authMode,
           slug: appMcpConfigs.slug,
           allowedOrigins: appMcpConfigs.allowedOrigins,
+          rateLimitPerMinute: appMcpConfigs.rateLimitPerMinute,
         }),
       bumpMetaRev(db, projectId),
     ]);
@@ -295,6 +323,7 @@ export async function updateAppMcpConfig(
     enabled: row.enabled,
     authMode: row.authMode as AppMcpSettings["authMode"],
     slug: row.slug,
+    rateLimitPerMinute: row.rateLimitPerMinute as RateLimitTier,
   };
   return appMcpConfigView(base, projectId, settings, row.allowedOrigins);
 }

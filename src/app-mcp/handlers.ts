@@ -14,7 +14,7 @@ import type { FunctionUrlPolicy } from "../functions/outbound-policy.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
 import type { Limiter } from "../rate-limit.ts";
-import { recordUsage } from "../usage/metering.ts";
+import type { Meter } from "../usage/metering.ts";
 import { checkInputLimits, parseInput } from "../validate.ts";
 import { APP_VERSION } from "../version.ts";
 import type { AppSurface } from "./surface.ts";
@@ -37,7 +37,8 @@ export interface AppMcpContext {
   limit: Limiter;
   /** The outbound policy function tools call their URLs under. */
   policy: FunctionUrlPolicy;
-  waitUntil: (promise: Promise<unknown>) => void;
+  /** Counts successful calls (`agent_tool_calls`, and `function_invocations` for function tools). */
+  meter: Meter;
 }
 
 /** A request context with its surface loaded. */
@@ -115,10 +116,8 @@ async function execute(
       return { value: await runOperation(ctx.db, ctx.actor, binding.collection, op, args) };
     }
     case "function": {
-      const ports = { policy: ctx.policy, limit: ctx.limit };
-      const result = await invokeFunction(ports, ctx.db, ctx.principal, binding.fn, args, {
-        waitUntil: ctx.waitUntil,
-      });
+      const ports = { policy: ctx.policy, limit: ctx.limit, meter: ctx.meter };
+      const result = await invokeFunction(ports, ctx.principal, binding.fn, args);
       // Same shape as the invoke route's answer; a non-2xx upstream answer is a failed tool call.
       const value = { status: result.status, body: result.body ?? null };
       return { value, isError: result.status < 200 || result.status >= 300 };
@@ -146,15 +145,9 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
         checkInputLimits(args, "arguments");
         await ctx.limit(callerKey(ctx), "this app MCP caller");
         const outcome = await execute(tool.binding, args, ctx);
-        if (!outcome.isError) {
-          // The call already happened (a row may be written): metering runs after the response
-          // (waitUntil), and its failure must not turn the call into an error an agent would retry.
-          ctx.waitUntil(
-            recordUsage(ctx.db, ctx.surface.meta.projectId, "agent_tool_calls").catch((err: unknown) => {
-              console.error("metering failed", err);
-            }),
-          );
-        }
+        // Counted in the isolate's pending usage, written after the response by a batched flush: a
+        // failed write can never turn a call that happened into an error an agent would retry.
+        if (!outcome.isError) ctx.meter(ctx.surface.meta.projectId, "agent_tool_calls");
         return outcome;
       } catch (err) {
         const failure = toolFailure(err);

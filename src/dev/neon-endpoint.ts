@@ -153,6 +153,10 @@ export async function startNeonEndpoint(
       return send(400, errorBody(err));
     }
   });
+  // Idle keep-alive connections stay open until the client closes them: with Node's default (the
+  // server closes them after 5 s) a pooled connection workerd picks up just then is reset under it,
+  // and the query fails with "Network connection lost" (seen in bursts of concurrent calls).
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());

@@ -12,7 +12,7 @@ import { isUniqueViolation } from "../db-errors.ts";
 import { AppError, forbidden, notFound } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
 import type { Limiter } from "../rate-limit.ts";
-import { recordUsage } from "../usage/metering.ts";
+import type { Meter } from "../usage/metering.ts";
 import { parseInput } from "../validate.ts";
 import {
   checkAnnotation,
@@ -256,18 +256,17 @@ export type FunctionCaller =
   | { scope: "developer" }
   | { scope: "end_user"; project: { id: string }; user: { id: string; email: string }; clientKeyId: string };
 
-/** What an invocation needs from its host: the outbound URL policy and the rate limiter. */
+/** What an invocation needs from its host: the outbound URL policy, the rate limiter and the meter. */
 export interface InvokePorts {
   policy: FunctionUrlPolicy;
   limit: Limiter;
+  meter: Meter;
 }
 
 /** Options of one invocation (tests and callers with an execution context). */
 export interface InvokeOptions extends CallOptions {
   /** Correlates the call across logs and the upstream; a fresh uuid by default. */
   requestId?: string;
-  /** When given, metering runs after the response (`ctx.waitUntil`) instead of before it. */
-  waitUntil?: (promise: Promise<unknown>) => void;
 }
 
 /** What an invocation returns: the upstream status and body, and the request id it carried. */
@@ -285,8 +284,7 @@ export interface InvokeResult extends UpstreamResult {
  * answers are returned, not thrown.
  */
 export async function invokeFunction(
-  { policy, limit }: InvokePorts,
-  db: Db,
+  { policy, limit, meter }: InvokePorts,
   caller: FunctionCaller,
   fn: FunctionMeta,
   input: unknown,
@@ -309,12 +307,6 @@ export async function invokeFunction(
   );
   await limit(`fn:${caller.clientKeyId}:${caller.user.id}`, "this client key and user");
   const result = await callUpstream(request, options);
-  if (result.status >= 200 && result.status < 300) {
-    const metering = recordUsage(db, caller.project.id, "function_invocations").catch((err: unknown) => {
-      console.error("metering failed", err);
-    });
-    if (options.waitUntil) options.waitUntil(metering);
-    else await metering;
-  }
+  if (result.status >= 200 && result.status < 300) meter(caller.project.id, "function_invocations");
   return { ...result, requestId };
 }

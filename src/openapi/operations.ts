@@ -260,7 +260,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     method: "patch",
     path: `${ADMIN}/app-mcp/config`,
     tag: "app-mcp",
-    summary: "Change enabled, auth_mode, slug",
+    summary: "Change enabled, auth_mode, slug, allowed_origins, rate_limit_per_minute",
     access: "developer",
     body: ConfigPatchSchema,
     response: {

@@ -5,6 +5,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
+import { RATE_LIMIT_TIERS } from "../app-mcp/admin.ts";
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -108,6 +109,8 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
     enabled: { type: "boolean" },
     auth_mode: { enum: ["all", "client_only", "developer_only"] },
     slug: nullable(str),
+    allowed_origins: { type: "array", items: str },
+    rate_limit_per_minute: { enum: [...RATE_LIMIT_TIERS] },
     connection: obj({ url: str, hostname_url: nullable(str) }),
   }),
   Billing: obj({

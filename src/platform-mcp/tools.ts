@@ -248,7 +248,7 @@ export const PLATFORM_TOOLS = {
   amba_app_mcp_get_config: spec({
     title: "Get the app MCP config",
     description:
-      'The app MCP surface\'s config and where to connect: {"enabled", "auth_mode", "slug", "allowed_origins", "connection": {"url", "hostname_url"}} (same as GET /v1/admin/projects/:id/app-mcp/config).',
+      'The app MCP surface\'s config and where to connect: {"enabled", "auth_mode", "slug", "allowed_origins", "rate_limit_per_minute", "connection": {"url", "hostname_url"}} (same as GET /v1/admin/projects/:id/app-mcp/config).',
     auth: "project",
     params: PROJECT,
     annotations: READ_ONLY,
@@ -256,7 +256,7 @@ export const PLATFORM_TOOLS = {
   amba_app_mcp_update_config: spec({
     title: "Update the app MCP config",
     description:
-      'Change any of: enabled (kill switch), auth_mode ("all" | "client_only" | "developer_only": which credentials may connect), slug (reserve <slug>.mcp.amba.host; null releases it; 409 when taken), allowed_origins (browser origins allowed to call the app MCP). Returns the config like amba_app_mcp_get_config (same as PATCH /v1/admin/projects/:id/app-mcp/config).',
+      'Change any of: enabled (kill switch), auth_mode ("all" | "client_only" | "developer_only": which credentials may connect), slug (reserve <slug>.mcp.amba.host; null releases it; 409 when taken), allowed_origins (browser origins allowed to call the app MCP), rate_limit_per_minute (the caller limit tier: 600, 6000 or 60000). Returns the config like amba_app_mcp_get_config (same as PATCH /v1/admin/projects/:id/app-mcp/config).',
     auth: "project",
     params: PROJECT,
     body: ConfigPatchSchema,
@@ -267,6 +267,8 @@ export const PLATFORM_TOOLS = {
       slug: "Hostname label (lowercase DNS label, globally unique), or null to release it.",
       allowed_origins:
         'Exact browser origins (e.g. "https://app.example.com", at most 20) whose pages may call the app MCP; replaces the list. Requests without Origin (server-side clients) are always allowed.',
+      rate_limit_per_minute:
+        "App MCP tool calls per minute and caller (developer or end user): one of the tiers 600, 6000 (default) or 60000.",
     },
     annotations: UPDATES,
   }),

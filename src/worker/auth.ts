@@ -25,6 +25,7 @@ import {
   parseCredential,
   sha256Hex,
 } from "../accounts/crypto.ts";
+import { DEFAULT_RATE_LIMIT, type RateLimitTier } from "../app-mcp/admin.ts";
 import { UUID } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
 import { notFound, unauthorized } from "../errors.ts";
@@ -58,6 +59,8 @@ export interface AppMcpSettings {
   slug: string | null;
   exposedCollections: string[];
   exposedFunctions: string[];
+  /** The app MCP's caller limit tier (src/worker/rate-limit.ts picks its binding). */
+  rateLimitPerMinute: RateLimitTier;
 }
 
 /** How a request names its project: by id (`/…/:id/…`) or by app-MCP hostname slug. */
@@ -81,6 +84,7 @@ const DEFAULT_SETTINGS: AppMcpSettings = {
   slug: null,
   exposedCollections: [],
   exposedFunctions: [],
+  rateLimitPerMinute: DEFAULT_RATE_LIMIT,
 };
 
 /** The bearer token of `Authorization: Bearer <token>`, if any. */
@@ -133,6 +137,7 @@ interface ResolvedRow {
   mcp_slug: string | null;
   mcp_collections: string[] | null;
   mcp_functions: string[] | null;
+  mcp_rate_limit: number | null;
 }
 
 type ProjectJoin = ProjectSelector | { fromClientKey: true } | { none: true };
@@ -160,7 +165,8 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
       p.id::text as project_id, p.name as project_name, p.developer_id::text as project_developer_id,
       p.meta_rev,
       m.enabled as mcp_enabled, m.auth_mode as mcp_auth_mode, m.slug as mcp_slug,
-      to_jsonb(m.exposed_collections) as mcp_collections, to_jsonb(m.exposed_functions) as mcp_functions
+      to_jsonb(m.exposed_collections) as mcp_collections, to_jsonb(m.exposed_functions) as mcp_functions,
+      m.rate_limit_per_minute as mcp_rate_limit
     from (select 1) as one
     left join developer_tokens t on t.id = ${creds.developer?.id ?? creds.oauthTokenId ?? null}::uuid
     left join client_keys k on k.id = ${creds.clientKey?.id ?? null}::uuid
@@ -197,6 +203,7 @@ function settingsFrom(row: ResolvedRow): AppMcpSettings {
     slug: row.mcp_slug,
     exposedCollections: row.mcp_collections ?? [],
     exposedFunctions: row.mcp_functions ?? [],
+    rateLimitPerMinute: (row.mcp_rate_limit ?? DEFAULT_RATE_LIMIT) as RateLimitTier,
   };
 }
 

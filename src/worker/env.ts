@@ -17,7 +17,12 @@ export interface Env {
   META_KV: KVNamespace;
   /** OAuth storage: the provider's clients, grants and tokens, sign-in transactions (src/oauth). */
   OAUTH_KV: KVNamespace;
+  /** Function invocations, app MCP callers on the default tier, sign-ups per email (6,000/min). */
   RATE_LIMITER?: RateLimit;
+  /** App MCP callers of apps on the 600/min tier. */
+  RATE_LIMITER_LOW?: RateLimit;
+  /** App MCP callers of apps on the 60,000/min tier. */
+  RATE_LIMITER_HIGH?: RateLimit;
   /** Strict auth limit (10/min): sign-ins per project and email, developer sign-ups per IP. */
   AUTH_RATE_LIMITER?: RateLimit;
   /** End-user sign-in and sign-up attempts per client IP (60/min). */

@@ -3,17 +3,34 @@
  * surface, 429 `rate_limited` with `Retry-After` when it is exhausted. Without the binding (other
  * hosts), nothing is limited.
  *
- * - `RATE_LIMITER` (6,000/min): function invocations, app MCP callers, end-user sign-ups per email.
+ * - `RATE_LIMITER` (6,000/min): function invocations, app MCP callers (the default tier), end-user
+ *   sign-ups per email.
+ * - `RATE_LIMITER_LOW` (600/min), `RATE_LIMITER_HIGH` (60,000/min): app MCP callers of apps that chose
+ *   that tier (`rate_limit_per_minute` in the app-MCP config). A binding's limit is fixed at deploy
+ *   time, so an app picks one of these bindings rather than a number of its own.
  * - `AUTH_RATE_LIMITER` (10/min, strict): sign-in attempts per project and email, developer
  *   sign-ups per client IP (REST and the platform MCP's `amba_developer_signup` share the key).
  * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP.
  */
+import type { RateLimitTier } from "../app-mcp/admin.ts";
 import { AppError } from "../errors.ts";
 import type { Limiter } from "../rate-limit.ts";
 import type { Env } from "./env.ts";
 
 /** The rate-limit bindings. */
-export type RateLimiterName = "RATE_LIMITER" | "AUTH_RATE_LIMITER" | "AUTH_IP_RATE_LIMITER";
+export type RateLimiterName =
+  | "RATE_LIMITER"
+  | "RATE_LIMITER_LOW"
+  | "RATE_LIMITER_HIGH"
+  | "AUTH_RATE_LIMITER"
+  | "AUTH_IP_RATE_LIMITER";
+
+/** The binding behind each app-MCP caller tier (wrangler.toml `[[ratelimits]]` with that limit). */
+export const TIER_LIMITERS: Record<RateLimitTier, RateLimiterName> = {
+  600: "RATE_LIMITER_LOW",
+  6000: "RATE_LIMITER",
+  60000: "RATE_LIMITER_HIGH",
+};
 
 /** Seconds to wait before retrying: the bindings' period (the binding does not tell the rest). */
 export const RETRY_AFTER_SECONDS = 60;

@@ -187,7 +187,16 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
       }),
     });
     expect(((await call.json()) as { result: { isError: boolean } }).result.isError).toBe(false);
-    await page.reload();
+    // Metering is written by a batched flush at most 250 ms after the call (src/usage/metering.ts).
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          return page.locator("#usage-chart g.bar").last().getAttribute("data-value");
+        },
+        { timeout: 10_000, interval: 250 },
+      )
+      .toBe("1");
     const bars = page.locator("#usage-chart g.bar");
     expect(await bars.count()).toBe(6);
     const current = bars.last();

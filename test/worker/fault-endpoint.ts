@@ -1,7 +1,8 @@
 /**
  * A faulty database in front of the real local endpoint, for the timeout tests: requests to
  * `/hang` never get an answer (the whole database hangs); requests to `/sql` are forwarded unless
- * their body mentions `HANG_MARKER` (one collection's table hangs, the rest of the database works).
+ * their body mentions `HANG_MARKER` (one collection's table hangs, the rest of the database works);
+ * requests to `/lose` are forwarded and run, but their answer is lost (the connection is dropped).
  * A held request is released only when the client gives up.
  */
 import { createServer, type IncomingMessage } from "node:http";
@@ -25,6 +26,7 @@ export async function startFaultEndpoint(upstream: string): Promise<{ url: strin
       if (typeof value === "string" && name.startsWith("neon-")) headers[name] = value;
     }
     const answer = await fetch(upstream, { method: "POST", headers, body });
+    if (req.url === "/lose") return void req.socket.destroy();
     res.writeHead(answer.status, { "content-type": "application/json" });
     res.end(Buffer.from(await answer.arrayBuffer()));
   });

@@ -6,6 +6,7 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { Meter } from "../../src/usage/metering.ts";
 import { createDb, type Db } from "../../src/worker/db.ts";
 import type { Env } from "../../src/worker/env.ts";
 
@@ -124,3 +125,6 @@ export const endUserHeaders = (clientKey: string, sessionToken: string): Record<
 
 /** drizzle on the test database (same local endpoint the Worker uses), for raw checks. */
 export const testDb = (): Db => createDb(env as unknown as Env);
+
+/** A metering port that counts nothing (service calls whose metering a test does not look at). */
+export const unmetered: Meter = () => {};

@@ -169,7 +169,13 @@ describe("hostile input on every write route and tool", () => {
         10,
       ],
       ["PUT", `${a}/app-mcp/exposure`, adm, ["collections", "functions"], 15],
-      ["PATCH", `${a}/app-mcp/config`, adm, ["enabled", "auth_mode", "slug", "allowed_origins"], 20],
+      [
+        "PATCH",
+        `${a}/app-mcp/config`,
+        adm,
+        ["enabled", "auth_mode", "slug", "allowed_origins", "rate_limit_per_minute"],
+        20,
+      ],
       ["POST", "/v1/auth/signup", { "x-api-key": data.clientKey }, ["email", "password"], 10],
       ["POST", "/v1/auth/signin", { "x-api-key": data.clientKey }, ["email", "password"], 10],
     ];

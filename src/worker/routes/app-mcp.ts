@@ -3,7 +3,8 @@
  * addresses serve the same surface with the same auth, kill switch, auth mode, allowlist and
  * allowed browser origins (CORS, src/worker/mcp-edge.ts). Failed authentication is a 401 with
  * `WWW-Authenticate: Bearer realm="amba", error="invalid_token", error_description="…"`. The rate
- * limit is charged per `tools/call` (src/app-mcp/handlers.ts), so a batch pays for every call in it.
+ * limit is charged per `tools/call` (src/app-mcp/handlers.ts), so a batch pays for every call in it,
+ * on the binding of the app's tier (`rate_limit_per_minute`).
  */
 
 import { eq } from "drizzle-orm";
@@ -19,7 +20,8 @@ import { actorOf, authenticateProject, isUuid, type ProjectAccess, type ProjectS
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
-import { rateLimiter } from "../rate-limit.ts";
+import { requestMeter } from "../metering.ts";
+import { rateLimiter, TIER_LIMITERS } from "../rate-limit.ts";
 import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "./oauth.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
@@ -120,9 +122,10 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     principal,
     actor: actorOf(principal),
     surface: loadSurface,
-    limit: rateLimiter(c.env),
+    // The app's tier, from the cached credential resolution: choosing it costs no round trip.
+    limit: rateLimiter(c.env, TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER"),
     policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY),
-    waitUntil,
+    meter: requestMeter(c),
   };
   return handleMcpHttpRequest(c.req.raw, {
     handlers: appMcpHandlers,

@@ -16,6 +16,7 @@ import {
 } from "../../functions/service.ts";
 import { authenticateProject, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
+import { requestMeter } from "../metering.ts";
 import { rateLimiter } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 
@@ -53,8 +54,12 @@ functionRoutes.post("/v1/projects/:id/functions/:name/invoke", async (c) => {
   const { principal } = await authenticateProject(c, { projectId: c.req.param("id") });
   const fn = await loadFunction(c.var.db, principal.project.id, c.req.param("name"));
   const input = await jsonBody(c, v.unknown());
-  const ports = { policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY), limit: rateLimiter(c.env) };
-  const result = await invokeFunction(ports, c.var.db, principal, fn, input);
+  const ports = {
+    policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY),
+    limit: rateLimiter(c.env),
+    meter: requestMeter(c),
+  };
+  const result = await invokeFunction(ports, principal, fn, input);
   c.header("x-amba-request-id", result.requestId);
   if (result.status === 204 || result.status === 205 || result.status === 304) {
     return c.body(null, result.status);

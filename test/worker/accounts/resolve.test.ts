@@ -47,7 +47,14 @@ describe("authenticateProject", () => {
         developerId: dev.developerId,
         project: { id: dev.projectId, name: "My first project", developerId: dev.developerId, metaRev: 1 },
       },
-      config: { enabled: true, authMode: "all", slug: null, exposedCollections: [], exposedFunctions: [] },
+      config: {
+        enabled: true,
+        authMode: "all",
+        slug: null,
+        exposedCollections: [],
+        exposedFunctions: [],
+        rateLimitPerMinute: 6000,
+      },
     });
   });
 
@@ -56,7 +63,7 @@ describe("authenticateProject", () => {
     const slug = `s${crypto.randomUUID().slice(0, 8)}`;
     await testDb().batch([
       testDb().execute(sql`update app_mcp_configs set enabled = false, auth_mode = 'client_only', slug = ${slug},
-        exposed_collections = '{recipes,notes}', exposed_functions = '{send}' where project_id = ${dev.projectId}::uuid`),
+        exposed_collections = '{recipes,notes}', exposed_functions = '{send}', rate_limit_per_minute = 60000 where project_id = ${dev.projectId}::uuid`),
       testDb().execute(sql`update projects set meta_rev = meta_rev + 4 where id = ${dev.projectId}::uuid`),
     ]);
     const res = await call(`/s/${slug}`, bearer(dev.token));
@@ -68,6 +75,7 @@ describe("authenticateProject", () => {
       slug,
       exposedCollections: ["recipes", "notes"],
       exposedFunctions: ["send"],
+      rateLimitPerMinute: 60000,
     });
     expect((await call("/s/no-such-slug", bearer(dev.token))).status).toBe(404);
   });

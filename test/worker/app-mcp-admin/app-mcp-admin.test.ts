@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
-import { billingPeriod, recordUsage } from "../../../src/usage/metering.ts";
+import { billingPeriod, UsageMeter } from "../../../src/usage/metering.ts";
 import { createApp } from "../../../src/worker/app.ts";
 import type { Env } from "../../../src/worker/env.ts";
 import { apiJson, expectError, signupDeveloper, type TestDeveloper, testDb } from "../helpers.ts";
@@ -130,6 +130,7 @@ describe("/v1/admin/projects/:id/app-mcp/config", () => {
       auth_mode: "all",
       slug: null,
       allowed_origins: [],
+      rate_limit_per_minute: 6000,
       connection: { url: `https://mcp.amba.dev/app/${dev.projectId}/mcp`, hostname_url: null },
     });
   });
@@ -145,6 +146,7 @@ describe("/v1/admin/projects/:id/app-mcp/config", () => {
       auth_mode: "client_only",
       slug,
       allowed_origins: [],
+      rate_limit_per_minute: 6000,
       connection: {
         url: `https://mcp.amba.dev/app/${dev.projectId}/mcp`,
         hostname_url: `https://${slug}.mcp.amba.host/mcp`,
@@ -226,10 +228,13 @@ describe("/v1/admin/projects/:id/billing", () => {
     const dev = await signupDeveloper();
     const other = await signupDeveloper();
     const db = testDb();
-    await recordUsage(db, dev.projectId, "agent_tool_calls");
-    await recordUsage(db, dev.projectId, "agent_tool_calls", 11);
-    await Promise.all([1, 2, 3].map(() => recordUsage(db, dev.projectId, "function_invocations")));
-    await recordUsage(db, other.projectId, "agent_tool_calls", 5);
+    // Three flushes (of three isolates' meters) at once, on random shards.
+    const meters = [new UsageMeter(), new UsageMeter(), new UsageMeter()];
+    meters[0]?.add(dev.projectId, "agent_tool_calls");
+    meters[0]?.add(dev.projectId, "agent_tool_calls", 11);
+    for (const meter of meters) meter.add(dev.projectId, "function_invocations");
+    meters[1]?.add(other.projectId, "agent_tool_calls", 5);
+    await Promise.all(meters.map((meter) => meter.flush(db)));
 
     const res = await apiJson(path(dev), { token: dev.token });
     expect(res.body.usage).toEqual({ agent_tool_calls: 12, function_invocations: 3 });

@@ -1,9 +1,10 @@
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { AppError } from "../../../src/errors.ts";
 import { invokeFunction, loadFunction, loadFunctions } from "../../../src/functions/service.ts";
 import { unlimited } from "../../../src/rate-limit.ts";
+import { UsageMeter } from "../../../src/usage/metering.ts";
 import type { Principal } from "../../../src/worker/auth.ts";
 import type { Env } from "../../../src/worker/env.ts";
 import { rateLimiter } from "../../../src/worker/rate-limit.ts";
@@ -16,6 +17,7 @@ import {
   signupUser,
   type TestDeveloper,
   testDb,
+  unmetered,
 } from "../helpers.ts";
 
 const echoUrl = inject("echoUrl");
@@ -320,7 +322,8 @@ describe("POST /v1/projects/:id/functions/:name/invoke", () => {
     await invoke("ok", {});
     await invoke("broken", {});
     await invoke("ok", { nope: 1 });
-    expect((await usage(dev)).function_invocations).toBe(2);
+    // Metering is batched per isolate and written after the responses (src/usage/metering.ts).
+    await vi.waitFor(async () => expect((await usage(dev)).function_invocations).toBe(2));
     expect((await usage(dev)).agent_tool_calls).toBe(0);
   });
 
@@ -359,7 +362,7 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
   }
 
   it("answers 429 when the rate limiter refuses, keyed by client key and user, without calling upstream", async () => {
-    const { dev, principal, fn } = await principalFor();
+    const { principal, fn } = await principalFor();
     const keys: string[] = [];
     const limiter = {
       limit: async ({ key }: { key: string }) => {
@@ -367,9 +370,9 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
         return { success: false };
       },
     } as unknown as RateLimit;
+    const meter = new UsageMeter();
     const error = await invokeFunction(
-      { policy: "dev", limit: rateLimiter({ RATE_LIMITER: limiter }) },
-      testDb(),
+      { policy: "dev", limit: rateLimiter({ RATE_LIMITER: limiter }), meter: meter.add.bind(meter) },
       principal,
       fn,
       {
@@ -379,14 +382,14 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).status).toBe(429);
     expect(keys).toEqual([`fn:key-1:${principal.scope === "end_user" ? principal.user.id : ""}`]);
-    expect((await usage(dev)).function_invocations).toBe(0);
+    expect(meter.pending()).toEqual([]);
   });
 
   it("runs without a rate limit and returns status, body and request id", async () => {
     const { dev, principal, fn } = await principalFor();
+    const meter = new UsageMeter();
     const result = await invokeFunction(
-      { policy: "dev", limit: unlimited },
-      testDb(),
+      { policy: "dev", limit: unlimited, meter: meter.add.bind(meter) },
       principal,
       fn,
       { user_id: "x" },
@@ -395,14 +398,14 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
     expect(result.status).toBe(200);
     expect(result.requestId).toBe("req-42");
     expect((result.body as { headers: Record<string, string> }).headers["x-amba-request-id"]).toBe("req-42");
+    await meter.flush(testDb());
     expect((await usage(dev)).function_invocations).toBe(1);
   });
 
   it("uses the configured RATE_LIMITER binding when present", async () => {
     const { principal, fn } = await principalFor();
     const result = await invokeFunction(
-      { policy: "dev", limit: rateLimiter(env as unknown as Env) },
-      testDb(),
+      { policy: "dev", limit: rateLimiter(env as unknown as Env), meter: unmetered },
       principal,
       fn,
       { user_id: "x" },

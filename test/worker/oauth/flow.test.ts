@@ -3,7 +3,7 @@
  * metadata discovery, dynamic registration, the sign-in page, code → token, then the app MCP as
  * that end user (same surface, policy, ownership and metering as X-Api-Key + session).
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { connectClient } from "../app-mcp/mcp-client.ts";
 import { apiJson, endUserHeaders, type TestDeveloper, type TestUser } from "../helpers.ts";
 import { BASE, call, connectWithOAuth, rawToolsList, resultJson, setupApp } from "./oauth-client.ts";
@@ -75,17 +75,20 @@ describe("MCP authorization (OAuth 2.1) on the app MCP", () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expected);
     expect(expected).toContain("recipes_insert");
 
+    const before = (await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token })).body;
     const whoami = resultJson(await client.callTool({ name: "my_first_project_whoami", arguments: {} }));
     expect(whoami).toMatchObject({ scope: "end_user" });
     expect(JSON.stringify(whoami)).toContain(alice.userId);
 
-    const before = (await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token })).body;
     const inserted = resultJson(
       await client.callTool({ name: "recipes_insert", arguments: { title: "Alice's soup", calories: 120 } }),
     );
     expect(inserted).toMatchObject({ title: "Alice's soup", owner_id: alice.userId });
-    const after = (await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token })).body;
-    expect(after.usage.agent_tool_calls).toBe(before.usage.agent_tool_calls + 1);
+    // Metering is batched per isolate and written after the response (src/usage/metering.ts).
+    await vi.waitFor(async () => {
+      const after = (await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token })).body;
+      expect(after.usage.agent_tool_calls).toBe(before.usage.agent_tool_calls + 2);
+    });
     await client.close();
 
     const asBob = await connectWithOAuth(url, { mode: "end_user", email: bob.email, password: bob.password });

@@ -6,7 +6,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { PLATFORM_TOOLS, type PlatformToolName } from "../../../src/platform-mcp/tools.ts";
 import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
 import { api, apiJson, signupDeveloper, type TestDeveloper, uniqueEmail } from "../helpers.ts";
@@ -325,6 +325,7 @@ describe("platform MCP with a developer token", () => {
       auth_mode: "developer_only",
       slug,
       allowed_origins: [],
+      rate_limit_per_minute: 6000,
       connection: { url: expect.stringMatching(/\/mcp$/), hostname_url: `https://${slug}.mcp.amba.host/mcp` },
     });
     expect(await ok(client, "amba_app_mcp_get_config", { project_id })).toEqual(
@@ -339,9 +340,12 @@ describe("platform MCP with a developer token", () => {
     await ok(app, "tips_insert", { text: "Salt the pasta water" });
     await app.close();
 
+    // Metering is batched per isolate and written after the response (src/usage/metering.ts).
+    await vi.waitFor(async () =>
+      expect((await rest("/billing")).body.usage.agent_tool_calls).toBeGreaterThanOrEqual(1),
+    );
     const billing = await ok(client, "amba_billing_status", { project_id });
     expect(billing).toEqual((await rest("/billing")).body);
-    expect(billing.usage.agent_tool_calls).toBeGreaterThanOrEqual(1);
     const past = await ok(client, "amba_billing_status", { project_id, period: "2020-01" });
     expect(past).toEqual((await rest("/billing?period=2020-01")).body);
     expect(await fails(client, "amba_billing_status", { project_id, period: "2020-13" })).toEqual(
