@@ -45,6 +45,28 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/**
+ * How long this isolate remembers that a binding refused a key: within it the key is refused
+ * without asking the binding again (and `Limiter.refusing` says so). A refused caller waits at most
+ * this much longer than the binding alone would make it wait.
+ */
+export const REFUSAL_MEMORY_MS = 1_000;
+const REFUSALS_MAX = 10_000;
+const refusals = new Map<string, number>();
+
+function refusedRecently(id: string, now = Date.now()): boolean {
+  const until = refusals.get(id);
+  if (until === undefined) return false;
+  if (until > now) return true;
+  refusals.delete(id);
+  return false;
+}
+
+function rememberRefusal(id: string): void {
+  if (refusals.size >= REFUSALS_MAX) refusals.delete(refusals.keys().next().value as string);
+  refusals.set(id, Date.now() + REFUSAL_MEMORY_MS);
+}
+
 /** Count one request against `key` on `limiter`; throw 429 naming `what` when the limit is reached. */
 export async function enforceRateLimit(
   env: Partial<Pick<Env, RateLimiterName>>,
@@ -54,15 +76,22 @@ export async function enforceRateLimit(
 ): Promise<void> {
   const binding = env[limiter];
   if (!binding) return;
+  const id = `${limiter}|${key}`;
+  if (refusedRecently(id)) throw new RateLimitedError(what);
   const { success } = await binding.limit({ key });
-  if (!success) throw new RateLimitedError(what);
+  if (success) return;
+  rememberRefusal(id);
+  throw new RateLimitedError(what);
 }
 
 /** The services' rate-limit port over one binding (`RATE_LIMITER` by default). */
-export const rateLimiter =
-  (env: Partial<Pick<Env, RateLimiterName>>, limiter: RateLimiterName = "RATE_LIMITER"): Limiter =>
-  (key, what) =>
-    enforceRateLimit(env, key, what, limiter);
+export const rateLimiter = (
+  env: Partial<Pick<Env, RateLimiterName>>,
+  limiter: RateLimiterName = "RATE_LIMITER",
+): Limiter =>
+  Object.assign((key: string, what: string) => enforceRateLimit(env, key, what, limiter), {
+    refusing: (key: string) => env[limiter] !== undefined && refusedRecently(`${limiter}|${key}`),
+  });
 
 /**
  * The caller's IP as Cloudflare reports it (`cf-connecting-ip`, set on every request at the edge),
