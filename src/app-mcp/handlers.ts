@@ -136,6 +136,8 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
     "Tools generated from this app's exposed collections and functions. Call <app>_list_collections for the index and <app>_whoami for your scope; list/find return next_cursor for paging.",
   lists: [],
   toolsPageSize: TOOLS_PAGE_SIZE,
+  // Each (rev, scope) surface keeps one definitions array: its pages are serialised once.
+  rawToolPages: true,
   tools: {
     list: async (ctx) => (await ctx.surface()).definitions(ctx.principal.scope),
     async call(name, args, context) {

@@ -11,6 +11,7 @@ import {
   isPlainObject,
   METHOD_NOT_FOUND,
   MISSING_CLIENT_CAPABILITY,
+  RawJson,
   RpcError,
   UNSUPPORTED_PROTOCOL_VERSION,
 } from "./jsonrpc.ts";
@@ -145,6 +146,14 @@ export interface McpServerOptions<Ctx> {
    * cursor is -32602 (the CLI's behaviour).
    */
   toolsPageSize?: number;
+  /**
+   * Answer `tools/list` with a {@link RawJson} result, serialised once per provider list, protocol
+   * version and page: for a provider that returns the same array while its tools are unchanged (the
+   * Worker's rev-keyed surface), a served page costs a cache lookup instead of a `JSON.stringify` of
+   * up to `toolsPageSize` schemas. Off by default: in-process callers (the CLI's local client) read
+   * `result` as an object.
+   */
+  rawToolPages?: boolean;
 }
 
 /**
@@ -267,6 +276,8 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
   const resultMeta = { [META_SERVER_INFO]: serverInfo };
   const lists = options.lists ?? ["prompts", "resources"];
   const CAPABILITIES: Record<string, object> = { tools: {} };
+  /** `tools/list` results serialised per provider list and `"<version> <offset>"` (`rawToolPages`). */
+  const servedPages = new WeakMap<readonly ToolDefinition[], Map<string, RawJson>>();
   for (const kind of lists) CAPABILITIES[kind] = {};
 
   /** Adds the 2026-07-28 result fields (and caching hints for cacheable results). */
@@ -358,15 +369,32 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
       const cursor = isPlainObject(params) ? params.cursor : undefined;
       if (cursor !== undefined && pageSize === undefined)
         throw new RpcError(INVALID_PARAMS, "Invalid params: unknown cursor");
-      const all = renderedTools(await tools.list(ctx, info), info.protocolVersion);
-      if (pageSize === undefined || (cursor === undefined && all.length <= pageSize))
-        return finish({ tools: all }, info, true);
+      const list = await tools.list(ctx, info);
+      const all = renderedTools(list, info.protocolVersion);
       const offset = cursor === undefined ? 0 : decodeCursor(cursor, all.length);
       if (offset === null) throw new RpcError(INVALID_PARAMS, "Invalid params: unknown cursor");
-      const end = offset + pageSize;
-      const page: { tools: ToolDefinition[]; nextCursor?: string } = { tools: all.slice(offset, end) };
-      if (end < all.length) page.nextCursor = encodeCursor(end);
-      return finish(page, info, true);
+      const build = () => {
+        if (pageSize === undefined) return finish({ tools: all }, info, true);
+        const end = offset + pageSize;
+        const page: { tools: ToolDefinition[]; nextCursor?: string } = { tools: all.slice(offset, end) };
+        if (end < all.length) page.nextCursor = encodeCursor(end);
+        return finish(page, info, true);
+      };
+      if (!options.rawToolPages) return build();
+      // The page depends on nothing but the list, the version (which also decides the 2026-07-28
+      // fields, constant per handler table) and the offset.
+      let byPage = servedPages.get(list);
+      if (!byPage) {
+        byPage = new Map();
+        servedPages.set(list, byPage);
+      }
+      const key = `${info.protocolVersion} ${offset}`;
+      let page = byPage.get(key);
+      if (!page) {
+        page = new RawJson(JSON.stringify(build()));
+        byPage.set(key, page);
+      }
+      return page;
     },
 
     async "tools/call"(params, ctx, _message, transport) {
