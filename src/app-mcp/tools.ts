@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { type CollectionMeta, NUMERIC_TYPES } from "../data/columns.ts";
-import { operationSchemas } from "../data/schemas.ts";
+import { type OperationSchemas, operationSchemas } from "../data/schemas.ts";
 import type { Actor } from "../data/service.ts";
 import type { FunctionMeta } from "../functions/definition.ts";
 import { functionArgumentsSchema, functionToolDescription } from "../functions/invoke.ts";
@@ -46,10 +46,27 @@ export type ToolBinding =
 /**
  * A tool and what it runs. The call's arguments are validated where they are executed (the data
  * service, the function execution path) by the same schema `definition.inputSchema` came from.
+ * `definition` (schemas and descriptions: the costly part) is built on first read, so a surface of
+ * 1,000 collections names and binds its 7,000 tools at once but builds only the definitions a
+ * `tools/list` page shows; a `tools/call` needs none.
  */
 export interface AppTool {
-  definition: ToolDefinition;
-  binding: ToolBinding;
+  readonly name: string;
+  readonly binding: ToolBinding;
+  readonly definition: ToolDefinition;
+}
+
+/** An {@link AppTool} whose definition is built (once) when first read. */
+function lazyTool(name: string, binding: ToolBinding, build: () => Omit<ToolDefinition, "name">): AppTool {
+  let definition: ToolDefinition | undefined;
+  return {
+    name,
+    binding,
+    get definition() {
+      definition ??= { name, ...build() };
+      return definition;
+    },
+  };
 }
 
 /** `<app>_fn_<name>` must fit MCP's 64 characters with 40-character function names. */
@@ -247,56 +264,48 @@ const REFUSED: Partial<Record<CollectionOp, Record<Scope, readonly string[]>>> =
   delete: { developer: [], end_user: ["hard"] },
 };
 
+/** The data layer's schema behind a collection tool (`nearest` exists with a vector column only). */
+function inputOf(op: CollectionOp, schemas: OperationSchemas): v.GenericSchema {
+  if (op === "find_nearest") {
+    if (!schemas.nearest)
+      throw new Error("find_nearest is listed only for a collection with a vector column");
+    return schemas.nearest;
+  }
+  return schemas[op];
+}
+
 function collectionTools(meta: CollectionMeta, scope: Scope): AppTool[] {
-  const schemas = operationSchemas(meta);
-  const inputs: Record<CollectionOp, v.GenericSchema | undefined> = {
-    list: schemas.list,
-    get: schemas.get,
-    find: schemas.find,
-    insert: schemas.insert,
-    update: schemas.update,
-    delete: schemas.delete,
-    aggregate: schemas.aggregate,
-    find_nearest: schemas.nearest,
-  };
-  return listedOps(meta, scope, schemas.nearest !== undefined).flatMap((op) => {
-    const input = inputs[op];
-    if (!input) return [];
-    const definition: ToolDefinition = {
-      name: `${meta.name}_${op}`,
-      title: `${TITLES[op]} ${meta.name}`,
-      description: describe(op, meta, scope),
-      inputSchema: advertisedInputSchema(input, {
-        where: schemas.where,
-        omit: REFUSED[op]?.[scope],
-        // The typed per-column filter is shown once per collection, in find (seed 004); aggregate and
-        // find_nearest take the same filter and point to it.
-        ...(op === "find" ? {} : { whereDepth: 0, openWhere: `same shape as ${meta.name}_find's where` }),
-      }),
-      annotations: ANNOTATIONS[op],
-    };
-    return [{ definition, binding: { kind: "collection", op, collection: meta } }];
-  });
+  return listedOps(meta, scope, vectorColumn(meta) !== undefined).map((op) =>
+    lazyTool(`${meta.name}_${op}`, { kind: "collection", op, collection: meta }, () => {
+      const schemas = operationSchemas(meta);
+      return {
+        title: `${TITLES[op]} ${meta.name}`,
+        description: describe(op, meta, scope),
+        inputSchema: advertisedInputSchema(inputOf(op, schemas), {
+          where: schemas.where,
+          omit: REFUSED[op]?.[scope],
+          // The typed per-column filter is shown once per collection, in find (seed 004); aggregate and
+          // find_nearest take the same filter and point to it.
+          ...(op === "find" ? {} : { whereDepth: 0, openWhere: `same shape as ${meta.name}_find's where` }),
+        }),
+        annotations: ANNOTATIONS[op],
+      };
+    }),
+  );
 }
 
 function functionTool(prefix: string, fn: FunctionMeta): AppTool {
-  const input = functionArgumentsSchema(fn);
-  const description = functionToolDescription(fn);
-  return {
-    definition: {
-      name: `${prefix}_fn_${fn.name}`,
-      title: `Function ${fn.name}`,
-      description,
-      inputSchema: advertisedInputSchema(input),
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: true,
-      },
+  return lazyTool(`${prefix}_fn_${fn.name}`, { kind: "function", fn }, () => ({
+    title: `Function ${fn.name}`,
+    description: functionToolDescription(fn),
+    inputSchema: advertisedInputSchema(functionArgumentsSchema(fn)),
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
     },
-    binding: { kind: "function", fn },
-  };
+  }));
 }
 
 /** `<app>_list_collections` carries each collection's columns once, and what this scope may do with it. */
@@ -320,26 +329,18 @@ export const NO_INPUT = v.strictObject({});
 export function buildAppTools(meta: AppMeta, scope: Scope): AppTool[] {
   const prefix = appToolPrefix(meta.projectName);
   const tools: AppTool[] = [
-    {
-      definition: {
-        name: `${prefix}_list_collections`,
-        title: "List exposed collections and functions",
-        description: listCollectionsDescription(meta, scope),
-        inputSchema: advertisedInputSchema(NO_INPUT),
-        annotations: READ_ONLY,
-      },
-      binding: { kind: "list_collections" },
-    },
-    {
-      definition: {
-        name: `${prefix}_whoami`,
-        title: "Who am I connected as",
-        description: `Which app (${meta.projectName}) and which scope (developer or end user, and which user) this connection acts as.`,
-        inputSchema: advertisedInputSchema(NO_INPUT),
-        annotations: READ_ONLY,
-      },
-      binding: { kind: "whoami" },
-    },
+    lazyTool(`${prefix}_list_collections`, { kind: "list_collections" }, () => ({
+      title: "List exposed collections and functions",
+      description: listCollectionsDescription(meta, scope),
+      inputSchema: advertisedInputSchema(NO_INPUT),
+      annotations: READ_ONLY,
+    })),
+    lazyTool(`${prefix}_whoami`, { kind: "whoami" }, () => ({
+      title: "Who am I connected as",
+      description: `Which app (${meta.projectName}) and which scope (developer or end user, and which user) this connection acts as.`,
+      inputSchema: advertisedInputSchema(NO_INPUT),
+      annotations: READ_ONLY,
+    })),
   ];
   const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   for (const collection of [...meta.collections].sort(byName))
@@ -350,5 +351,5 @@ export function buildAppTools(meta: AppMeta, scope: Scope): AppTool[] {
   // Names could collide (a collection "<app>_fn_x" and a function "x_list"): the first one listed wins,
   // so a call always reaches the tool the list shows.
   const seen = new Set<string>();
-  return tools.filter((t) => !seen.has(t.definition.name) && seen.add(t.definition.name));
+  return tools.filter((t) => !seen.has(t.name) && seen.add(t.name));
 }

@@ -10,6 +10,7 @@ import {
   RawJson,
   success,
   type ToolDefinition,
+  type ToolList,
 } from "../../src/mcp/index.ts";
 
 describe("encodeJsonRpc", () => {
@@ -56,7 +57,7 @@ const TOOLS: ToolDefinition[] = Array.from({ length: 5 }, (_, i) => ({
   annotations: { readOnlyHint: true },
 }));
 
-const options = (rawToolPages: boolean, list = () => TOOLS): McpServerOptions<null> => ({
+const options = (rawToolPages: boolean, list: () => ToolList = () => TOOLS): McpServerOptions<null> => ({
   serverInfo: { name: "raw", version: "1" },
   toolsPageSize: 2,
   rawToolPages,
@@ -142,6 +143,26 @@ describe("tools/list with rawToolPages", () => {
     expect(after).not.toBe(before);
     expect(after.text).toContain('"renamed"');
     expect(before.text).not.toContain('"renamed"');
+  });
+
+  it("takes only the requested page from a lazy tool list, once", async () => {
+    const taken: [number, number | undefined][] = [];
+    const lazy: ToolList = {
+      length: TOOLS.length,
+      slice(start, end) {
+        taken.push([start, end]);
+        return TOOLS.slice(start, end);
+      },
+    };
+    const handlers = createMcpHandlers(options(true, () => lazy));
+    const first = (await list(handlers, {}, "2025-06-18")) as { result: RawJson };
+    await list(handlers, {}, "2025-06-18");
+    const next = (first.result.value as { nextCursor: string }).nextCursor;
+    await list(handlers, { cursor: next }, "2025-06-18");
+    expect(taken).toEqual([
+      [0, 2],
+      [2, 4],
+    ]);
   });
 
   it("still refuses a cursor it never issued", async () => {

@@ -134,6 +134,24 @@ describe("buildAppTools", () => {
     expect(JSON.stringify(input("recipes_update"))).toContain('"maximum":2147483647');
   });
 
+  it("names and binds every tool at once, and builds a definition only when it is read", () => {
+    // A column type the schema builder refuses: nothing of it is built until a definition is read.
+    const broken: CollectionMeta = {
+      ...notes,
+      name: "broken",
+      columns: [{ name: "x", type: "bogus" as "text" }],
+    };
+    const tools = buildAppTools({ ...meta, collections: [broken] }, "developer");
+    expect(tools.map((t) => t.name)).toContain("broken_find");
+    const find = tools.find((t) => t.name === "broken_find")!;
+    expect(find.binding).toMatchObject({ kind: "collection", op: "find" });
+    expect(() => find.definition).toThrow(/unknown column type/);
+    // The definition is built once and kept.
+    const list = buildAppTools(meta, "developer")[2]!;
+    expect(list.definition).toBe(list.definition);
+    expect(list.definition.name).toBe(list.name);
+  });
+
   it("shows the typed filter once per collection: aggregate and find_nearest point to find's where", () => {
     const tools = buildAppTools(meta, "end_user");
     for (const name of ["recipes_aggregate", "recipes_find_nearest"]) {
