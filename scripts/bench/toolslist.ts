@@ -11,7 +11,10 @@
  *   and serialises the page.
  *
  * Latency is wall-clock at 1 in flight, p50 over the rounds (case order shuffled per round, seeded,
- * first round discarded); "above the floor" is p50 − the hello-world p50 of the same run. Collections
+ * first round discarded); "above the floor" is p50 − the hello-world p50 of the same run, and "above
+ * the same bytes" p50 − the hello-world Worker answering a body of the page's size (`/bytes/:n`):
+ * under `wrangler dev` the body crosses a local proxy, which costs by the byte whatever the Worker
+ * did. Collections
  * are created through the API (the path a developer takes), exposed with one PUT.
  * Ports: `BENCH_PORT` (default 8827) for the app and the next one for the hello-world Worker.
  */
@@ -221,8 +224,16 @@ const repeat = async (n: number, run: () => Promise<number>) => {
   for (let i = 0; i < n; i++) out.push(await run());
   return out;
 };
+// Page sizes first (the same-bytes references need them).
+for (const size of SIZES) await listOnce(size);
 const CASES: Case[] = [
   ["hello-world Worker (floor)", () => repeat(WARM, () => timed(`${BASELINE}/hello`, {}, () => {}))],
+  ...SIZES.map(
+    (size): Case => [
+      `hello-world Worker, body of page 1's size at ${size} collection(s)`,
+      () => repeat(WARM, () => timed(`${BASELINE}/bytes/${pageBytes.get(size)}`, {}, () => {})),
+    ],
+  ),
   [
     "app MCP `ping`",
     () =>
@@ -285,16 +296,20 @@ console.log(
 console.log(
   `${ROUNDS} rounds (+1 warm-up): ${WARM} warm requests or ${CHANGED} changes per case and round; p50 over all rounds\n`,
 );
-console.log("| request | p50 ms | above the floor, ms | samples | response bytes |");
-console.log("|---|---|---|---|---|");
+const sameBytes = (size: number) =>
+  median(samples.get(`hello-world Worker, body of page 1's size at ${size} collection(s)`) ?? []);
+console.log(
+  "| request | p50 ms | above the floor, ms | above the same bytes, ms | samples | response bytes |",
+);
+console.log("|---|---|---|---|---|---|");
 for (const [name] of CASES) {
   const xs = samples.get(name) ?? [];
   const ms = median(xs);
   const size = /(\d+) collection/.exec(name)?.[1];
   const bytes = size ? (pageBytes.get(Number(size))?.toLocaleString("en") ?? "") : "";
-  console.log(
-    `| ${name} | ${ms.toFixed(2)} | ${name.includes("floor") ? "—" : (ms - floor).toFixed(2)} | ${xs.length} | ${bytes} |`,
-  );
+  const aboveFloor = name.includes("(floor)") ? "—" : (ms - floor).toFixed(2);
+  const aboveBytes = name.startsWith("tools/list") && size ? (ms - sameBytes(Number(size))).toFixed(2) : "—";
+  console.log(`| ${name} | ${ms.toFixed(2)} | ${aboveFloor} | ${aboveBytes} | ${xs.length} | ${bytes} |`);
 }
 
 stopAll();

@@ -308,13 +308,23 @@ function functionTool(prefix: string, fn: FunctionMeta): AppTool {
   }));
 }
 
+/**
+ * Collections whose columns `<app>_list_collections`' description lists; past them it says how many
+ * more there are. The description is on the first `tools/list` page whatever the app's size: at
+ * 1,000 collections the full index was ≈ 110 KB of it (the call's result still has every one, and
+ * each collection's input schemas type its columns).
+ */
+export const INDEX_COLLECTIONS = 50;
+
 /** `<app>_list_collections` carries each collection's columns once, and what this scope may do with it. */
 function listCollectionsDescription(meta: AppMeta, scope: Scope): string {
   const index = `The index of what this app (${meta.projectName}) exposes to agents: returns each collection with its columns, access policy and tools, and each function with its tool.`;
   const intro = scope === "developer" ? `${index} ${DEVELOPER_SCOPE}` : index;
   if (!meta.collections.length) return intro;
   const byName = [...meta.collections].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const lines = byName.map((c) => collectionSummary(c, scope));
+  const lines = byName.slice(0, INDEX_COLLECTIONS).map((c) => collectionSummary(c, scope));
+  const more = byName.length - lines.length;
+  if (more > 0) lines.push(`… and ${more} more: call this tool for every collection's columns and policy.`);
   return `${intro}\nCollections (every row also has ${SERVER_MANAGED}):\n${lines.join("\n")}`;
 }
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type AppMeta, appToolPrefix, buildAppTools, readOnlyReason } from "../../../src/app-mcp/tools.ts";
+import {
+  type AppMeta,
+  appToolPrefix,
+  buildAppTools,
+  INDEX_COLLECTIONS,
+  readOnlyReason,
+} from "../../../src/app-mcp/tools.ts";
 import type { CollectionMeta } from "../../../src/data/columns.ts";
 import { RECIPES_COLUMNS, WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 
@@ -176,6 +182,23 @@ describe("buildAppTools", () => {
     expect(index).toContain(
       "- recipes: title (text, required): Dish name; calories (integer); tags (text[]); embedding (vector(3))",
     );
+  });
+
+  it("lists the first INDEX_COLLECTIONS collections' columns in the index, then how many more", () => {
+    const many = (count: number): AppMeta => ({
+      ...meta,
+      collections: Array.from({ length: count }, (_, i) => ({
+        ...notes,
+        name: `n_${String(i).padStart(3, "0")}`,
+      })),
+    });
+    const index = (count: number) => buildAppTools(many(count), "developer")[0]!.definition.description!;
+    expect(index(INDEX_COLLECTIONS)).not.toContain("more:");
+    expect(index(INDEX_COLLECTIONS).match(/^- n_/gm)).toHaveLength(INDEX_COLLECTIONS);
+    const capped = index(INDEX_COLLECTIONS + 7);
+    expect(capped.match(/^- n_/gm)).toHaveLength(INDEX_COLLECTIONS);
+    expect(capped).toContain(`- n_${String(INDEX_COLLECTIONS - 1).padStart(3, "0")}: body (text)`);
+    expect(capped).toContain("… and 7 more: call this tool for every collection's columns");
   });
 
   it("builds the find and aggregate examples from the collection's own columns", () => {
