@@ -94,14 +94,13 @@ for (const row of rows) console.log(row);
 const one = app(1);
 const perTool = (scope: Scope) =>
   new Map(definitions(one, scope).map((d) => [d.name, Buffer.byteLength(JSON.stringify(d))]));
+const cell = (bytes: number | undefined) => (bytes === undefined ? "—" : fmt(bytes));
 const developer = perTool("developer");
 const endUser = perTool("end_user");
 console.log("\n| tool (1 collection) | developer bytes | end user bytes |");
 console.log("|---|---|---|");
 for (const name of new Set([...developer.keys(), ...endUser.keys()]))
-  console.log(
-    `| ${name} | ${fmt(developer.get(name) ?? 0) || "—"} | ${fmt(endUser.get(name) ?? 0) || "—"} |`,
-  );
+  console.log(`| ${name} | ${cell(developer.get(name))} | ${cell(endUser.get(name))} |`);
 
 // The recursive where filter, each way considered (recipes_find's whole input schema, bytes).
 const schemas = operationSchemas(app(1).collections[0]!);
