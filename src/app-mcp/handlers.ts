@@ -67,7 +67,7 @@ function readOnly(c: CollectionMeta, scope: AppCaller["scope"]) {
 function listCollections(ctx: Resolved) {
   const tools = ctx.surface.tools(ctx.principal.scope);
   const toolsOf = (predicate: (b: ToolBinding) => boolean) =>
-    tools.filter((t) => predicate(t.binding)).map((t) => t.definition.name);
+    tools.filter((t) => predicate(t.binding)).map((t) => t.name);
   return {
     collections: ctx.surface.meta.collections.map((c) => ({
       name: c.name,
@@ -135,11 +135,13 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
     "Tools generated from this app's exposed collections and functions. Call <app>_list_collections for the index and <app>_whoami for your scope; list/find return next_cursor for paging.",
   lists: [],
   toolsPageSize: TOOLS_PAGE_SIZE,
+  // Each (rev, scope) surface keeps one definitions list: its pages are built and serialised once.
+  rawToolPages: true,
   tools: {
     list: async (ctx) => (await ctx.surface()).definitions(ctx.principal.scope),
     async call(name, args, context) {
       const ctx: Resolved = { ...context, surface: await context.surface() };
-      const tool = ctx.surface.tools(ctx.principal.scope).find((t) => t.definition.name === name);
+      const tool = ctx.surface.tools(ctx.principal.scope).find((t) => t.name === name);
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
         checkInputLimits(args, "arguments");

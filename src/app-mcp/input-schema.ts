@@ -7,7 +7,16 @@
  *   column with its operators; below `WHERE_DEPTH` typed levels the operands of `and` / `or` / `not`
  *   are open objects (`{"type": "object"}`), so the advertised schema never rejects a filter the
  *   server accepts, however deep — the server still validates the whole filter;
+ * - inside `where`, operand constraints (`minimum` / `maximum`, `maxItems`, `pattern`) and the
+ *   operator objects' `additionalProperties: false` are left out: they repeated a column's bounds in
+ *   every operator (an integer column's int32 range nine times) and closed every column's operator
+ *   object, while the server validates the same filter and answers with an actionable message
+ *   ("where.calories.lt: Expected a 32-bit integer", `unknown operator "like"; allowed: eq, …`).
+ *   Types, formats, each column's operators and the closed set of columns stay, so an agent still
+ *   builds a valid filter from the schema alone;
  * - properties the caller's scope can never use (end users and `hard`) are left out;
+ * - `$schema` is dropped: every advertised schema means the same under draft-07 (what the converter
+ *   names) and 2020-12 (MCP's default dialect since 2025-11-25), and it cost 52 bytes per tool;
  * - the empty `"required": []` the converter writes on every object is dropped (it says nothing).
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
@@ -20,7 +29,7 @@ type Json = Record<string, unknown>;
 export const WHERE_DEPTH = 1;
 
 const WHERE_REF = "#/$defs/where";
-const SAME_SHAPE = "a where filter, same shape as the top-level where";
+const SAME_SHAPE = "a where filter";
 
 /** What to shape in an operation's JSON Schema. */
 export interface AdvertiseOptions {
@@ -32,6 +41,22 @@ export interface AdvertiseOptions {
   whereDepth?: number;
   /** Says what an open (untyped) `where` object must look like. */
   openWhere?: string;
+}
+
+/** Operand constraints a `where` leaves to the server (see the module comment). */
+const SERVER_CHECKED = new Set(["minimum", "maximum", "maxItems", "pattern"]);
+
+/**
+ * The `where` schema without operand constraints, at every depth, and with its columns' operator
+ * objects open (the filter itself stays closed: an unknown column is refused by the schema too).
+ */
+function withoutOperandConstraints(node: unknown, isWhere = true): unknown {
+  if (Array.isArray(node)) return node.map((item) => withoutOperandConstraints(item, false));
+  if (!isPlainObject(node)) return node;
+  const kept = Object.entries(node).filter(
+    ([k]) => !SERVER_CHECKED.has(k) && (isWhere || k !== "additionalProperties"),
+  );
+  return Object.fromEntries(kept.map(([k, value]) => [k, withoutOperandConstraints(value, false)]));
 }
 
 /** Inline every `{"$ref": "#/$defs/where", …}` below `node` `depth` levels deep; drop empty `required`. */
@@ -59,11 +84,15 @@ export function advertisedInputSchema(schema: v.GenericSchema, options: Advertis
   // it converts to `#/$defs/where`.
   const target =
     where && where.type === "lazy" ? (where as v.LazySchema<v.GenericSchema>).getter(undefined) : where;
-  const { $defs, ...converted } = toJsonSchema(
-    schema,
-    target ? { definitions: { where: target } } : {},
-  ) as Json;
-  const whereJson = isPlainObject($defs) && isPlainObject($defs.where) ? $defs.where : {};
+  const {
+    $defs,
+    $schema: _dialect,
+    ...converted
+  } = toJsonSchema(schema, target ? { definitions: { where: target } } : {}) as Json;
+  const whereJson =
+    isPlainObject($defs) && isPlainObject($defs.where)
+      ? (withoutOperandConstraints($defs.where) as Json)
+      : {};
   const json = shape(converted, whereJson, whereDepth, openWhere) as Json;
   if (omit.length && isPlainObject(json.properties)) {
     json.properties = Object.fromEntries(Object.entries(json.properties).filter(([k]) => !omit.includes(k)));

@@ -9,7 +9,7 @@ import { listCollections } from "../data/service.ts";
 import type { Db } from "../db.ts";
 import { notFound } from "../errors.ts";
 import { loadFunctions } from "../functions/service.ts";
-import type { ToolDefinition } from "../mcp/index.ts";
+import type { ToolList } from "../mcp/index.ts";
 import type { AppMcpSettings } from "./admin.ts";
 import { type AppMeta, type AppTool, buildAppTools, type Scope } from "./tools.ts";
 
@@ -30,8 +30,11 @@ export interface AppSurface {
   meta: AppMeta;
   /** The tools of a scope, generated on first use. */
   tools(scope: Scope): AppTool[];
-  /** The tool definitions of a scope: one array per (rev, scope), so tools/list reuses its rendering. */
-  definitions(scope: Scope): ToolDefinition[];
+  /**
+   * The tool definitions of a scope: one list per (rev, scope), so tools/list reuses its pages; a
+   * page builds only its own tools' definitions.
+   */
+  definitions(scope: Scope): ToolList;
 }
 
 const MEMORY_LIMIT = 256;
@@ -44,7 +47,7 @@ const cacheKey = (projectId: string, rev: number) => `app-meta:v${FORMAT}:${proj
 
 function surfaceOf(meta: AppMeta): AppSurface {
   const generated = new Map<Scope, AppTool[]>();
-  const definitions = new Map<Scope, ToolDefinition[]>();
+  const definitions = new Map<Scope, ToolList>();
   return {
     meta,
     tools(scope) {
@@ -58,7 +61,11 @@ function surfaceOf(meta: AppMeta): AppSurface {
     definitions(scope) {
       let list = definitions.get(scope);
       if (!list) {
-        list = this.tools(scope).map((t) => t.definition);
+        const tools = this.tools(scope);
+        list = {
+          length: tools.length,
+          slice: (start, end) => tools.slice(start, end).map((t) => t.definition),
+        };
         definitions.set(scope, list);
       }
       return list;

@@ -1,17 +1,15 @@
 /**
  * Operation input schemas built from a collection's column metadata: list, get, insert, update,
  * delete, find (typed per-column `where`), aggregate and nearest. The data service validates every
- * call with them, and the app MCP converts the same schemas to JSON Schema (`toolInputSchema`) —
+ * call with them, and the app MCP converts the same schemas to JSON Schema (src/app-mcp/input-schema.ts) —
  * one definition for validation and for what an agent is shown.
  */
-import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { isPlainObject } from "../mcp/jsonrpc.ts";
 import {
   arrayElementType,
   type CollectionMeta,
   type ColumnSpec,
-  type ColumnType,
   MAX_LIST_VALUES,
   NUMERIC_TYPES,
   ORDERABLE_TYPES,
@@ -116,15 +114,16 @@ export interface OperationSchemas {
   where: Schema<Where>;
 }
 
-/** The value schema with the column's description attached (shown in tool input schemas). */
+/**
+ * The value schema with the developer's column description attached (shown in tool input schemas).
+ * Without one nothing is added: the JSON type, bounds and lengths already say what the column holds.
+ */
 function describedValue(column: ColumnSpec): v.GenericSchema {
   const base = valueSchema(column.type, column.dimensions);
-  const description =
-    column.description ?? `${column.type}${column.type === "vector" ? `(${column.dimensions})` : ""}`;
-  return v.pipe(base, v.description(description));
+  return column.description ? v.pipe(base, v.description(column.description)) : base;
 }
 
-const idSchema = v.pipe(v.string(), v.uuid("Expected a row id (uuid)"), v.description("Row id"));
+const idSchema = v.pipe(v.string(), v.uuid("Expected a row id (uuid)"));
 
 const limitSchema = (max: number, fallback: number) =>
   v.optional(
@@ -133,14 +132,12 @@ const limitSchema = (max: number, fallback: number) =>
       v.integer(),
       v.minValue(1, `limit must be 1 to ${max}`),
       v.maxValue(max, `limit must be 1 to ${max}`),
-      v.description(`Maximum rows to return (1–${max}, default ${fallback})`),
+      v.description(`Rows to return (default ${fallback})`),
     ),
   );
 
 const cursorSchema = v.optional(
-  v.nullable(
-    v.pipe(v.string(), v.description("next_cursor from the previous page; omit for the first page")),
-  ),
+  v.nullable(v.pipe(v.string(), v.description("next_cursor of the previous page"))),
 );
 
 /** Every column a row carries (server-managed first), as `{name, type}`. */
@@ -206,10 +203,23 @@ const ops = (entries: Record<string, v.GenericSchema>) =>
       : `Expected a value or an object of operators (${Object.keys(entries).join(", ")})`,
   );
 
-const isNullOp = v.pipe(v.boolean(), v.description("true: the column is null; false: it is not"));
+/**
+ * Operators of the server-managed columns: only those that can select something. `id` and the
+ * timestamps are never null, `neq` / `nin` are `not: {…}`, and an exact timestamp is `gte` + `lte`,
+ * so nothing is lost — and the find tool's schema does not carry four columns of dead operators.
+ */
+const SERVER_COLUMN_OPERATORS: Record<string, string[]> = {
+  id: ["eq", "in"],
+  owner_id: ["eq", "in", "is_null"],
+  created_at: ["gt", "gte", "lt", "lte"],
+  updated_at: ["gt", "gte", "lt", "lte"],
+};
 
-/** Operators each column type supports in `where` (issue 4). */
-export function operatorsFor(type: ColumnType): string[] {
+/** Operators a column supports in `where` (issue 4): by type, narrower for server-managed columns. */
+export function operatorsFor(column: Pick<ColumnSpec, "name" | "type">): string[] {
+  const server = SERVER_COLUMN_OPERATORS[column.name];
+  if (server) return server;
+  const { type } = column;
   if (arrayElementType(type)) return ["contains", "overlaps", "is_null"];
   switch (type) {
     case "text":
@@ -232,8 +242,9 @@ export function operatorsFor(type: ColumnType): string[] {
   return [];
 }
 
-/** Whether a bare value in `where` means `eq` for this type (scalars only). */
-export const acceptsBareValue = (type: ColumnType): boolean => operatorsFor(type).includes("eq");
+/** Whether a bare value in `where` means `eq` for this column (scalars only). */
+export const acceptsBareValue = (column: Pick<ColumnSpec, "name" | "type">): boolean =>
+  operatorsFor(column).includes("eq");
 
 function filterSchema(
   column: Pick<ColumnSpec, "name" | "type" | "dimensions" | "description">,
@@ -241,8 +252,8 @@ function filterSchema(
   const value = valueSchema(column.type, column.dimensions);
   const list = v.pipe(v.array(value), v.maxLength(MAX_LIST_VALUES));
   const entries: Record<string, v.GenericSchema> = {};
-  for (const op of operatorsFor(column.type)) {
-    if (op === "is_null") entries[op] = isNullOp;
+  for (const op of operatorsFor(column)) {
+    if (op === "is_null") entries[op] = v.boolean();
     else if (op === "in" || op === "nin") entries[op] = list;
     else if (op === "like" || op === "ilike" || op === "starts_with" || op === "has_key")
       entries[op] = v.string();
@@ -250,11 +261,7 @@ function filterSchema(
     else entries[op] = value; // eq, neq, gt…, and array contains / overlaps (value is the array)
   }
   const operators = ops(entries);
-  const label = column.description ? `${column.description} — ` : "";
-  const doc = acceptsBareValue(column.type)
-    ? `${label}${column.type}: a value (equals) or {${Object.keys(entries).join(", ")}}`
-    : `${label}${column.type}: {${Object.keys(entries).join(", ")}}`;
-  const schema = acceptsBareValue(column.type)
+  const schema = acceptsBareValue(column)
     ? v.union([value, operators], (issue) => {
         const input = issue.input;
         if (isPlainObject(input)) {
@@ -269,7 +276,8 @@ function filterSchema(
         return `Expected a ${column.type} value or an object of operators (${Object.keys(entries).join(", ")})`;
       })
     : operators;
-  return v.pipe(schema, v.description(doc));
+  // The operators are the schema's own properties; only the developer's words are added.
+  return column.description ? v.pipe(schema, v.description(column.description)) : schema;
 }
 
 function whereSchema(meta: CollectionMeta): Schema<Where> {
@@ -287,7 +295,9 @@ function whereSchema(meta: CollectionMeta): Schema<Where> {
         ? `unknown column "${String(issue.input)}" in where; columns: ${columns.join(", ")} (or and/or/not)`
         : "Expected an object of column filters",
     ),
-    v.description("Per-column filters (combined with AND); and / or / not combine nested filters"),
+    v.description(
+      "Filters by column, ANDed: a value means eq, else {<operator>: operand} (is_null: true|false); and / or / not nest filters",
+    ),
   );
   return where;
 }
@@ -300,16 +310,13 @@ function aggregateSchema(meta: CollectionMeta, where: Schema<Where>): Schema<Agg
   const variants: v.StrictObjectSchema<v.ObjectEntries, undefined>[] = [
     v.strictObject({
       fn: v.literal("count"),
-      column: v.optional(v.pipe(v.picklist(countable), v.description("count non-null values of a column"))),
+      column: v.optional(v.pipe(v.picklist(countable), v.description("counts its non-null values"))),
     }),
   ];
-  if (numeric.length) {
-    for (const fn of ["sum", "avg"] as const) {
-      variants.push(v.strictObject({ fn: v.literal(fn), column: v.picklist(numeric) }));
-    }
-  }
-  for (const fn of ["min", "max"] as const)
-    variants.push(v.strictObject({ fn: v.literal(fn), column: v.picklist(orderable) }));
+  // One variant per column set (not per function): the same typing in half the advertised schema.
+  if (numeric.length)
+    variants.push(v.strictObject({ fn: v.picklist(["sum", "avg"]), column: v.picklist(numeric) }));
+  variants.push(v.strictObject({ fn: v.picklist(["min", "max"]), column: v.picklist(orderable) }));
   const fns = numeric.length ? "count, sum, avg, min, max" : "count, min, max";
   return v.strictObject({
     metrics: v.pipe(
@@ -322,7 +329,6 @@ function aggregateSchema(meta: CollectionMeta, where: Schema<Where>): Schema<Agg
       ),
       v.minLength(1, "give at least one metric"),
       v.maxLength(MAX_METRICS),
-      v.description(`Metrics; result keys: count, or <fn>_<column> (e.g. sum_${numeric[0] ?? "column"})`),
     ),
     group_by: v.optional(
       v.pipe(v.array(v.picklist(orderable)), v.maxLength(MAX_GROUP_BY), v.description("Columns to group by")),
@@ -371,17 +377,15 @@ export function buildOperationSchemas(meta: CollectionMeta): OperationSchemas {
     patch,
     update: v.strictObject({
       id: idSchema,
-      patch: v.pipe(patch, v.description("Columns to change (merge patch); null clears a column")),
+      patch: v.pipe(patch, v.description("Columns to change")),
     }),
     delete: v.strictObject({
       id: idSchema,
-      hard: v.optional(v.pipe(v.boolean(), v.description("Remove the row for good (developer scope only)"))),
+      hard: v.optional(v.pipe(v.boolean(), v.description("Remove the row for good"))),
     }),
     find: v.strictObject({
       where: v.optional(where),
-      order: v.optional(
-        v.pipe(v.picklist(order), v.description('"<column> asc|desc"; default "created_at desc"')),
-      ),
+      order: v.optional(v.pipe(v.picklist(order), v.description('default "created_at desc"'))),
       limit: limitSchema(MAX_LIMIT, DEFAULT_LIMIT),
       cursor: cursorSchema,
     }),
@@ -403,9 +407,4 @@ export function operationSchemas(meta: CollectionMeta): OperationSchemas {
     cache.set(meta, schemas);
   }
   return schemas;
-}
-
-/** JSON Schema (draft-07) of an operation schema, for an MCP tool's `inputSchema`. */
-export function toolInputSchema(schema: v.GenericSchema): Record<string, unknown> {
-  return toJsonSchema(schema) as Record<string, unknown>;
 }

@@ -259,8 +259,10 @@ function compileNode(where: Where, state: WhereState, depth: number, path: strin
       ? Object.entries(value).filter(([, v]) => v !== undefined)
       : [["eq", value]];
     for (const [op, operand] of operators) {
-      if (!operatorsFor(column.type).includes(op) || (op === "eq" && !acceptsBareValue(column.type))) {
-        throw invalidInput(`${path}.${key}: operator "${op}" is not available for ${column.type} columns`);
+      if (!operatorsFor(column).includes(op) || (op === "eq" && !acceptsBareValue(column))) {
+        throw invalidInput(
+          `${path}.${key}: operator "${op}" is not available for ${column.type} column ${key}`,
+        );
       }
       if (++state.conditions > MAX_WHERE_CONDITIONS) {
         throw invalidInput(`${path}: more than ${MAX_WHERE_CONDITIONS} conditions`);

@@ -5,6 +5,7 @@
  */
 import {
   classifyMessage,
+  encodeJsonRpc,
   failure,
   INTERNAL_ERROR,
   INVALID_REQUEST,
@@ -183,5 +184,5 @@ export async function dispatchText<Ctx>(
 ): Promise<string | null> {
   const parsed = parseJson(text);
   const response = parsed.ok ? await dispatchPayload(parsed.value, handlers, ctx, options) : parsed.response;
-  return response === null ? null : JSON.stringify(response);
+  return response === null ? null : encodeJsonRpc(response);
 }

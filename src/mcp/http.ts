@@ -12,6 +12,7 @@ import {
   type TransportInfo,
 } from "./dispatch.ts";
 import {
+  encodeJsonRpc,
   failure,
   HEADER_MISMATCH,
   INVALID_PARAMS,
@@ -66,8 +67,9 @@ export interface McpHttpOptions<Ctx> {
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
+/** A JSON-RPC message or batch as an HTTP response (a {@link RawJson} result is sent as it is). */
 function jsonResponse(status: number, body: unknown, headers?: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+  return new Response(encodeJsonRpc(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
 function errorResponse(

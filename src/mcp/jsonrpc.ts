@@ -156,6 +156,46 @@ export function classifyMessage(value: unknown): ClassifiedMessage {
   return { kind: "invalid", id };
 }
 
+/**
+ * A result that is already JSON text. {@link encodeJsonRpc} splices it into its response as is, so a
+ * result that is the same for many requests (a `tools/list` page) is serialised once, not per
+ * request. Any other serialiser still gets the same JSON through `toJSON` (parsed back: correct,
+ * only slower) — an in-process caller reads `.value` instead.
+ */
+export class RawJson {
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
+
+  /** The value the text encodes. */
+  get value(): unknown {
+    return JSON.parse(this.text);
+  }
+
+  toJSON(): unknown {
+    return this.value;
+  }
+}
+
+/** One message's JSON text, its {@link RawJson} result spliced in after `jsonrpc` and `id`. */
+function encodeOne(message: unknown): string {
+  if (!isPlainObject(message) || !(message.result instanceof RawJson))
+    return JSON.stringify(message) ?? "null";
+  const { result, ...head } = message;
+  const prefix = JSON.stringify(head).slice(0, -1);
+  return `${prefix}${prefix === "{" ? "" : ","}"result":${result.text}}`;
+}
+
+/**
+ * The wire text of a message or a batch: `JSON.stringify`, except that a response whose `result` is
+ * a {@link RawJson} gets that text verbatim. Every transport of this core serialises through it.
+ */
+export function encodeJsonRpc(message: unknown): string {
+  return Array.isArray(message) ? `[${message.map(encodeOne).join(",")}]` : encodeOne(message);
+}
+
 /** Builds a success response. */
 export function success(id: JsonRpcId, result: unknown): JsonRpcSuccess {
   return { jsonrpc: "2.0", id, result };

@@ -11,6 +11,7 @@ import {
   isPlainObject,
   METHOD_NOT_FOUND,
   MISSING_CLIENT_CAPABILITY,
+  RawJson,
   RpcError,
   UNSUPPORTED_PROTOCOL_VERSION,
 } from "./jsonrpc.ts";
@@ -109,12 +110,22 @@ export interface McpRequestInfo {
 }
 
 /**
+ * What a provider lists: an array, or a sequence that builds its tools on demand — under
+ * `rawToolPages` only the requested page is taken (`slice(start, end)`), so a provider of thousands
+ * of tools builds the hundred a page shows.
+ */
+export interface ToolList {
+  readonly length: number;
+  slice(start: number, end?: number): ToolDefinition[];
+}
+
+/**
  * Where tools come from. `list` must be deterministic (same input → same order). `call` throws
  * `new RpcError(INVALID_PARAMS, "Unknown tool: <name>")` for an unknown name and returns
  * `{value, isError: true}` for a tool that failed; any other throw becomes a generic -32603.
  */
 export interface ToolProvider<Ctx> {
-  list(ctx: Ctx, info: McpRequestInfo): ToolDefinition[] | Promise<ToolDefinition[]>;
+  list(ctx: Ctx, info: McpRequestInfo): ToolList | Promise<ToolList>;
   call(name: string, args: Record<string, unknown>, ctx: Ctx, info: McpRequestInfo): Promise<ToolOutcome>;
 }
 
@@ -145,6 +156,14 @@ export interface McpServerOptions<Ctx> {
    * cursor is -32602 (the CLI's behaviour).
    */
   toolsPageSize?: number;
+  /**
+   * Answer `tools/list` with a {@link RawJson} result, serialised once per provider list, protocol
+   * version and page: for a provider that returns the same array while its tools are unchanged (the
+   * Worker's rev-keyed surface), a served page costs a cache lookup instead of a `JSON.stringify` of
+   * up to `toolsPageSize` schemas. Off by default: in-process callers (the CLI's local client) read
+   * `result` as an object.
+   */
+  rawToolPages?: boolean;
 }
 
 /**
@@ -152,9 +171,9 @@ export interface McpServerOptions<Ctx> {
  * same array instance for an unchanged list (the Worker's rev-keyed surface) gets its rendering
  * reused instead of rebuilt per request.
  */
-const rendered = new WeakMap<readonly ToolDefinition[], Map<string, ToolDefinition[]>>();
+const rendered = new WeakMap<ToolList, Map<string, ToolDefinition[]>>();
 
-function renderedTools(list: readonly ToolDefinition[], protocolVersion: string): ToolDefinition[] {
+function renderedTools(list: ToolList, protocolVersion: string): ToolDefinition[] {
   let byVersion = rendered.get(list);
   if (!byVersion) {
     byVersion = new Map();
@@ -162,7 +181,7 @@ function renderedTools(list: readonly ToolDefinition[], protocolVersion: string)
   }
   let tools = byVersion.get(protocolVersion);
   if (!tools) {
-    tools = list.map((tool) => renderToolDefinition(tool, protocolVersion));
+    tools = list.slice(0).map((tool) => renderToolDefinition(tool, protocolVersion));
     byVersion.set(protocolVersion, tools);
   }
   return tools;
@@ -267,6 +286,8 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
   const resultMeta = { [META_SERVER_INFO]: serverInfo };
   const lists = options.lists ?? ["prompts", "resources"];
   const CAPABILITIES: Record<string, object> = { tools: {} };
+  /** `tools/list` results serialised per provider list and `"<version> <offset>"` (`rawToolPages`). */
+  const servedPages = new WeakMap<ToolList, Map<string, RawJson>>();
   for (const kind of lists) CAPABILITIES[kind] = {};
 
   /** Adds the 2026-07-28 result fields (and caching hints for cacheable results). */
@@ -358,15 +379,36 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
       const cursor = isPlainObject(params) ? params.cursor : undefined;
       if (cursor !== undefined && pageSize === undefined)
         throw new RpcError(INVALID_PARAMS, "Invalid params: unknown cursor");
-      const all = renderedTools(await tools.list(ctx, info), info.protocolVersion);
-      if (pageSize === undefined || (cursor === undefined && all.length <= pageSize))
-        return finish({ tools: all }, info, true);
-      const offset = cursor === undefined ? 0 : decodeCursor(cursor, all.length);
+      const list = await tools.list(ctx, info);
+      const offset = cursor === undefined ? 0 : decodeCursor(cursor, list.length);
       if (offset === null) throw new RpcError(INVALID_PARAMS, "Invalid params: unknown cursor");
-      const end = offset + pageSize;
-      const page: { tools: ToolDefinition[]; nextCursor?: string } = { tools: all.slice(offset, end) };
-      if (end < all.length) page.nextCursor = encodeCursor(end);
-      return finish(page, info, true);
+      /** The page's result; `render` shapes the tools of `start … end` for this version. */
+      const build = (render: (start: number, end?: number) => ToolDefinition[]) => {
+        if (pageSize === undefined) return finish({ tools: render(0) }, info, true);
+        const end = offset + pageSize;
+        const page: { tools: ToolDefinition[]; nextCursor?: string } = { tools: render(offset, end) };
+        if (end < list.length) page.nextCursor = encodeCursor(end);
+        return finish(page, info, true);
+      };
+      if (!options.rawToolPages)
+        return build((start, end) => renderedTools(list, info.protocolVersion).slice(start, end));
+      // The page depends on nothing but the list, the version (which also decides the 2026-07-28
+      // fields, constant per handler table) and the offset.
+      let byPage = servedPages.get(list);
+      if (!byPage) {
+        byPage = new Map();
+        servedPages.set(list, byPage);
+      }
+      const key = `${info.protocolVersion} ${offset}`;
+      let page = byPage.get(key);
+      if (!page) {
+        // Served once per key from here on: only this page's tools are taken from the list.
+        const render = (start: number, end?: number) =>
+          list.slice(start, end).map((tool) => renderToolDefinition(tool, info.protocolVersion));
+        page = new RawJson(JSON.stringify(build(render)));
+        byPage.set(key, page);
+      }
+      return page;
     },
 
     async "tools/call"(params, ctx, _message, transport) {

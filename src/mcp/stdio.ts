@@ -6,7 +6,7 @@
  * is the CLI's job.
  */
 import { type DispatchOptions, dispatchPayload, type Handlers, type McpSession } from "./dispatch.ts";
-import { failure, INVALID_REQUEST, type JsonRpcErrorObject, PARSE_ERROR } from "./jsonrpc.ts";
+import { encodeJsonRpc, failure, INVALID_REQUEST, type JsonRpcErrorObject, PARSE_ERROR } from "./jsonrpc.ts";
 
 /** The two stdio framings. */
 export type Framing = "ndjson" | "content-length";
@@ -273,7 +273,7 @@ function findHeader(bytes: Uint8Array, from: number): number {
 
 /** Serializes one message (or batch) in `framing`. */
 export function encodeMessage(message: unknown, framing: Framing): string {
-  const json = JSON.stringify(message);
+  const json = encodeJsonRpc(message);
   if (framing === "ndjson") return `${json}\n`;
   return `Content-Length: ${encoder.encode(json).byteLength}\r\n\r\n${json}`;
 }

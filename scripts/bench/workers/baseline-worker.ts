@@ -2,7 +2,8 @@
  * The minimal Worker `npm run bench -- hotpath` measures the app against: Hono and the app's own
  * database module (`src/worker/db.ts`: the same Neon HTTP driver, drizzle, deadline fetch and
  * per-isolate client), no auth, no metering. `GET /hello` answers without the database (the
- * `wrangler dev` floor); `GET /find` runs the statement in `BENCH_SQL` / `BENCH_PARAMS` — the exact
+ * `wrangler dev` floor), `GET /bytes/:n` with an n-byte JSON body built once per size (the floor
+ * for a response that large: `npm run bench -- toolslist`); `GET /find` runs the statement in `BENCH_SQL` / `BENCH_PARAMS` — the exact
  * text and parameters the app sent for the measured find — and returns its rows like the app does.
  */
 import { SQL, StringChunk } from "drizzle-orm";
@@ -30,9 +31,19 @@ function statement(text: string, params: unknown[]): SQL {
 }
 
 let find: SQL | undefined;
+const bodies = new Map<number, string>();
 
 export default new Hono<{ Bindings: Bindings }>()
   .get("/hello", (c) => c.text("hello"))
+  .get("/bytes/:n", (c) => {
+    const n = Math.min(Number(c.req.param("n")) || 2, 10_000_000);
+    let body = bodies.get(n);
+    if (!body) {
+      body = `"${"x".repeat(Math.max(0, n - 2))}"`;
+      bodies.set(n, body);
+    }
+    return c.body(body, 200, { "content-type": "application/json" });
+  })
   .get("/find", async (c) => {
     find ??= statement(c.env.BENCH_SQL, JSON.parse(c.env.BENCH_PARAMS) as unknown[]);
     const { rows } = await createDb(c.env).execute(find);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type AppMeta, appToolPrefix, buildAppTools, readOnlyReason } from "../../../src/app-mcp/tools.ts";
+import {
+  type AppMeta,
+  appToolPrefix,
+  buildAppTools,
+  INDEX_COLLECTIONS,
+  readOnlyReason,
+} from "../../../src/app-mcp/tools.ts";
 import type { CollectionMeta } from "../../../src/data/columns.ts";
 import { RECIPES_COLUMNS, WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 
@@ -105,13 +111,51 @@ describe("buildAppTools", () => {
     expect(JSON.stringify(where.tags)).toContain('"overlaps"');
     // Nested filters are open objects: the advertised schema never refuses a deeper filter the server
     // accepts (the server validates it); no host has to resolve a reference.
-    expect(where.and!.items).toEqual({ type: "object", description: expect.stringContaining("same shape") });
+    expect(where.and!.items).toEqual({ type: "object", description: "a where filter" });
     expect(where.not).toEqual({ type: "object", description: expect.stringContaining("NOT") });
     for (const tool of buildAppTools(meta, "end_user")) {
-      expect(JSON.stringify(tool.definition.inputSchema), tool.definition.name).not.toMatch(/\$ref|\$defs/);
+      expect(JSON.stringify(tool.definition.inputSchema), tool.definition.name).not.toMatch(
+        /\$ref|\$defs|\$schema/,
+      );
     }
     expect(find.definition.description).toContain("next_cursor");
     expect(find.definition.annotations).toMatchObject({ readOnlyHint: true });
+  });
+
+  it("leaves operand bounds and unknown operators inside where to the server, and keeps them elsewhere", () => {
+    const tools = buildAppTools(meta, "developer");
+    const input = (name: string) => tools.find((t) => t.definition.name === name)!.definition.inputSchema;
+    const where = (input("recipes_find") as { properties: { where: Record<string, unknown> } }).properties
+      .where;
+    const text = JSON.stringify(where);
+    expect(text).not.toMatch(/"minimum"|"maximum"|"maxItems"|"pattern"/);
+    // The filter is closed (unknown columns), its columns' operator objects are open.
+    expect(where.additionalProperties).toBe(false);
+    expect(text.match(/"additionalProperties"/g)).toHaveLength(1);
+    expect(where).toMatchObject({
+      properties: { calories: { anyOf: [{ type: "integer" }, { properties: { lt: { type: "integer" } } }] } },
+    });
+    // A value (insert, update) still carries the column's bounds.
+    expect(JSON.stringify(input("recipes_insert"))).toContain('"maximum":2147483647');
+    expect(JSON.stringify(input("recipes_update"))).toContain('"maximum":2147483647');
+  });
+
+  it("names and binds every tool at once, and builds a definition only when it is read", () => {
+    // A column type the schema builder refuses: nothing of it is built until a definition is read.
+    const broken: CollectionMeta = {
+      ...notes,
+      name: "broken",
+      columns: [{ name: "x", type: "bogus" as "text" }],
+    };
+    const tools = buildAppTools({ ...meta, collections: [broken] }, "developer");
+    expect(tools.map((t) => t.name)).toContain("broken_find");
+    const find = tools.find((t) => t.name === "broken_find")!;
+    expect(find.binding).toMatchObject({ kind: "collection", op: "find" });
+    expect(() => find.definition).toThrow(/unknown column type/);
+    // The definition is built once and kept.
+    const list = buildAppTools(meta, "developer")[2]!;
+    expect(list.definition).toBe(list.definition);
+    expect(list.definition.name).toBe(list.name);
   });
 
   it("shows the typed filter once per collection: aggregate and find_nearest point to find's where", () => {
@@ -127,23 +171,56 @@ describe("buildAppTools", () => {
     }
   });
 
-  it("carries each collection's columns in list_collections, find and insert only", () => {
+  it("carries each collection's columns in list_collections only (the input schemas type them)", () => {
     const tools = buildAppTools(meta, "developer");
     const carrying = tools
       .filter((t) => t.definition.description!.includes("title (text, required): Dish name"))
       .map((t) => t.definition.name);
-    expect(carrying).toEqual(["recipe_box_list_collections", "recipes_find", "recipes_insert"]);
+    expect(carrying).toEqual(["recipe_box_list_collections"]);
     const index = tools[0]!.definition.description!;
-    expect(index).toContain("- notes [read/write; reads: all rows]: body (text)");
+    expect(index).toContain("- notes: body (text)");
     expect(index).toContain(
-      "- recipes [read/write; reads: all rows]: title (text, required): Dish name; calories (integer); tags (text[]); embedding (vector(3))",
+      "- recipes: title (text, required): Dish name; calories (integer); tags (text[]); embedding (vector(3))",
     );
+  });
+
+  it("lists the first INDEX_COLLECTIONS collections' columns in the index, then how many more", () => {
+    const many = (count: number): AppMeta => ({
+      ...meta,
+      collections: Array.from({ length: count }, (_, i) => ({
+        ...notes,
+        name: `n_${String(i).padStart(3, "0")}`,
+      })),
+    });
+    const index = (count: number) => buildAppTools(many(count), "developer")[0]!.definition.description!;
+    expect(index(INDEX_COLLECTIONS)).not.toContain("more:");
+    expect(index(INDEX_COLLECTIONS).match(/^- n_/gm)).toHaveLength(INDEX_COLLECTIONS);
+    const capped = index(INDEX_COLLECTIONS + 7);
+    expect(capped.match(/^- n_/gm)).toHaveLength(INDEX_COLLECTIONS);
+    expect(capped).toContain(`- n_${String(INDEX_COLLECTIONS - 1).padStart(3, "0")}: body (text)`);
+    expect(capped).toContain("… and 7 more: call this tool for every collection's columns");
+  });
+
+  it("builds the find and aggregate examples from the collection's own columns", () => {
+    const description = (m: AppMeta, name: string) =>
+      buildAppTools(m, "developer").find((t) => t.definition.name === name)!.definition.description!;
+    expect(description(meta, "recipes_find")).toContain(
+      '{"where": {"calories": {"lt": 200}, "title": {"ilike": "%cake%"}}',
+    );
+    expect(description(meta, "recipes_aggregate")).toContain('{"fn": "sum", "column": "calories"}');
+    expect(description(meta, "notes_find")).toContain('{"where": {"body": {"ilike": "%cake%"}}');
+    expect(description(meta, "notes_aggregate")).toContain('{"metrics": [{"fn": "count"}]');
+    expect(description(meta, "notes_aggregate")).not.toContain("sum_");
   });
 
   it("describes the policy the caller's scope will meet", () => {
     const list = (scope: "developer" | "end_user", name: string) =>
       buildAppTools(meta, scope).find((t) => t.definition.name === name)!.definition.description!;
-    expect(list("developer", "recipes_list")).toContain("all rows");
+    // The developer's policy is the same for every collection: said once, in the index.
+    expect(list("developer", "recipes_list")).not.toContain("rows.");
+    expect(list("developer", "recipe_box_list_collections")).toContain(
+      "Developer scope: every tool reads and writes all rows",
+    );
     expect(list("end_user", "recipes_list")).toContain(
       "Only the signed-in user's own rows (read policy: owner)",
     );

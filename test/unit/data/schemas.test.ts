@@ -1,7 +1,8 @@
+import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
 import type { CollectionMeta } from "../../../src/data/columns.ts";
-import { buildOperationSchemas, toolInputSchema } from "../../../src/data/schemas.ts";
+import { buildOperationSchemas } from "../../../src/data/schemas.ts";
 
 const recipes: CollectionMeta = {
   projectId: "00000000-0000-4000-8000-000000000000",
@@ -68,6 +69,28 @@ describe("find schema", () => {
     expect(issue(schemas.find, { where: { title: "Cake" } })).toBeNull();
   });
 
+  it("offers server-managed columns only the operators that can select something", () => {
+    const id = "0190f2a4-0000-7000-8000-000000000001";
+    expect(issue(schemas.find, { where: { id, owner_id: { in: [id] } } })).toBeNull();
+    expect(
+      issue(schemas.find, {
+        where: { owner_id: { is_null: true }, updated_at: { lt: "2026-01-01T00:00:00Z" } },
+      }),
+    ).toBeNull();
+    expect(issue(schemas.find, { where: { id: { neq: id } } })).toMatch(
+      /unknown operator "neq"; allowed: eq, in$/,
+    );
+    expect(issue(schemas.find, { where: { id: { is_null: false } } })).toMatch(/unknown operator "is_null"/);
+    expect(issue(schemas.find, { where: { created_at: "2026-01-01T00:00:00Z" } })).not.toBeNull();
+    expect(issue(schemas.find, { where: { created_at: { eq: "2026-01-01T00:00:00Z" } } })).toMatch(
+      /unknown operator "eq"; allowed: gt, gte, lt, lte/,
+    );
+    // What the advertised filter leaves out (bounds) the server still checks, with an actionable message.
+    expect(issue(schemas.find, { where: { calories: { lt: 2 ** 40 } } })).toMatch(/32-bit integer/);
+    // What they no longer name directly is still one `not` away.
+    expect(issue(schemas.find, { where: { not: { id: { in: [id] } } } })).toBeNull();
+  });
+
   it("refuses operators a type does not have, unknown columns and unsortable orders", () => {
     expect(issue(schemas.find, { where: { calories: { like: "1%" } } })).toMatch(
       /^where.calories: unknown operator "like"; allowed: eq, neq, gt/,
@@ -109,12 +132,12 @@ describe("other operations", () => {
 describe("JSON Schema conversion", () => {
   it("converts every operation schema with @valibot/to-json-schema", () => {
     for (const [name, schema] of Object.entries(schemas)) {
-      expect(() => toolInputSchema(schema as v.GenericSchema), name).not.toThrow();
+      expect(() => toJsonSchema(schema as v.GenericSchema), name).not.toThrow();
     }
   });
 
   it("shows writable columns with their descriptions and no server-managed columns", () => {
-    const json = toolInputSchema(schemas.insert) as {
+    const json = toJsonSchema(schemas.insert) as {
       properties: Record<string, { description?: string }>;
       required: string[];
       additionalProperties: boolean;
@@ -136,7 +159,7 @@ describe("JSON Schema conversion", () => {
   });
 
   it("gives find a recursive, typed where", () => {
-    const json = toolInputSchema(schemas.find) as {
+    const json = toJsonSchema(schemas.find) as {
       properties: { where: { $ref: string }; order: { enum: string[] } };
       $defs: Record<string, { properties: Record<string, { anyOf?: unknown[]; description?: string }> }>;
     };
@@ -145,8 +168,10 @@ describe("JSON Schema conversion", () => {
     expect(Object.keys(where?.properties ?? {})).toEqual(
       expect.arrayContaining(["id", "created_at", "title", "calories", "and", "or", "not"]),
     );
-    expect(where?.properties.title?.description).toMatch(
-      /Dish name — text: a value \(equals\) or \{eq, neq, in, nin, like, ilike, starts_with, is_null\}/,
-    );
+    // The operators are the filter's own properties; the description is the developer's alone.
+    expect(where?.properties.title?.description).toBe("Dish name");
+    expect(where?.properties.title?.anyOf?.[1]).toMatchObject({
+      properties: { eq: {}, neq: {}, in: {}, nin: {}, like: {}, ilike: {}, starts_with: {}, is_null: {} },
+    });
   });
 });

@@ -85,7 +85,7 @@ const elementOf = (type: ColumnType): ColumnType => type.replace("[]", "") as Co
 
 /** One `{column: value}` or `{column: {operator: operand}}` condition of the where language. */
 const leaf: fc.Arbitrary<Record<string, unknown>> = fc.constantFrom(...visibleColumns(META)).chain((column) =>
-  fc.constantFrom(...operatorsFor(column.type)).chain((op): fc.Arbitrary<Record<string, unknown>> => {
+  fc.constantFrom(...operatorsFor(column)).chain((op): fc.Arbitrary<Record<string, unknown>> => {
     const type = column.type;
     const isArray = type.endsWith("[]");
     let operand: fc.Arbitrary<unknown>;

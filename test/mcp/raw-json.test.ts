@@ -1,0 +1,186 @@
+import { describe, expect, it } from "vitest";
+import {
+  createMcpHandlers,
+  dispatch,
+  dispatchText,
+  encodeJsonRpc,
+  encodeMessage,
+  handleMcpHttpRequest,
+  type McpServerOptions,
+  RawJson,
+  success,
+  type ToolDefinition,
+  type ToolList,
+} from "../../src/mcp/index.ts";
+
+describe("encodeJsonRpc", () => {
+  const raw = new RawJson('{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}');
+
+  it("splices a RawJson result verbatim, after jsonrpc and id", () => {
+    expect(encodeJsonRpc(success(7, raw))).toBe(
+      '{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}}',
+    );
+    expect(encodeJsonRpc(success('x"y', new RawJson("[1, 2]")))).toBe(
+      '{"jsonrpc":"2.0","id":"x\\"y","result":[1, 2]}',
+    );
+  });
+
+  it("is JSON.stringify for everything else, batches included", () => {
+    const plain = [
+      success(1, { a: [1, "b"] }),
+      { jsonrpc: "2.0", id: null, error: { code: -1, message: "m" } },
+    ];
+    expect(encodeJsonRpc(plain)).toBe(JSON.stringify(plain));
+    expect(encodeJsonRpc(plain[0])).toBe(JSON.stringify(plain[0]));
+    expect(encodeJsonRpc({ result: raw })).toBe(`{"result":${raw.text}}`);
+  });
+
+  it("gives a batch mixing raw and plain results the text JSON.stringify gives for the parsed values", () => {
+    const batch = [success(1, raw), success(2, { ok: true }), success(3, new RawJson("null"))];
+    const text = encodeJsonRpc(batch);
+    expect(JSON.parse(text)).toEqual([success(1, raw.value), success(2, { ok: true }), success(3, null)]);
+    // Any other serialiser still sees the same value (toJSON).
+    expect(JSON.parse(JSON.stringify(batch))).toEqual(JSON.parse(text));
+  });
+
+  it("is what stdio framing writes", () => {
+    expect(encodeMessage(success(1, raw), "ndjson")).toBe(`${encodeJsonRpc(success(1, raw))}\n`);
+  });
+});
+
+/** Tools whose list is the same array on every call, like the Worker's rev-keyed surface. */
+const TOOLS: ToolDefinition[] = Array.from({ length: 5 }, (_, i) => ({
+  name: `t${i}`,
+  title: `T${i}`,
+  description: `tool ${i}`,
+  inputSchema: { type: "object", properties: { n: { type: "integer" } } },
+  annotations: { readOnlyHint: true },
+}));
+
+const options = (rawToolPages: boolean, list: () => ToolList = () => TOOLS): McpServerOptions<null> => ({
+  serverInfo: { name: "raw", version: "1" },
+  toolsPageSize: 2,
+  rawToolPages,
+  tools: {
+    list,
+    async call() {
+      return { value: null };
+    },
+  },
+});
+const raw = createMcpHandlers(options(true));
+const plain = createMcpHandlers(options(false));
+const meta2026 = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+const list = (handlers: typeof raw, params: Record<string, unknown>, protocolVersion?: string) =>
+  dispatch({ jsonrpc: "2.0", id: 1, method: "tools/list", params }, handlers, null, {
+    transport: protocolVersion ? { protocolVersion } : {},
+  });
+
+/** Every page of tools/list under `handlers`, as the wire text of each response. */
+async function pages(handlers: typeof raw, protocolVersion: string, extra: Record<string, unknown> = {}) {
+  const texts: string[] = [];
+  let cursor: unknown;
+  do {
+    const text = await dispatchText(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: texts.length,
+        method: "tools/list",
+        params: { ...extra, ...(cursor === undefined ? {} : { cursor }) },
+      }),
+      handlers,
+      null,
+      { transport: { protocolVersion } },
+    );
+    texts.push(text!);
+    cursor = JSON.parse(text!).result.nextCursor;
+  } while (cursor !== undefined);
+  return texts;
+}
+
+describe("tools/list with rawToolPages", () => {
+  it.each(["2024-11-05", "2025-06-18", "2025-11-25"])(
+    "serves, under %s, byte for byte the pages the object path serves",
+    async (version) => {
+      const served = await pages(raw, version);
+      expect(served).toHaveLength(3);
+      expect(served).toEqual(await pages(plain, version));
+    },
+  );
+
+  it("serves 2026-07-28 pages with their result fields, like the object path", async () => {
+    const served = await pages(raw, "2026-07-28", { _meta: meta2026 });
+    expect(served).toEqual(await pages(plain, "2026-07-28", { _meta: meta2026 }));
+    expect(JSON.parse(served[0]!).result).toMatchObject({ resultType: "complete", cacheScope: "private" });
+  });
+
+  it("serialises a page once per list, version and offset", async () => {
+    const first = (await list(raw, {}, "2025-06-18")) as { result: RawJson };
+    expect(first.result).toBeInstanceOf(RawJson);
+    expect(((await list(raw, {}, "2025-06-18")) as { result: RawJson }).result).toBe(first.result);
+    const older = (await list(raw, {}, "2024-11-05")) as { result: RawJson };
+    expect(older.result).not.toBe(first.result);
+    expect(older.result.text).not.toContain('"title"');
+    const next = (first.result.value as { nextCursor: string }).nextCursor;
+    const second = (await list(raw, { cursor: next }, "2025-06-18")) as { result: RawJson };
+    expect(second.result).not.toBe(first.result);
+    expect((second.result.value as { tools: ToolDefinition[] }).tools.map((t) => t.name)).toEqual([
+      "t2",
+      "t3",
+    ]);
+  });
+
+  it("serialises again when the provider hands out a new list (a changed surface)", async () => {
+    let current = TOOLS;
+    const handlers = createMcpHandlers(options(true, () => current));
+    const before = ((await list(handlers, {}, "2025-06-18")) as { result: RawJson }).result;
+    current = [{ name: "renamed", inputSchema: { type: "object" } }, ...TOOLS.slice(1)];
+    const after = ((await list(handlers, {}, "2025-06-18")) as { result: RawJson }).result;
+    expect(after).not.toBe(before);
+    expect(after.text).toContain('"renamed"');
+    expect(before.text).not.toContain('"renamed"');
+  });
+
+  it("takes only the requested page from a lazy tool list, once", async () => {
+    const taken: [number, number | undefined][] = [];
+    const lazy: ToolList = {
+      length: TOOLS.length,
+      slice(start, end) {
+        taken.push([start, end]);
+        return TOOLS.slice(start, end);
+      },
+    };
+    const handlers = createMcpHandlers(options(true, () => lazy));
+    const first = (await list(handlers, {}, "2025-06-18")) as { result: RawJson };
+    await list(handlers, {}, "2025-06-18");
+    const next = (first.result.value as { nextCursor: string }).nextCursor;
+    await list(handlers, { cursor: next }, "2025-06-18");
+    expect(taken).toEqual([
+      [0, 2],
+      [2, 4],
+    ]);
+  });
+
+  it("still refuses a cursor it never issued", async () => {
+    expect(await list(raw, { cursor: "bm9wZQ==" }, "2025-06-18")).toMatchObject({ error: { code: -32602 } });
+  });
+
+  it("answers over Streamable HTTP with the spliced text", async () => {
+    const response = await handleMcpHttpRequest(
+      new Request("http://localhost/mcp", {
+        method: "POST",
+        headers: { "content-type": "application/json", "mcp-protocol-version": "2025-06-18" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" }),
+      }),
+      { handlers: raw, ctx: null },
+    );
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    const page = ((await list(raw, {}, "2025-06-18")) as { result: RawJson }).result;
+    expect(text).toBe(`{"jsonrpc":"2.0","id":3,"result":${page.text}}`);
+  });
+});
