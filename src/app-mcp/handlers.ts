@@ -125,6 +125,35 @@ async function execute(
   }
 }
 
+/** Collection operations that only read: their result can be dropped unseen. */
+const READ_OPS: ReadonlySet<string> = new Set(["list", "get", "find", "aggregate", "find_nearest"]);
+
+/**
+ * `execute` behind the caller's rate limit. A write waits for the limiter's answer before it runs.
+ * A read runs while the limiter answers and its result is dropped when the answer is no: one round
+ * trip less on the most common call, and a refused caller gains nothing. A caller refused moments
+ * ago (`Limiter.refusing`, answered from memory) starts nothing, so an agent looping past its limit
+ * costs the database at most one read per isolate per refusal memory (1 s), not one per call.
+ */
+async function limitedExecute(
+  binding: ToolBinding,
+  args: Record<string, unknown>,
+  ctx: Resolved,
+): Promise<ToolOutcome> {
+  const key = callerKey(ctx);
+  const allowed = ctx.limit(key, "this app MCP caller");
+  const reads = binding.kind === "collection" && READ_OPS.has(binding.op);
+  if (!reads || ctx.limit.refusing?.(key) !== false) {
+    await allowed;
+    return execute(binding, args, ctx);
+  }
+  const running = execute(binding, args, ctx);
+  // Settled by the `return` below, or dropped with the refusal: never an unhandled rejection.
+  running.catch(() => {});
+  await allowed;
+  return running;
+}
+
 /** Tools per `tools/list` page (the rest behind `nextCursor`). */
 export const TOOLS_PAGE_SIZE = 100;
 
@@ -145,8 +174,7 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
         checkInputLimits(args, "arguments");
-        await ctx.limit(callerKey(ctx), "this app MCP caller");
-        const outcome = await execute(tool.binding, args, ctx);
+        const outcome = await limitedExecute(tool.binding, args, ctx);
         // Counted in the isolate's pending usage, written after the response by a batched flush: a
         // failed write can never turn a call that happened into an error an agent would retry.
         if (!outcome.isError) ctx.meter(ctx.surface.meta.projectId, "agent_tool_calls");

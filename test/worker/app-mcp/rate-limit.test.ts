@@ -88,6 +88,53 @@ describe("app MCP rate_limit_per_minute", () => {
     expect(await refusedOf200(low)).toBeGreaterThanOrEqual(80);
     expect(await refusedOf200(standard)).toBe(0);
   }, 60_000);
+
+  it("a refused read returns no rows and a refused write writes nothing (reads run while the limiter answers)", async () => {
+    const dev = await signupDeveloper();
+    const admin = `/v1/admin/projects/${dev.projectId}`;
+    const created = await apiJson(`${admin}/collections`, {
+      token: dev.token,
+      json: { name: "notes", columns: [{ name: "title", type: "text", required: true }] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(
+      (
+        await apiJson(`${admin}/app-mcp/exposure`, {
+          method: "PUT",
+          token: dev.token,
+          json: { collections: ["notes"] },
+        })
+      ).status,
+    ).toBe(200);
+    const url = `/app/${dev.projectId}/mcp`;
+    const developer = { authorization: `Bearer ${dev.token}` };
+    const first = await mcp(url, developer, toolCall(1, "notes_insert", { title: "before the limit" }));
+    expect(first.result.isError, JSON.stringify(first)).toBe(false);
+    expect((await config(dev, { rate_limit_per_minute: 600 })).status).toBe(200);
+    expect(await refusedOf200(dev)).toBeGreaterThanOrEqual(80);
+
+    // Past the limit (60/min on this tier in the tests; 202 calls so far in at most two windows).
+    const reads = await mcp(
+      url,
+      developer,
+      Array.from({ length: 20 }, (_, i) => toolCall(i, i % 2 ? "notes_find" : "notes_list", {})),
+    );
+    for (const answer of reads) {
+      expect(answer.result.isError).toBe(true);
+      expect(answer.result.content[0].text).toContain("rate_limited");
+      expect(answer.result.content[0].text).not.toContain("before the limit");
+    }
+    const writes = await mcp(
+      url,
+      developer,
+      Array.from({ length: 20 }, (_, i) => toolCall(i, "notes_insert", { title: `refused ${i}` })),
+    );
+    for (const answer of writes) expect(answer.result.content[0].text).toContain("rate_limited");
+    const rows = await testDb().execute(
+      sql.raw(`select count(*)::int as n from "${projectSchemaName(dev.projectId)}"."notes"`),
+    );
+    expect(rows.rows[0]).toEqual({ n: 1 });
+  }, 60_000);
 });
 
 describe("1,000 concurrent tools/call inserts", () => {
