@@ -25,7 +25,13 @@ import {
   parseCredential,
   sha256Hex,
 } from "../accounts/crypto.ts";
-import { DEFAULT_RATE_LIMIT, type RateLimitTier } from "../app-mcp/admin.ts";
+import {
+  type AppMcpSettings,
+  type AuthMode,
+  DEFAULT_RATE_LIMIT,
+  type RateLimitTier,
+} from "../app-mcp/admin.ts";
+
 import { UUID } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
 import { notFound, unauthorized } from "../errors.ts";
@@ -48,20 +54,6 @@ export type Principal =
 /** The data service's view of a principal: developer scope, or the signed-in end user. */
 export const actorOf = (principal: Principal): Actor =>
   principal.scope === "developer" ? { scope: "developer" } : { scope: "end_user", userId: principal.user.id };
-
-/** Which credentials may connect to the app MCP surface. */
-export type AuthMode = "all" | "client_only" | "developer_only";
-
-/** The project's app-MCP config (defaults when the row is absent). */
-export interface AppMcpSettings {
-  enabled: boolean;
-  authMode: AuthMode;
-  slug: string | null;
-  exposedCollections: string[];
-  exposedFunctions: string[];
-  /** The app MCP's caller limit tier (src/worker/rate-limit.ts picks its binding). */
-  rateLimitPerMinute: RateLimitTier;
-}
 
 /** How a request names its project: by id (`/…/:id/…`) or by app-MCP hostname slug. */
 export type ProjectSelector = { projectId: string } | { slug: string };

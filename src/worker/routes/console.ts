@@ -12,6 +12,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { developers } from "../../../schema/index.ts";
 import { listProjects } from "../../accounts/projects.ts";
 import {
+  type AppMcpSettings,
   AUTH_MODES,
   connectionBase,
   exposureView,
@@ -40,7 +41,7 @@ import { listFunctions } from "../../functions/service.ts";
 import { allClientConfigs, serverName } from "../../platform-mcp/client-configs.ts";
 import { billingStatus } from "../../usage/billing.ts";
 import { billingPeriod } from "../../usage/metering.ts";
-import { type AppMcpSettings, authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
+import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 
 type C = Context<AppEnv>;

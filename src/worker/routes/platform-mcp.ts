@@ -23,6 +23,7 @@ import { type Context, Hono } from "hono";
 import { signupDeveloper, whoami } from "../../accounts/developers.ts";
 import { createClientKey, createProject, listProjects } from "../../accounts/projects.ts";
 import {
+  type AppMcpSettings,
   connectionBase,
   exposureView,
   readAppMcpConfig,
@@ -65,7 +66,6 @@ import { billingStatus } from "../../usage/billing.ts";
 import { checkInputLimits } from "../../validate.ts";
 import { APP_VERSION } from "../../version.ts";
 import {
-  type AppMcpSettings,
   authenticateDeveloper,
   authenticateOAuthProject,
   authenticateProjectAdmin,
