@@ -128,3 +128,15 @@ export const testDb = (): Db => createDb(env as unknown as Env);
 
 /** A metering port that counts nothing (service calls whose metering a test does not look at). */
 export const unmetered: Meter = () => {};
+
+/**
+ * Waits, when fewer than `needMs` are left in the current wall-clock window of `periodSeconds`,
+ * until the next one starts. The local Rate Limiting bindings count in windows aligned to the clock
+ * (miniflare), so a test that makes N allowed attempts and expects the next one refused must not
+ * straddle a rollover (the count would start again).
+ */
+export async function withinOneRateLimitWindow(periodSeconds = 60, needMs = 20_000): Promise<void> {
+  const periodMs = periodSeconds * 1000;
+  const left = periodMs - (Date.now() % periodMs);
+  if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}

@@ -5,9 +5,16 @@
  * over REST and the platform MCP (official SDK client) against one shared budget.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
-import { api, apiJson, signupDeveloper, signupUser, uniqueEmail } from "../helpers.ts";
+import {
+  api,
+  apiJson,
+  signupDeveloper,
+  signupUser,
+  uniqueEmail,
+  withinOneRateLimitWindow,
+} from "../helpers.ts";
 
 /** A fresh documentation-range address per test (the limiter's state lives as long as the run). */
 const freshIp = () =>
@@ -17,6 +24,9 @@ const freshIp = () =>
     .replace(/(\d+)/g, (n) => Number(n).toString(16))}`;
 
 const RATE_LIMITED = { code: "rate_limited", message: expect.stringContaining("retry in 60 s") };
+
+// Each test's attempts stay inside one of the limiter's clock-aligned minutes.
+beforeEach(() => withinOneRateLimitWindow());
 
 describe("sign-in rate limit per email", () => {
   it("answers 429 with Retry-After on the 11th attempt for one email; other emails are not affected", async () => {
