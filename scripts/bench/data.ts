@@ -30,6 +30,7 @@ import {
 import { openPglite } from "../../src/dev/backends.ts";
 import { startNeonEndpoint } from "../../src/dev/neon-endpoint.ts";
 import { checkInputLimits } from "../../src/validate.ts";
+import { seededShuffler } from "../lib/bench-app.ts";
 
 const ROWS = 100_000;
 const DEPTH = 10_000;
@@ -158,16 +159,9 @@ const cases: Record<string, () => Promise<unknown>> = {
 };
 const samples: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
 const order = Object.entries(cases);
-let seed = 42;
-const random = () => {
-  seed = (seed * 1103515245 + 12345) % 2 ** 31;
-  return seed / 2 ** 31;
-};
+const shuffle = seededShuffler(42);
 for (let round = 0; round < WARMUP + ROUNDS; round++) {
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j], order[i]] as [(typeof order)[number], (typeof order)[number]];
-  }
+  shuffle(order);
   for (const [name, run] of order) {
     const start = performance.now();
     await run();

@@ -20,6 +20,7 @@ import {
   json,
   mcpBody,
   openBenchRig,
+  seededShuffler,
 } from "../lib/bench-app.ts";
 
 const ROWS = 100_000;
@@ -87,17 +88,10 @@ const CASES: [string, () => Promise<unknown>][] = [
 
 const latencies = new Map<string, number[]>(CASES.map(([name]) => [name, []]));
 const throughput = new Map<string, number[]>(CASES.map(([name]) => [name, []]));
-let seed = 11;
-const random = () => {
-  seed = (seed * 1103515245 + 12345) % 2 ** 31;
-  return seed / 2 ** 31;
-};
+const shuffle = seededShuffler(11);
 const order = [...CASES];
 for (let round = 0; round <= ROUNDS; round++) {
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j], order[i]] as [(typeof order)[number], (typeof order)[number]];
-  }
+  shuffle(order);
   for (const [name, run] of order) {
     const serial: number[] = [];
     for (let i = 0; i < SERIAL; i++) {

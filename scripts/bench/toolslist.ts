@@ -18,25 +18,18 @@
  * are created through the API (the path a developer takes), exposed with one PUT.
  * Ports: `BENCH_PORT` (default 8827) for the app and the next one for the hello-world Worker.
  */
-import type { ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { loadavg, tmpdir } from "node:os";
+import { loadavg } from "node:os";
 import { join } from "node:path";
-import { openConfigured, openFromSnapshot } from "../../src/dev/embedded.ts";
-import { startNeonEndpoint } from "../../src/dev/neon-endpoint.ts";
-import { spawnWranglerDev } from "../lib/wrangler-dev.ts";
+import { benchFetch as fetch, json, openBenchRig, seededShuffler } from "../lib/bench-app.ts";
 import { seedDemo } from "../seed.ts";
 
-const SIZES = [1, 100, 1000];
+/** Exposed collections per measured app (`BENCH_SIZES=1,10` for a quick check; 1 must be among them). */
+const SIZES = (process.env.BENCH_SIZES ?? "1,100,1000").split(",").map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARM = 20;
 const CHANGED = 4;
-const HOST = "127.0.0.1";
 const APP_PORT = Number(process.env.BENCH_PORT ?? 8827);
 const BASE_PORT = APP_PORT + 1;
-const APP = `http://${HOST}:${APP_PORT}`;
-const BASELINE = `http://${HOST}:${BASE_PORT}`;
 const COLUMNS = [
   { name: "title", type: "text", required: true, description: "Dish name" },
   { name: "calories", type: "integer" },
@@ -44,107 +37,17 @@ const COLUMNS = [
   { name: "embedding", type: "vector", dimensions: 3 },
 ];
 
-const root = join(import.meta.dirname, "../..");
 const load = [loadavg()];
-const children: ChildProcess[] = [];
-const tmp = mkdtempSync(join(tmpdir(), "amba-toolslist-"));
-
-function stopAll() {
-  for (const child of children) {
-    if (child.pid && child.exitCode === null) {
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {}
-    }
-  }
-}
-process.on("exit", () => {
-  stopAll();
-  rmSync(tmp, { recursive: true, force: true });
-});
-process.on("SIGINT", () => process.exit(130));
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer()
-      .once("error", () => resolve(false))
-      .once("listening", () => probe.close(() => resolve(true)))
-      .listen(port, HOST);
-  });
-}
-
-async function wranglerDev(config: string, port: number, readyPath: string, vars: Record<string, string>) {
-  const child = spawnWranglerDev({
-    host: HOST,
-    port,
-    endpoint,
-    stateDir: join(tmp, `state-${port}`),
-    vars,
-    config,
-    inspectorPort: port + 1000,
-  });
-  children.push(child);
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev (${config}) exited`);
-    try {
-      if ((await fetch(`http://${HOST}:${port}${readyPath}`)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`wrangler dev (${config}) did not answer ${readyPath} within 180 s`);
-}
-
-/** `fetch`, retried once when workerd closed a kept-alive connection in that instant. */
-async function fetch(url: string, init?: RequestInit): Promise<Response> {
-  try {
-    return await globalThis.fetch(url, init);
-  } catch (err) {
-    if ((err as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw err;
-    return globalThis.fetch(url, init);
-  }
-}
+const rig = await openBenchRig("toolslist", [APP_PORT, BASE_PORT]);
+const APP = await rig.startBareApp(APP_PORT);
+const BASELINE = await rig.startBaseline(BASE_PORT, { query: "select 1", params: [] });
 
 async function call<T>(url: string, init: RequestInit, what: string): Promise<T> {
-  const res = await fetch(url, init);
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${what} → ${res.status} ${text.slice(0, 300)}`);
-  return JSON.parse(text) as T;
+  return json<T>(await fetch(url, init), what);
 }
-
-for (const port of [APP_PORT, BASE_PORT]) {
-  if (!(await portFree(port))) throw new Error(`port ${port} is in use; set BENCH_PORT`);
-}
-
-const backend = await openConfigured(() => openFromSnapshot());
-const endpoint = await startNeonEndpoint(backend);
-const devVars = { FUNCTION_URL_POLICY: "dev" };
-
-// The app from its own wrangler.toml, the caller limit out of reach (still called on every request).
-const appToml = readFileSync(join(root, "wrangler.toml"), "utf8")
-  .replace(/^main = .*$/m, `main = ${JSON.stringify(join(root, "src/worker/index.ts"))}`)
-  .replace(/(name = "RATE_LIMITER"[^[]*?simple = \{ limit = )\d+/, "$11000000000");
-if (!appToml.includes("limit = 1000000000")) throw new Error("could not raise RATE_LIMITER in the copy");
-mkdirSync(join(tmp, "app"));
-writeFileSync(join(tmp, "app/wrangler.toml"), appToml);
-const baseToml = [
-  'name = "amba-bench-baseline"',
-  `main = ${JSON.stringify(join(import.meta.dirname, "workers/baseline-worker.ts"))}`,
-  `compatibility_date = ${JSON.stringify(/^compatibility_date = "(.*)"$/m.exec(appToml)?.[1])}`,
-  `compatibility_flags = ${/^compatibility_flags = (.*)$/m.exec(appToml)?.[1] ?? "[]"}`,
-  /^minify = true$/m.test(appToml) ? "minify = true" : "",
-  "[vars]",
-  'BENCH_SQL = "select 1"',
-  'BENCH_PARAMS = "[]"',
-  "",
-].join("\n");
-mkdirSync(join(tmp, "baseline"));
-writeFileSync(join(tmp, "baseline/wrangler.toml"), baseToml);
-await wranglerDev(join(tmp, "app/wrangler.toml"), APP_PORT, "/healthz", { ...devVars, PUBLIC_BASE_URL: APP });
-await wranglerDev(join(tmp, "baseline/wrangler.toml"), BASE_PORT, "/hello", devVars);
 
 // A developer, then one project per size with that many `recipes_NNNN` collections, all exposed.
-const demo = await seedDemo(APP, join(tmp, "demo.json"));
+const demo = await seedDemo(APP, join(rig.tmp, "demo.json"));
 const dev = { authorization: `Bearer ${demo.developerToken}`, "content-type": "application/json" };
 const projects = new Map<number, string>();
 const seeding = performance.now();
@@ -269,17 +172,10 @@ const CASES: Case[] = [
 ];
 
 const samples = new Map<string, number[]>(CASES.map(([name]) => [name, []]));
-let seed = 7;
-const random = () => {
-  seed = (seed * 1103515245 + 12345) % 2 ** 31;
-  return seed / 2 ** 31;
-};
+const shuffle = seededShuffler(7);
 const order = [...CASES];
 for (let round = 0; round <= ROUNDS; round++) {
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j], order[i]] as [Case, Case];
-  }
+  shuffle(order);
   for (const [name, run] of order) {
     const ms = await run();
     if (round > 0) samples.get(name)?.push(...ms);
@@ -312,8 +208,5 @@ for (const [name] of CASES) {
   console.log(`| ${name} | ${ms.toFixed(2)} | ${aboveFloor} | ${aboveBytes} | ${xs.length} | ${bytes} |`);
 }
 
-stopAll();
-await endpoint.close();
-await backend.close();
-rmSync(tmp, { recursive: true, force: true });
+await rig.close();
 process.exit(0);

@@ -99,6 +99,24 @@ export interface BenchApp {
   restFind: string;
 }
 
+/**
+ * A seeded shuffle for the case order of each round (deterministic across runs, so no case always
+ * follows the same other case, and two runs shuffle alike).
+ */
+export function seededShuffler(seed: number): <T>(items: T[]) => void {
+  let state = seed;
+  const random = () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+  return (items) => {
+    for (let i = items.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [items[i], items[j]] = [items[j], items[i]] as [(typeof items)[number], (typeof items)[number]];
+    }
+  };
+}
+
 /** One JSON-RPC request body. */
 export const mcpBody = (method: string, params?: unknown) =>
   JSON.stringify({ jsonrpc: "2.0", id: 1, method, ...(params ? { params } : {}) });
@@ -182,6 +200,10 @@ export async function openBenchRig(name: string, ports: number[]) {
   return {
     backend,
     recorder,
+    /** The rig's temporary folder (removed on close and on exit). */
+    tmp,
+    /** The app of this checkout under `wrangler dev` on `port`, nothing seeded; its URL. */
+    startBareApp: (port: number): Promise<string> => launchApp(root, port),
     /** The pid of the `wrangler dev` serving `port` (the root of its process tree). */
     wranglerPid(port: number): number {
       const pid = pids.get(port);
