@@ -2,7 +2,8 @@
  * The rig the Worker benchmarks share (`npm run bench -- hotpath`, `… cpu`): the configured database
  * (`pg` with `DATABASE_URL`, else the embedded PGlite) behind the local Neon endpoint, the app under
  * `wrangler dev` wired as `npm run dev` wires it (from a copy of wrangler.toml whose `RATE_LIMITER`
- * limit is out of reach: the limiter is still called on every request, it just never says no), the
+ * limit is out of reach: the limiter is still called on every request, it just never says no;
+ * `BENCH_LIMITER=off` drops that binding instead), the
  * demo app seeded through the API plus an exposed `foods` collection of `rows` rows, and the minimal
  * Worker (scripts/bench/workers/baseline-worker.ts) running the exact SQL the app sent for a find.
  * Every `wrangler dev` gets the inspector port `port + 1000`.
@@ -153,11 +154,19 @@ export async function openBenchRig(name: string, ports: number[]) {
   const recorder = recorded(backend);
   const endpoint: NeonEndpoint = await startNeonEndpoint(recorder.wrapped);
   const devVars = { FUNCTION_URL_POLICY: "dev" };
-  const appToml = readFileSync(join(root, "wrangler.toml"), "utf8").replace(
+  const raised = readFileSync(join(root, "wrangler.toml"), "utf8").replace(
     /(name = "RATE_LIMITER"[^[]*?simple = \{ limit = )\d+/,
     "$11000000000",
   );
-  if (!appToml.includes("limit = 1000000000")) throw new Error("could not raise RATE_LIMITER in the copy");
+  if (!raised.includes("limit = 1000000000")) throw new Error("could not raise RATE_LIMITER in the copy");
+  // `BENCH_LIMITER=off`: no `RATE_LIMITER` binding at all (the app then limits nothing), to measure
+  // what the local binding — a Durable Object behind a fetch in miniflare — costs per call.
+  const appToml =
+    process.env.BENCH_LIMITER === "off"
+      ? raised.replace(/\[\[ratelimits\]\]\nname = "RATE_LIMITER"\n[^[]*/, "")
+      : raised;
+  if (process.env.BENCH_LIMITER === "off" && /name = "RATE_LIMITER"\n/.test(appToml))
+    throw new Error("could not drop RATE_LIMITER from the copy");
 
   /** `wrangler dev` of `config` on `port`, waited for until `readyPath` answers. */
   async function wranglerDev(config: string, port: number, readyPath: string, vars: Record<string, string>) {
