@@ -16,6 +16,7 @@ import {
   AUTH_MODES,
   connectionBase,
   exposureView,
+  RATE_LIMIT_TIERS,
   readAppMcpConfig,
   setExposure,
   updateAppMcpConfig,
@@ -177,6 +178,7 @@ async function showProject(c: C, token: string, notices: ProjectPageData["notice
     exposure: exposureView(config),
     config: view,
     authModes: AUTH_MODES,
+    rateLimitTiers: RATE_LIMIT_TIERS,
     tools: [
       {
         scope: "developer",
@@ -254,6 +256,10 @@ consoleRoutes.post("/console/projects/:id/config", (c) =>
       auth_mode: form.auth_mode,
       slug: slug === "" ? null : slug,
       allowed_origins: originLines(form.allowed_origins),
+      // A form sends text: the service's schema checks the tier (a bad one is its 400 message).
+      ...(typeof form.rate_limit_per_minute === "string"
+        ? { rate_limit_per_minute: Number(form.rate_limit_per_minute) }
+        : {}),
     });
   }),
 );

@@ -114,3 +114,31 @@ describe("console: allowed_origins", () => {
     expect(await storedOrigins()).toEqual(["https://kept.example.com"]);
   });
 });
+
+describe("console: rate_limit_per_minute", () => {
+  const storedTier = async () =>
+    (await apiJson(`/v1/admin/projects/${dev.projectId}/app-mcp/config`, { token: dev.token })).body
+      .rate_limit_per_minute;
+
+  it("offers the tiers with the stored one selected, saves a chosen tier and refuses any other", async () => {
+    const page = await (await api(projectPath(), { headers: { cookie } })).text();
+    expect(page).toMatch(/<select name="rate_limit_per_minute">/);
+    expect(page).toMatch(/<option value="6000" selected>6000<\/option>/);
+    for (const tier of ["600", "60000"]) expect(page).toContain(`<option value="${tier}" >${tier}</option>`);
+
+    const saved = await postConfig({ ...validForm(""), rate_limit_per_minute: "600" });
+    expect(saved.status).toBe(303);
+    expect(await storedTier()).toBe(600);
+    const shown = await (await api(projectPath(), { headers: { cookie } })).text();
+    expect(shown).toMatch(/<option value="600" selected>600<\/option>/);
+
+    const refused = await postConfig({ ...validForm(""), rate_limit_per_minute: "1000" });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("must be one of 600, 6000, 60000");
+    expect(await storedTier()).toBe(600);
+
+    // A form without the field (an older page) leaves the tier as it is.
+    expect((await postConfig(validForm(""))).status).toBe(303);
+    expect(await storedTier()).toBe(600);
+  });
+});
