@@ -170,7 +170,7 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
     list: async (ctx) => (await ctx.surface()).definitions(ctx.principal.scope),
     async call(name, args, context) {
       const ctx: Resolved = { ...context, surface: await context.surface() };
-      const tool = ctx.surface.tools(ctx.principal.scope).find((t) => t.name === name);
+      const tool = ctx.surface.tool(ctx.principal.scope, name);
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
         checkInputLimits(args, "arguments");

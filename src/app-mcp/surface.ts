@@ -30,6 +30,8 @@ export interface AppSurface {
   meta: AppMeta;
   /** The tools of a scope, generated on first use. */
   tools(scope: Scope): AppTool[];
+  /** One tool of a scope by name (an index built once per (rev, scope): a call does not scan 7 × N tools). */
+  tool(scope: Scope, name: string): AppTool | undefined;
   /**
    * The tool definitions of a scope: one list per (rev, scope), so tools/list reuses its pages; a
    * page builds only its own tools' definitions.
@@ -48,6 +50,7 @@ const cacheKey = (projectId: string, rev: number) => `app-meta:v${FORMAT}:${proj
 function surfaceOf(meta: AppMeta): AppSurface {
   const generated = new Map<Scope, AppTool[]>();
   const definitions = new Map<Scope, ToolList>();
+  const indexes = new Map<Scope, Map<string, AppTool>>();
   return {
     meta,
     tools(scope) {
@@ -57,6 +60,14 @@ function surfaceOf(meta: AppMeta): AppSurface {
         generated.set(scope, tools);
       }
       return tools;
+    },
+    tool(scope, name) {
+      let index = indexes.get(scope);
+      if (!index) {
+        index = new Map(this.tools(scope).map((t) => [t.name, t]));
+        indexes.set(scope, index);
+      }
+      return index.get(name);
     },
     definitions(scope) {
       let list = definitions.get(scope);
