@@ -288,7 +288,11 @@ export const OPERATIONS: readonly OperationSpec[] = [
     access: "developer",
     query: [
       { name: "from", description: "First UTC day YYYY-MM-DD; default 29 days before `to`.", schema: DAY },
-      { name: "to", description: "Last UTC day YYYY-MM-DD (at most 366 days after `from`); default today.", schema: DAY },
+      {
+        name: "to",
+        description: "Last UTC day YYYY-MM-DD (at most 366 days after `from`); default today.",
+        schema: DAY,
+      },
     ],
     response: { status: 200, schema: "BillingDaily", description: "Usage per day, oldest first" },
   },

@@ -200,7 +200,8 @@ export class UsageMeter {
 }
 
 /** Every known metric at 0: what a period or day with nothing recorded reports. */
-const zeroUsage = (): Record<string, number> => Object.fromEntries(USAGE_METRICS.map((metric) => [metric, 0]));
+const zeroUsage = (): Record<string, number> =>
+  Object.fromEntries(USAGE_METRICS.map((metric) => [metric, 0]));
 
 /** A project's usage for one period: every known metric (0 by default) plus any other recorded. */
 export async function usageFor(
@@ -229,7 +230,12 @@ export interface DailyUsage {
  * oldest first, every day present (zero-filled). One statement on the key prefix (project, period):
  * the periods the range spans bound the scan, the days cut it.
  */
-export async function dailyUsageFor(db: Db, projectId: string, from: string, to: string): Promise<DailyUsage[]> {
+export async function dailyUsageFor(
+  db: Db,
+  projectId: string,
+  from: string,
+  to: string,
+): Promise<DailyUsage[]> {
   const rows = await db
     .select({
       day: sql<string>`to_char(${usageCounters.day}, 'YYYY-MM-DD')`,

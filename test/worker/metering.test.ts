@@ -131,16 +131,20 @@ describe("usage meter", () => {
 
   it("refuses a daily range that is not one of calendar days, ends before it starts or spans over a year", async () => {
     const dev = await signupDeveloper();
-    const refused = (range: unknown) => dailyUsage(testDb(), dev.projectId, range).then(
-      () => "answered",
-      (err: { status?: number; code?: string; message?: string }) => `${err.status} ${err.code}: ${err.message}`,
-    );
+    const refused = (range: unknown) =>
+      dailyUsage(testDb(), dev.projectId, range).then(
+        () => "answered",
+        (err: { status?: number; code?: string; message?: string }) =>
+          `${err.status} ${err.code}: ${err.message}`,
+      );
     expect(await refused({ from: "2026-02-30" })).toMatch(/^400 invalid_input: from: must be a calendar day/);
     expect(await refused({ to: "20261101" })).toMatch(/^400 invalid_input: to: must be YYYY-MM-DD/);
     expect(await refused({ from: "2026-11-02", to: "2026-11-01" })).toBe(
       "400 invalid_input: from: must not be after to",
     );
-    expect(await refused({ from: "2025-01-01", to: "2026-01-02" })).toMatch(/^400 invalid_input: from: the range may span at most 366 days/);
+    expect(await refused({ from: "2025-01-01", to: "2026-01-02" })).toMatch(
+      /^400 invalid_input: from: the range may span at most 366 days/,
+    );
     expect(await refused({ from: "2025-01-01", to: "2026-01-01" })).toBe("answered");
   });
 
