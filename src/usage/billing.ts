@@ -29,7 +29,10 @@ export const DAILY_DEFAULT_DAYS = 30;
 /** The longest range one daily read answers: a year (a leap one included) bounds the response. */
 export const DAILY_MAX_DAYS = 366;
 
-/** A UTC calendar day, `YYYY-MM-DD` (a real one: no 2026-02-30). */
+/**
+ * A UTC calendar day, `YYYY-MM-DD`: a real one (no 2026-02-30), from 1970 on — nothing was metered
+ * before, and it keeps a default range's start clear of the years PostgreSQL's `date` lacks (year 0).
+ */
 export const DaySchema = v.pipe(
   v.string(),
   v.regex(/^\d{4}-\d{2}-\d{2}$/, "must be YYYY-MM-DD"),
@@ -37,6 +40,7 @@ export const DaySchema = v.pipe(
     const at = Date.parse(`${day}T00:00:00Z`);
     return Number.isFinite(at) && usageDay(new Date(at)) === day;
   }, "must be a calendar day YYYY-MM-DD"),
+  v.check((day) => day >= "1970-01-01", "must be 1970-01-01 or later"),
 );
 
 /** `GET …/billing/daily?from=&to=` (UTC days, both included; defaults: the last 30 days to today). */

@@ -139,6 +139,9 @@ describe("usage meter", () => {
       );
     expect(await refused({ from: "2026-02-30" })).toMatch(/^400 invalid_input: from: must be a calendar day/);
     expect(await refused({ to: "20261101" })).toMatch(/^400 invalid_input: to: must be YYYY-MM-DD/);
+    expect(await refused({ to: "0001-01-01" })).toMatch(
+      /^400 invalid_input: to: must be 1970-01-01 or later/,
+    );
     expect(await refused({ from: "2026-11-02", to: "2026-11-01" })).toBe(
       "400 invalid_input: from: must not be after to",
     );
