@@ -6,6 +6,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
+  date,
   index,
   integer,
   jsonb,
@@ -192,7 +193,11 @@ export const usageBatches = pgTable(
   (t) => [index("usage_batches_created_at_idx").on(t.createdAt)],
 );
 
-/** Usage per project, billing period (`YYYY-MM`), metric (e.g. `agent_tool_calls`) and shard. */
+/**
+ * Usage per project, billing period (`YYYY-MM`), metric (e.g. `agent_tool_calls`), UTC day and
+ * shard. A month is the sum of its days: the billing read keeps its key prefix (project, period),
+ * the daily chart reads the same rows by day, and one flush still writes one table.
+ */
 export const usageCounters = pgTable(
   "usage_counters",
   {
@@ -201,11 +206,16 @@ export const usageCounters = pgTable(
       .references(() => projects.id, { onDelete: "cascade" }),
     period: text("period").notNull(),
     metric: text("metric").notNull(),
+    /**
+     * The UTC day of the counted calls, inside `period`. Rows from before days were metered
+     * (migration 0006) carry their period's first day.
+     */
+    day: date("day", { mode: "string" }).notNull(),
     /** Concurrent flushes spread over shards (src/usage/metering.ts); reads sum over them. */
     shard: smallint("shard").notNull().default(0),
     value: bigint("value", { mode: "number" }).notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.period, t.metric, t.shard] })],
+  (t) => [primaryKey({ columns: [t.projectId, t.period, t.metric, t.day, t.shard] })],
 );
 
 export type Developer = typeof developers.$inferSelect;

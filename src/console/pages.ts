@@ -31,7 +31,9 @@ pre{background:#f1f3f8;padding:8px;overflow:auto;font-size:12px;white-space:pre-
 .notice{padding:8px 12px;border-radius:6px}.notice.error{background:#fde8e7;color:#8a1f17}.notice.ok{background:#e5f5ea;color:#1d5a33}
 .grid{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#6b7285}
 button{font:inherit;padding:4px 12px;cursor:pointer}label,textarea{display:block;margin:4px 0}
-.tag{display:inline-block;background:#eef1f7;border-radius:4px;padding:0 6px;font-size:12px;margin-right:4px}`;
+.tag{display:inline-block;background:#eef1f7;border-radius:4px;padding:0 6px;font-size:12px;margin-right:4px}
+.visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+#usage-chart{max-width:100%;height:auto}`;
 
 const COPY_SCRIPT = `document.querySelectorAll("button[data-copy]").forEach((b) => {
   b.hidden = false;
@@ -108,7 +110,9 @@ export interface ProjectPageData {
   /** Per scope: the tools, and why the endpoint refuses that scope now (null: it connects). */
   tools: { scope: string; label: string; refused: string | null; tools: ToolDefinition[] }[];
   clientConfigs: ClientConfig[];
+  /** Agent tool calls per UTC day, the last 30 days, oldest first. */
   usage: UsagePoint[];
+  /** The current billing period's totals. */
   billing: { period: string; usage: Record<string, number> };
   notices: { exposure?: Notice; config?: Notice };
 }
@@ -189,8 +193,8 @@ ${scope.tools.map(
 
 function usageSection(d: ProjectPageData) {
   return html`<section id="usage"><h2>Usage</h2>
-<p>Agent tool calls per month (successful app MCP tool calls):</p>
-${usageChart(d.usage, "Agent tool calls per month")}
+<p>Agent tool calls per day (successful app MCP tool calls), the last ${d.usage.length} days, UTC:</p>
+${usageChart(d.usage, `Agent tool calls per day, the last ${d.usage.length} days`)}
 <p>Billing period <b>${d.billing.period}</b>: ${Object.entries(d.billing.usage).map(([k, v]) => html`<span class="tag" data-metric="${k}">${k}: ${v}</span>`)}</p>
 </section>`;
 }

@@ -63,6 +63,8 @@ const period = {
   schema: { type: "string", pattern: "^\\d{4}-(0[1-9]|1[0-2])$" },
 };
 
+const DAY: JsonSchema = { type: "string", format: "date" };
+
 /** The public REST surface, in document order. */
 export const OPERATIONS: readonly OperationSpec[] = [
   {
@@ -277,6 +279,22 @@ export const OPERATIONS: readonly OperationSpec[] = [
     access: "developer",
     query: [period],
     response: { status: 200, schema: "Billing", description: "Usage, including agent_tool_calls" },
+  },
+  {
+    method: "get",
+    path: `${ADMIN}/billing/daily`,
+    tag: "billing",
+    summary: "Usage per UTC day over a range (default the last 30 days), zero-filled",
+    access: "developer",
+    query: [
+      { name: "from", description: "First UTC day YYYY-MM-DD; default 29 days before `to`.", schema: DAY },
+      {
+        name: "to",
+        description: "Last UTC day YYYY-MM-DD (at most 366 days after `from`); default today.",
+        schema: DAY,
+      },
+    ],
+    response: { status: 200, schema: "BillingDaily", description: "Usage per day, oldest first" },
   },
   {
     method: "post",

@@ -117,6 +117,17 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
     period: { type: "string", pattern: "^\\d{4}-\\d{2}$" },
     usage: { type: "object", additionalProperties: { type: "integer" } },
   }),
+  BillingDaily: obj({
+    from: { type: "string", format: "date" },
+    to: { type: "string", format: "date" },
+    days: {
+      type: "array",
+      items: obj({
+        day: { type: "string", format: "date" },
+        usage: { type: "object", additionalProperties: { type: "integer" } },
+      }),
+    },
+  }),
   Row: {
     type: "object",
     description: "A row: the collection's columns plus id, owner_id, created_at, updated_at.",

@@ -285,6 +285,25 @@ export const PLATFORM_TOOLS = {
     },
     annotations: READ_ONLY,
   }),
+  amba_billing_daily: spec({
+    title: "Usage per day",
+    description:
+      'A project\'s usage per UTC day over a range, oldest first, every day present (0 when nothing was counted): {"from", "to", "days": [{"day": "YYYY-MM-DD", "usage": {"agent_tool_calls", "function_invocations", …}}]} (same as GET /v1/admin/projects/:id/billing/daily). Default: the last 30 days, today included; at most 366 days.',
+    auth: "project",
+    params: {
+      ...PROJECT,
+      from: v.optional(
+        v.pipe(
+          v.string("must be a string"),
+          v.description("First UTC day YYYY-MM-DD; default 29 days before to."),
+        ),
+      ),
+      to: v.optional(
+        v.pipe(v.string("must be a string"), v.description("Last UTC day YYYY-MM-DD; default today.")),
+      ),
+    },
+    annotations: READ_ONLY,
+  }),
   amba_oauth_grants_list: spec({
     title: "List OAuth grants",
     description:

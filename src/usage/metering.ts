@@ -1,5 +1,5 @@
 /**
- * Metering: usage counters per project, billing period (`YYYY-MM`, UTC) and metric. Only successful
+ * Metering: usage counters per project, UTC day (and its billing period, `YYYY-MM`) and metric. Only successful
  * work is counted — the callers decide what success is (an app-MCP tool call that returned a result,
  * a function invocation the upstream answered with 2xx).
  *
@@ -8,7 +8,7 @@
  * window instead of one per call (on a single-connection database each per-call upsert queued in
  * front of the next call's query). Usage reads see the database, so they lag by at most the window.
  */
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, between, eq, type SQL, sql } from "drizzle-orm";
 import { usageCounters } from "../../schema/index.ts";
 import type { Db } from "../db.ts";
 
@@ -19,8 +19,11 @@ export type UsageMetric = (typeof USAGE_METRICS)[number];
 /** The billing period of an instant: `YYYY-MM` in UTC. */
 export const billingPeriod = (at: Date = new Date()): string => at.toISOString().slice(0, 7);
 
+/** The day of an instant: `YYYY-MM-DD` in UTC (its first 7 characters are its billing period). */
+export const usageDay = (at: Date = new Date()): string => at.toISOString().slice(0, 10);
+
 /**
- * Counter rows per (project, period, metric): concurrent flushes (other isolates) pick a random
+ * Counter rows per (project, day, metric): concurrent flushes (other isolates) pick a random
  * shard, so they rarely queue on one row lock; every count still lands in exactly one row (exact),
  * reads sum the shards.
  */
@@ -47,10 +50,10 @@ const FLUSH_ATTEMPTS = 2;
  */
 export type Meter = (projectId: string, metric: UsageMetric, n?: number) => void;
 
-/** One pending sum. */
+/** One pending sum, per UTC day (`YYYY-MM-DD`). */
 export interface UsageCount {
   projectId: string;
-  period: string;
+  day: string;
   metric: UsageMetric;
   n: number;
 }
@@ -61,8 +64,7 @@ interface UsageBatch {
   counts: UsageCount[];
 }
 
-const keyOf = (c: Pick<UsageCount, "projectId" | "period" | "metric">) =>
-  `${c.projectId}|${c.period}|${c.metric}`;
+const keyOf = (c: Pick<UsageCount, "projectId" | "day" | "metric">) => `${c.projectId}|${c.day}|${c.metric}`;
 
 /** One flush in this many also deletes the batch ids older than {@link BATCH_ID_RETENTION}. */
 const PRUNE_EVERY = 64;
@@ -77,8 +79,8 @@ const BATCH_ID_RETENTION = "7 days";
  * One statement that adds every batch's counts not added before: it records the batch ids in
  * `usage_batches`, and only the batches whose id was new add their counts, so a batch retried after
  * an answer was lost (the statement committed, the client saw a timeout or a dropped connection) is
- * not counted twice. Counts go to one randomly chosen shard row of their (project, period, metric),
- * in key order, so two isolates' flushes take their row locks in the same order and cannot
+ * not counted twice. Counts go to one randomly chosen shard row of their (project, day, metric) —
+ * the period column is the day's month, so a month is the sum of its days — in key order, so two isolates' flushes take their row locks in the same order and cannot
  * deadlock; counts of projects deleted meanwhile are dropped instead of failing the whole statement
  * on the foreign key (their rows would have gone with the project).
  */
@@ -86,7 +88,7 @@ export async function writeUsage(db: Db, batches: readonly UsageBatch[]): Promis
   const rows: SQL[] = batches.flatMap((batch) =>
     batch.counts.map(
       (c) =>
-        sql`(${batch.id}::uuid, ${c.projectId}::uuid, ${c.period}::text, ${c.metric}::text, ${c.n}::bigint)`,
+        sql`(${batch.id}::uuid, ${c.projectId}::uuid, ${c.day}::date, ${c.metric}::text, ${c.n}::bigint)`,
     ),
   );
   if (rows.length === 0) return;
@@ -96,19 +98,19 @@ export async function writeUsage(db: Db, batches: readonly UsageBatch[]): Promis
       ? sql`, pruned as (delete from usage_batches where created_at < now() - ${BATCH_ID_RETENTION}::interval)`
       : sql``;
   await db.execute(sql`
-    with counts (batch_id, project_id, period, metric, n) as (values ${sql.join(rows, sql`, `)}),
+    with counts (batch_id, project_id, day, metric, n) as (values ${sql.join(rows, sql`, `)}),
     fresh as (
       insert into usage_batches (id) select distinct batch_id from counts
       on conflict do nothing returning id
     )${prune}
-    insert into usage_counters (project_id, period, metric, shard, value)
-    select c.project_id, c.period, c.metric, ${shard}::smallint, sum(c.n)
+    insert into usage_counters (project_id, period, metric, day, shard, value)
+    select c.project_id, to_char(c.day, 'YYYY-MM'), c.metric, c.day, ${shard}::smallint, sum(c.n)
     from counts c
     where c.batch_id in (select id from fresh)
       and exists (select 1 from projects p where p.id = c.project_id)
-    group by c.project_id, c.period, c.metric
-    order by c.project_id, c.period, c.metric
-    on conflict (project_id, period, metric, shard)
+    group by c.project_id, c.day, c.metric
+    order by c.project_id, to_char(c.day, 'YYYY-MM'), c.metric, c.day
+    on conflict (project_id, period, metric, day, shard)
     do update set value = usage_counters.value + excluded.value`);
 }
 
@@ -117,8 +119,8 @@ export async function writeUsage(db: Db, batches: readonly UsageBatch[]): Promis
  * synchronous step (counts added while its statement runs go to the next flush) as a batch with a
  * fresh id, and writes it in ONE statement (atomic: all or none). A batch whose flush failed is
  * kept and sent again, under the same id, with the next flush: if the failed statement had in fact
- * committed, the id makes the retry add nothing. The period is fixed when a count is added: a call
- * at 23:59:59.9 on a month's last day counts in that month, however late its flush.
+ * committed, the id makes the retry add nothing. The day is fixed when a count is added: a call
+ * at 23:59:59.9 counts on that day (and in that month), however late its flush.
  */
 export class UsageMeter {
   readonly #pending = new Map<string, UsageCount>();
@@ -132,9 +134,9 @@ export class UsageMeter {
     this.delayMs = delayMs;
   }
 
-  /** Add `n` units of `metric` for a project, in the billing period of `at`. */
+  /** Add `n` units of `metric` for a project, on the UTC day of `at`. */
   add(projectId: string, metric: UsageMetric, n = 1, at: Date = new Date()): void {
-    const count = { projectId, period: billingPeriod(at), metric, n };
+    const count = { projectId, day: usageDay(at), metric, n };
     const pending = this.#pending.get(keyOf(count));
     if (pending) pending.n += n;
     else this.#pending.set(keyOf(count), count);
@@ -197,6 +199,10 @@ export class UsageMeter {
   }
 }
 
+/** Every known metric at 0: what a period or day with nothing recorded reports. */
+const zeroUsage = (): Record<string, number> =>
+  Object.fromEntries(USAGE_METRICS.map((metric) => [metric, 0]));
+
 /** A project's usage for one period: every known metric (0 by default) plus any other recorded. */
 export async function usageFor(
   db: Db,
@@ -208,7 +214,61 @@ export async function usageFor(
     .from(usageCounters)
     .where(and(eq(usageCounters.projectId, projectId), eq(usageCounters.period, period)))
     .groupBy(usageCounters.metric);
-  const usage: Record<string, number> = Object.fromEntries(USAGE_METRICS.map((metric) => [metric, 0]));
+  const usage = zeroUsage();
   for (const row of rows) usage[row.metric] = Number(row.value);
   return { period, usage };
+}
+
+/** One day's usage: every known metric (0 by default) plus any other recorded. */
+export interface DailyUsage {
+  day: string;
+  usage: Record<string, number>;
+}
+
+/**
+ * A project's usage per UTC day from `from` to `to` (`YYYY-MM-DD`, both included, `from` ≤ `to`),
+ * oldest first, every day present (zero-filled). One statement on the key prefix (project, period):
+ * the periods the range spans bound the scan, the days cut it.
+ */
+export async function dailyUsageFor(
+  db: Db,
+  projectId: string,
+  from: string,
+  to: string,
+): Promise<DailyUsage[]> {
+  const rows = await db
+    .select({
+      day: sql<string>`to_char(${usageCounters.day}, 'YYYY-MM-DD')`,
+      metric: usageCounters.metric,
+      value: sql<string>`sum(${usageCounters.value})`,
+    })
+    .from(usageCounters)
+    .where(
+      and(
+        eq(usageCounters.projectId, projectId),
+        between(usageCounters.period, from.slice(0, 7), to.slice(0, 7)),
+        between(usageCounters.day, from, to),
+      ),
+    )
+    .groupBy(usageCounters.day, usageCounters.metric);
+  const days = daysBetween(from, to).map((day) => ({
+    day,
+    usage: zeroUsage(),
+  }));
+  const byDay = new Map(days.map((d) => [d.day, d.usage]));
+  for (const row of rows) {
+    const usage = byDay.get(row.day);
+    if (usage) usage[row.metric] = Number(row.value);
+  }
+  return days;
+}
+
+/** One UTC day in ms (UTC has no daylight saving). */
+export const DAY_MS = 86_400_000;
+
+/** The UTC days from `from` to `to` (`YYYY-MM-DD`, both included), oldest first. */
+export function daysBetween(from: string, to: string): string[] {
+  const start = Date.parse(`${from}T00:00:00Z`);
+  const count = Math.round((Date.parse(`${to}T00:00:00Z`) - start) / DAY_MS) + 1;
+  return Array.from({ length: Math.max(0, count) }, (_, i) => usageDay(new Date(start + i * DAY_MS)));
 }

@@ -2,7 +2,7 @@
  * The console and /docs in a real browser: Playwright (`playwright-core`) driving Debian's Chromium
  * against a Worker started like `npm run dev`. Signs in, toggles exposure and watches the tools
  * preview change, changes auth_mode (and sees a validation message), edits allowed_origins (and sees
- * the config service's message for a bad one), reads the usage chart, renders
+ * the config service's message for a bad one), reads the daily usage chart (and its hidden table), renders
  * /docs. Screenshots land in `test-artifacts/browser/` (gitignored).
  */
 import { existsSync, mkdirSync } from "node:fs";
@@ -171,7 +171,7 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
     await shot("07-allowed-origins-error");
   });
 
-  it("charts agent tool calls", async () => {
+  it("charts agent tool calls per day", async () => {
     const call = await request(`${server.base}/app/${dev.projectId}/mcp`, {
       method: "POST",
       headers: {
@@ -187,6 +187,7 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
       }),
     });
     expect(((await call.json()) as { result: { isError: boolean } }).result.isError).toBe(false);
+    const today = new Date().toISOString().slice(0, 10);
     // Metering is written by a batched flush at most 250 ms after the call (src/usage/metering.ts).
     await expect
       .poll(
@@ -197,16 +198,30 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
         { timeout: 10_000, interval: 250 },
       )
       .toBe("1");
+    // 30 days, oldest first, ending today (UTC); the call is on today's bar, the others are empty.
     const bars = page.locator("#usage-chart g.bar");
-    expect(await bars.count()).toBe(6);
-    const current = bars.last();
-    expect(await current.getAttribute("data-value")).toBe("1");
-    await expect(current.locator("text.value").textContent()).resolves.toBe("1");
+    expect(await bars.count()).toBe(30);
+    expect(await bars.last().getAttribute("data-day")).toBe(today);
+    expect(await bars.evaluateAll((gs) => gs.map((g) => Number(g.getAttribute("data-value"))))).toEqual([
+      ...Array(29).fill(0),
+      1,
+    ]);
+    await expect(bars.last().locator("rect > title").textContent()).resolves.toBe(`${today}: 1`);
+    // The chart is one named image; its numbers are a (visually hidden) table in the accessibility tree.
+    const chart = page.getByRole("img", { name: /^Agent tool calls per day, the last 30 days/ });
+    await expect(chart.getAttribute("id")).resolves.toBe("usage-chart");
+    const table = page.getByRole("table", { name: "Agent tool calls per day, the last 30 days" });
+    expect(await table.getByRole("row").count()).toBe(31);
+    expect(await table.getByRole("row", { name: `${today} 1`, exact: true }).count()).toBe(1);
+    const hidden = page.locator("#usage .visually-hidden").filter({ has: page.locator("#usage-table") });
+    expect(await hidden.boundingBox().then((box) => box && box.width * box.height)).toBeLessThanOrEqual(1);
+    // The month total stays.
     await expect(page.locator('#usage [data-metric="agent_tool_calls"]').textContent()).resolves.toBe(
       "agent_tool_calls: 1",
     );
     await page.locator("#usage").scrollIntoViewIfNeeded();
     await shot("05-project");
+    await page.locator("#usage").screenshot({ path: join(ARTIFACTS, "08-usage-daily.png") });
   });
 
   it("reaches the demo app's MCP at <slug>.mcp.localhost (Chromium resolves *.localhost itself)", async () => {

@@ -150,6 +150,14 @@ describe("amba CLI against a running Worker", () => {
     expect(amba(["billing", "status"]).stdout).toMatch(/^period: \d{4}-\d{2}\nusage: agent_tool_calls=\d+/);
   });
 
+  it("reports usage per day, zero-filled, as a table", () => {
+    // One spawn (the JSON is the platform tool's, checked equal to REST in the workerd suite).
+    const range = ["billing", "daily", "--from", "2026-01-31", "--to", "2026-02-01"];
+    expect(amba(range).stdout).toBe(
+      "from: 2026-01-31\nto: 2026-02-01\nday         usage\n2026-01-31  agent_tool_calls=0 function_invocations=0\n2026-02-01  agent_tool_calls=0 function_invocations=0\n",
+    );
+  });
+
   it("prints a Claude Code config whose URL and header reach the app MCP", async () => {
     const out = amba(["mcp", "config", "--client", "claude"]);
     expect(out.status).toBe(0);

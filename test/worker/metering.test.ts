@@ -2,14 +2,16 @@
  * The batched usage meter (src/usage/metering.ts) against the real database: a failed flush (the
  * database does not answer: `fault-endpoint.ts`'s `/hang`, under a short deadline) loses nothing,
  * a flush whose statement committed but whose answer was lost (`/lose`) is not counted twice when
- * retried, counts added while a flush runs go to the next one, the period is the one of the call,
- * and a deleted project's counts do not block the others.
+ * retried, counts added while a flush runs go to the next one, the day (and so the period) is the
+ * one of the call, a month is the sum of its days, and a deleted project's counts do not block the
+ * others. Plus the daily read's range checks.
  */
 
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { DatabaseTimeoutError, toAppError } from "../../src/errors.ts";
-import { billingPeriod, UsageMeter, usageFor } from "../../src/usage/metering.ts";
+import { dailyUsage } from "../../src/usage/billing.ts";
+import { UsageMeter, usageDay, usageFor } from "../../src/usage/metering.ts";
 import { createDb } from "../../src/worker/db.ts";
 import type { Env } from "../../src/worker/env.ts";
 import { apiJson, signupDeveloper, testDb } from "./helpers.ts";
@@ -33,6 +35,10 @@ const timedOut = (flush: Promise<void>) =>
 const usage = async (projectId: string, period?: string) =>
   (await usageFor(testDb(), projectId, period)).usage;
 
+/** One metric per day over a range, oldest first. */
+const daily = async (projectId: string, from: string, to: string, metric = "agent_tool_calls") =>
+  (await dailyUsage(testDb(), projectId, { from, to })).days.map((d) => [d.day, d.usage[metric]]);
+
 describe("usage meter", () => {
   it("keeps the counts of a failed flush and writes them exactly once with the next", async () => {
     const dev = await signupDeveloper();
@@ -48,6 +54,10 @@ describe("usage meter", () => {
     await meter.flush(testDb());
     expect(await usage(dev.projectId)).toEqual({ agent_tool_calls: 8, function_invocations: 2 });
     expect(meter.pending()).toEqual([]);
+    const today = usageDay();
+    expect((await dailyUsage(testDb(), dev.projectId, { from: today, to: today })).days).toEqual([
+      { day: today, usage: { agent_tool_calls: 8, function_invocations: 2 } },
+    ]);
     // Nothing left to write twice.
     await meter.flush(testDb());
     expect(await usage(dev.projectId)).toEqual({ agent_tool_calls: 8, function_invocations: 2 });
@@ -64,6 +74,7 @@ describe("usage meter", () => {
     meter.add(dev.projectId, "agent_tool_calls", 2);
     await meter.flush(testDb());
     expect((await usage(dev.projectId)).agent_tool_calls).toBe(7);
+    expect(await daily(dev.projectId, usageDay(), usageDay())).toEqual([[usageDay(), 7]]);
     expect(meter.pending()).toEqual([]);
   });
 
@@ -74,11 +85,11 @@ describe("usage meter", () => {
     const failing = meter.flush(hangingDb());
     meter.add(dev.projectId, "agent_tool_calls", 4);
     expect(meter.pending()).toEqual([
-      { projectId: dev.projectId, period: billingPeriod(), metric: "agent_tool_calls", n: 4 },
+      { projectId: dev.projectId, day: usageDay(), metric: "agent_tool_calls", n: 4 },
     ]);
     expect(await timedOut(failing)).toBe(true);
     expect(meter.pending()).toEqual([
-      { projectId: dev.projectId, period: billingPeriod(), metric: "agent_tool_calls", n: 7 },
+      { projectId: dev.projectId, day: usageDay(), metric: "agent_tool_calls", n: 7 },
     ]);
 
     const succeeding = meter.flush(testDb());
@@ -89,14 +100,55 @@ describe("usage meter", () => {
     expect((await usage(dev.projectId)).agent_tool_calls).toBe(12);
   });
 
-  it("counts a call in the month it happened, however late the flush", async () => {
+  it("counts a call on the UTC day (and in the month) it happened, however late the flush", async () => {
     const dev = await signupDeveloper();
     const meter = new UsageMeter();
+    meter.add(dev.projectId, "agent_tool_calls", 2, new Date("2026-10-30T12:00:00.000Z"));
     meter.add(dev.projectId, "agent_tool_calls", 1, new Date("2026-10-31T23:59:59.900Z"));
     meter.add(dev.projectId, "agent_tool_calls", 1, new Date("2026-11-01T00:00:00.000Z"));
+    meter.add(dev.projectId, "function_invocations", 3, new Date("2026-11-01T08:00:00.000Z"));
     await meter.flush(testDb());
-    expect((await usage(dev.projectId, "2026-10")).agent_tool_calls).toBe(1);
+    expect((await usage(dev.projectId, "2026-10")).agent_tool_calls).toBe(3);
     expect((await usage(dev.projectId, "2026-11")).agent_tool_calls).toBe(1);
+    // Zero-filled, oldest first, across the month boundary; each metric on its own day.
+    expect(await daily(dev.projectId, "2026-10-29", "2026-11-02")).toEqual([
+      ["2026-10-29", 0],
+      ["2026-10-30", 2],
+      ["2026-10-31", 1],
+      ["2026-11-01", 1],
+      ["2026-11-02", 0],
+    ]);
+    expect(await daily(dev.projectId, "2026-10-31", "2026-11-01", "function_invocations")).toEqual([
+      ["2026-10-31", 0],
+      ["2026-11-01", 3],
+    ]);
+    // The default range: the 30 days ending today (or `to`).
+    const range = await dailyUsage(testDb(), dev.projectId, { to: "2026-11-01" });
+    expect([range.from, range.to, range.days.length]).toEqual(["2026-10-03", "2026-11-01", 30]);
+    expect(range.days.reduce((sum, d) => sum + (d.usage.agent_tool_calls ?? 0), 0)).toBe(4);
+    expect((await dailyUsage(testDb(), dev.projectId, {})).to).toBe(usageDay());
+  });
+
+  it("refuses a daily range that is not one of calendar days, ends before it starts or spans over a year", async () => {
+    const dev = await signupDeveloper();
+    const refused = (range: unknown) =>
+      dailyUsage(testDb(), dev.projectId, range).then(
+        () => "answered",
+        (err: { status?: number; code?: string; message?: string }) =>
+          `${err.status} ${err.code}: ${err.message}`,
+      );
+    expect(await refused({ from: "2026-02-30" })).toMatch(/^400 invalid_input: from: must be a calendar day/);
+    expect(await refused({ to: "20261101" })).toMatch(/^400 invalid_input: to: must be YYYY-MM-DD/);
+    expect(await refused({ to: "0001-01-01" })).toMatch(
+      /^400 invalid_input: to: must be 1970-01-01 or later/,
+    );
+    expect(await refused({ from: "2026-11-02", to: "2026-11-01" })).toBe(
+      "400 invalid_input: from: must not be after to",
+    );
+    expect(await refused({ from: "2025-01-01", to: "2026-01-02" })).toMatch(
+      /^400 invalid_input: from: the range may span at most 366 days/,
+    );
+    expect(await refused({ from: "2025-01-01", to: "2026-01-01" })).toBe("answered");
   });
 
   it("writes many projects in one flush and drops the counts of a project deleted meanwhile", async () => {

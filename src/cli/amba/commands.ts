@@ -72,6 +72,11 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
     tool: "amba_billing_status",
     summary: "usage of a billing period (--period YYYY-MM)",
   },
+  {
+    path: ["billing", "daily"],
+    tool: "amba_billing_daily",
+    summary: "usage per UTC day (--from, --to YYYY-MM-DD; default the last 30 days)",
+  },
 ];
 
 /** The command `argv` starts with (longest path first), and the rest of argv. */

@@ -1,6 +1,6 @@
 /**
  * App-MCP admin under /v1/admin/projects/:id/…: the exposure allowlist, the surface config and billing
- * usage (src/app-mcp/admin.ts and src/usage/billing.ts do the work).
+ * usage (per period and per day) (src/app-mcp/admin.ts and src/usage/billing.ts do the work).
  */
 
 import { Hono } from "hono";
@@ -12,7 +12,7 @@ import {
   setExposure,
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
-import { billingStatus } from "../../usage/billing.ts";
+import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import { authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
@@ -44,4 +44,9 @@ appMcpAdminRoutes.patch("/v1/admin/projects/:id/app-mcp/config", async (c) => {
 appMcpAdminRoutes.get("/v1/admin/projects/:id/billing", async (c) => {
   const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
   return c.json(await billingStatus(c.var.db, project.id, c.req.query("period")));
+});
+
+appMcpAdminRoutes.get("/v1/admin/projects/:id/billing/daily", async (c) => {
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  return c.json(await dailyUsage(c.var.db, project.id, { from: c.req.query("from"), to: c.req.query("to") }));
 });

@@ -23,7 +23,6 @@ import {
 } from "../../app-mcp/admin.ts";
 import { loadAppMeta } from "../../app-mcp/surface.ts";
 import { buildAppTools, type Scope } from "../../app-mcp/tools.ts";
-import { lastPeriods } from "../../console/chart.ts";
 import { type Notice, projectPage, projectsPage, signInPage } from "../../console/pages.ts";
 import {
   csrfMatches,
@@ -40,8 +39,7 @@ import { listCollections } from "../../data/service.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { listFunctions } from "../../functions/service.ts";
 import { allClientConfigs, serverName } from "../../platform-mcp/client-configs.ts";
-import { billingStatus } from "../../usage/billing.ts";
-import { billingPeriod } from "../../usage/metering.ts";
+import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 
@@ -155,13 +153,12 @@ consoleRoutes.post("/console/logout", async (c) => {
 async function showProject(c: C, token: string, notices: ProjectPageData["notices"] = {}, status = 200) {
   const { project, config } = await authenticateProjectAdmin(c, c.req.param("id") as string);
   const db = c.var.db;
-  const period = billingPeriod();
-  const periods = lastPeriods(period, 6);
-  const [collections, functions, meta, usage, view, csrf] = await Promise.all([
+  const [collections, functions, meta, billing, daily, view, csrf] = await Promise.all([
     listCollections(db, project.id),
     listFunctions(db, project.id),
     loadAppMeta(db, project, config),
-    Promise.all(periods.map((p) => billingStatus(db, project.id, p))),
+    billingStatus(db, project.id, undefined),
+    dailyUsage(db, project.id, {}),
     readAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, config),
     csrfToken(token),
   ]);
@@ -194,8 +191,8 @@ async function showProject(c: C, token: string, notices: ProjectPageData["notice
       },
     ],
     clientConfigs: allClientConfigs(target),
-    usage: usage.map((u) => ({ period: u.period, value: u.usage.agent_tool_calls ?? 0 })),
-    billing: usage[usage.length - 1] as { period: string; usage: Record<string, number> },
+    usage: daily.days.map((d) => ({ day: d.day, value: d.usage.agent_tool_calls ?? 0 })),
+    billing,
     notices,
   };
   return render(c, (nonce) => projectPage(nonce, data), status);

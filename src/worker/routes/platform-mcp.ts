@@ -62,7 +62,7 @@ import {
   platformToolDefinitions,
   type ToolCall,
 } from "../../platform-mcp/tools.ts";
-import { billingStatus } from "../../usage/billing.ts";
+import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import { checkInputLimits } from "../../validate.ts";
 import { APP_VERSION } from "../../version.ts";
 import {
@@ -143,6 +143,8 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
   amba_app_mcp_update_config: ({ body }, { c, db, project }) =>
     updateAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, body),
   amba_billing_status: ({ params }, { db, project }) => billingStatus(db, project.id, params.period),
+  amba_billing_daily: ({ params }, { db, project }) =>
+    dailyUsage(db, project.id, { from: params.from, to: params.to }),
   amba_oauth_grants_list: async (_call, { c, project }) => ({
     grants: await listProjectGrants(c.env, oauthHelpers(c), project.id),
   }),

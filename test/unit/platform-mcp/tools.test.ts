@@ -61,6 +61,7 @@ describe("platform tool catalogue", () => {
       "amba_app_mcp_get_exposure",
       "amba_app_mcp_get_config",
       "amba_billing_status",
+      "amba_billing_daily",
       "amba_oauth_grants_list",
     ]);
   });

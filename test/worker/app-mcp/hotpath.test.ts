@@ -9,7 +9,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
-import { FLUSH_DELAY_MS } from "../../../src/usage/metering.ts";
+import { billingPeriod, FLUSH_DELAY_MS, usageDay } from "../../../src/usage/metering.ts";
 import { createApp } from "../../../src/worker/app.ts";
 import type { Env } from "../../../src/worker/env.ts";
 import { api, apiJson, signupDeveloper, type TestDeveloper } from "../helpers.ts";
@@ -249,6 +249,14 @@ describe("app MCP hot path", () => {
     // Nothing else arrives later.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await metered(dev)).toBe(before + N);
+    // The daily view is the same counters by day: this month's days add up to the month.
+    const daily = await apiJson(
+      `/v1/admin/projects/${dev.projectId}/billing/daily?from=${billingPeriod()}-01&to=${usageDay()}`,
+      { token: dev.token },
+    );
+    expect(daily.status, JSON.stringify(daily.body)).toBe(200);
+    const days = daily.body.days as { usage: { agent_tool_calls: number } }[];
+    expect(days.reduce((sum, d) => sum + d.usage.agent_tool_calls, 0)).toBe(before + N);
   });
 });
 

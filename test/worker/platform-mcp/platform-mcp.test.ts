@@ -33,6 +33,7 @@ const ALL_TOOLS = [
   "amba_app_mcp_get_config",
   "amba_app_mcp_update_config",
   "amba_billing_status",
+  "amba_billing_daily",
   "amba_oauth_grants_list",
   "amba_oauth_grants_revoke",
 ];
@@ -351,6 +352,20 @@ describe("platform MCP with a developer token", () => {
     expect(await fails(client, "amba_billing_status", { project_id, period: "2020-13" })).toEqual(
       (await rest("/billing?period=2020-13")).body.error,
     );
+    // Per day: the default range (30 days to today) holds this month's calls; a bad range fails alike.
+    const daily = await ok(client, "amba_billing_daily", { project_id });
+    expect(daily).toEqual((await rest("/billing/daily")).body);
+    expect(daily.days).toHaveLength(30);
+    expect(daily.days.at(-1).usage.agent_tool_calls).toBeGreaterThanOrEqual(1);
+    const range = { from: "2020-01-31", to: "2020-02-01" };
+    expect(await ok(client, "amba_billing_daily", { project_id, ...range })).toEqual(
+      (await rest(`/billing/daily?from=${range.from}&to=${range.to}`)).body,
+    );
+    const badRange = await rest("/billing/daily?from=2020-02-02&to=2020-02-01");
+    expect(badRange.status).toBe(400);
+    expect(
+      await fails(client, "amba_billing_daily", { project_id, from: "2020-02-02", to: "2020-02-01" }),
+    ).toEqual(badRange.body.error);
   });
 
   it("fails like the REST routes: bad input, conflicts, other developers' projects", async () => {
@@ -422,6 +437,7 @@ describe("platform MCP with a developer token", () => {
       ["amba_app_mcp_set_exposure", { collections: [] }],
       ["amba_app_mcp_get_config", {}],
       ["amba_billing_status", {}],
+      ["amba_billing_daily", {}],
       ["amba_client_keys_create", {}],
     ] as const) {
       expect(await fails(otherClient, name, { project_id, ...args })).toEqual(foreign.body.error);
