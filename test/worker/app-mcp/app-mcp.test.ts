@@ -306,7 +306,9 @@ describe("app MCP configuration", () => {
     expect(await toolNames(hostUrl, user)).toEqual(await toolNames(url, user));
     // Same auth (seed 004): the same end user and rows, the kill switch and the auth mode.
     const viaHost = await connectClient(hostUrl, user);
-    const row = resultJson(await viaHost.callTool({ name: "recipes_insert", arguments: { title: "Host pie" } }));
+    const row = resultJson(
+      await viaHost.callTool({ name: "recipes_insert", arguments: { title: "Host pie" } }),
+    );
     expect(row.owner_id).toBe(alice.userId);
     await viaHost.close();
     const viaPath = await connectClient(url, user);
@@ -370,6 +372,31 @@ describe("app MCP configuration", () => {
     const invalid = await client.callTool({ name: tool, arguments: { template: "long" } });
     expect(invalid.isError).toBe(true);
     await client.close();
+
+    // Live generation (seed 004): a redeploy without a schema is the generic {body?, query?} tool on
+    // the next tools/list, described as such; promoting version 1 restores its typed input.
+    const fnAdmin = `/v1/admin/projects/${dev.projectId}/functions`;
+    const redeployed = await apiJson(`${fnAdmin}/deploy`, {
+      token: dev.token,
+      json: { name: "send_welcome_email", url: `${echo}/welcome` },
+    });
+    expect(redeployed.status).toBe(201);
+    const fnTool = async () => {
+      const c = await connectClient(url, endUserHeaders(dev.clientKey, alice.sessionToken));
+      const found = (await c.listTools()).tools.find((t) => t.name === tool)!;
+      await c.close();
+      return found;
+    };
+    const generic = await fnTool();
+    expect(Object.keys(generic.inputSchema.properties!).sort()).toEqual(["body", "query"]);
+    expect(generic.inputSchema.required ?? []).toEqual([]);
+    expect(generic.description).toMatch(/no input schema/);
+    const promoted = await apiJson(`${fnAdmin}/send_welcome_email/promote`, {
+      token: dev.token,
+      json: { version: 1 },
+    });
+    expect(promoted.status).toBe(200);
+    expect((await fnTool()).inputSchema).toMatchObject({ required: ["user_id"] });
   });
 });
 
