@@ -99,7 +99,10 @@ describe("CollectionDefinitionSchema", () => {
 
   it("takes DESIGN.md's vector(N) spelling as a vector of N dimensions", () => {
     const vector = { name: "embedding", type: "vector", dimensions: 3 };
-    for (const column of [{ name: "embedding", type: "vector(3)" }, { ...vector, type: "vector(3)" }]) {
+    for (const column of [
+      { name: "embedding", type: "vector(3)" },
+      { ...vector, type: "vector(3)" },
+    ]) {
       expect(parse({ name: "a", columns: [column] }).output).toMatchObject({ columns: [vector] });
     }
     expect(firstMessage({ name: "a", columns: [{ ...vector, type: "vector(4)" }] })).toMatch(/disagree/);
