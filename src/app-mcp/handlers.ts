@@ -18,7 +18,15 @@ import type { Meter } from "../usage/metering.ts";
 import { checkInputLimits, parseInput } from "../validate.ts";
 import { APP_VERSION } from "../version.ts";
 import type { AppSurface } from "./surface.ts";
-import { appToolPrefix, type CollectionOp, NO_INPUT, readOnlyReason, type ToolBinding } from "./tools.ts";
+import {
+  type AppTool,
+  appToolPrefix,
+  type CollectionOp,
+  canWrite,
+  NO_INPUT,
+  readOnlyReason,
+  type ToolBinding,
+} from "./tools.ts";
 
 /** Who calls the app MCP, as resolved with the request's credentials (the Worker's `Principal`). */
 export type AppCaller =
@@ -154,6 +162,24 @@ async function limitedExecute(
   return running;
 }
 
+/**
+ * A write tool of an exposed collection that this scope is not shown because its write policy
+ * refuses the scope (end users on `write: "developer"`, issue 15). Seed 004 gives every exposed
+ * collection its `_insert`/`_update`/`_delete` and says tools run "through the same enforcement
+ * path as the client SDK", so a call still reaches the data service, which refuses it as the REST
+ * route does (403 `forbidden` → an `isError` result), rather than a protocol error.
+ */
+function policyRefusedTool(ctx: Resolved, name: string): AppTool | undefined {
+  if (ctx.principal.scope !== "end_user") return undefined;
+  const tool = ctx.surface.tool("developer", name);
+  const b = tool?.binding;
+  return b?.kind === "collection" && WRITE_OPS.has(b.op) && !canWrite(b.collection, "end_user")
+    ? tool
+    : undefined;
+}
+
+const WRITE_OPS: ReadonlySet<string> = new Set(["insert", "update", "delete"]);
+
 /** Tools per `tools/list` page (the rest behind `nextCursor`). */
 export const TOOLS_PAGE_SIZE = 100;
 
@@ -170,7 +196,7 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
     list: async (ctx) => (await ctx.surface()).definitions(ctx.principal.scope),
     async call(name, args, context) {
       const ctx: Resolved = { ...context, surface: await context.surface() };
-      const tool = ctx.surface.tool(ctx.principal.scope, name);
+      const tool = ctx.surface.tool(ctx.principal.scope, name) ?? policyRefusedTool(ctx, name);
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
         checkInputLimits(args, "arguments");

@@ -15,6 +15,10 @@
  *   Types, formats, each column's operators and the closed set of columns stay, so an agent still
  *   builds a valid filter from the schema alone;
  * - properties the caller's scope can never use (end users and `hard`) are left out;
+ * - with `plainTypes` (insert), a top-level `{"anyOf": [<type>, {"type": "null"}]}` is advertised as
+ *   `<type>`: on insert an absent optional column is already null, and seed 004 shows each column
+ *   as its own type ("a text column becomes a string field; an integer column a whole number; an
+ *   array column an array"); the server still accepts an explicit null;
  * - `$schema` is dropped: every advertised schema means the same under draft-07 (what the converter
  *   names) and 2020-12 (MCP's default dialect since 2025-11-25), and it cost 52 bytes per tool;
  * - the empty `"required": []` the converter writes on every object is dropped (it says nothing).
@@ -41,6 +45,17 @@ export interface AdvertiseOptions {
   whereDepth?: number;
   /** Says what an open (untyped) `where` object must look like. */
   openWhere?: string;
+  /** Advertise nullable top-level properties as their non-null type (see the module comment). */
+  plainTypes?: boolean;
+}
+
+/** `{"anyOf": [X, {"type": "null"}], …}` → `{…X, …}`; anything else as it is. */
+function withoutNull(property: unknown): unknown {
+  if (!isPlainObject(property) || !Array.isArray(property.anyOf) || property.anyOf.length !== 2)
+    return property;
+  const { anyOf, ...siblings } = property;
+  const kept = anyOf.filter((option) => !(isPlainObject(option) && option.type === "null"));
+  return kept.length === 1 && isPlainObject(kept[0]) ? { ...kept[0], ...siblings } : property;
 }
 
 /** Operand constraints a `where` leaves to the server (see the module comment). */
@@ -79,7 +94,7 @@ function shape(node: unknown, where: Json, depth: number, open: string): unknown
 
 /** The advertised JSON Schema of an operation's valibot schema (see the module comment). */
 export function advertisedInputSchema(schema: v.GenericSchema, options: AdvertiseOptions = {}): Json {
-  const { where, omit = [], whereDepth = WHERE_DEPTH, openWhere = SAME_SHAPE } = options;
+  const { where, omit = [], whereDepth = WHERE_DEPTH, openWhere = SAME_SHAPE, plainTypes = false } = options;
   // `where` is a lazy schema (it refers to itself): name what it resolves to, so every reference to
   // it converts to `#/$defs/where`.
   const target =
@@ -98,6 +113,11 @@ export function advertisedInputSchema(schema: v.GenericSchema, options: Advertis
     json.properties = Object.fromEntries(Object.entries(json.properties).filter(([k]) => !omit.includes(k)));
     if (Array.isArray(json.required))
       json.required = json.required.filter((k) => !omit.includes(k as string));
+  }
+  if (plainTypes && isPlainObject(json.properties)) {
+    json.properties = Object.fromEntries(
+      Object.entries(json.properties).map(([k, p]) => [k, withoutNull(p)]),
+    );
   }
   return json;
 }

@@ -284,6 +284,7 @@ function collectionTools(meta: CollectionMeta, scope: Scope): AppTool[] {
         inputSchema: advertisedInputSchema(inputOf(op, schemas), {
           where: schemas.where,
           omit: REFUSED[op]?.[scope],
+          plainTypes: op === "insert",
           // The typed per-column filter is shown once per collection, in find (seed 004); aggregate and
           // find_nearest take the same filter and point to it.
           ...(op === "find" ? {} : { whereDepth: 0, openWhere: `same shape as ${meta.name}_find's where` }),

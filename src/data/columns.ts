@@ -327,13 +327,38 @@ export function columnProblem(column: ColumnSpec): string | null {
   return null;
 }
 
+/** `vector(N)`: DESIGN.md's name of the type, accepted as `{"type": "vector", "dimensions": N}`. */
+const VECTOR_SPELLING = /^vector\((\d{1,5})\)$/;
+const TYPE_MESSAGE = `type must be one of: ${COLUMN_TYPES.join(", ")} (or vector(N))`;
+
+/**
+ * A column whose type is spelled `vector(N)` as `{type: "vector", dimensions: N}` (stored and
+ * returned in that one form); an issue when it also gives different `dimensions`.
+ */
+const expandVectorSpelling = v.rawTransform<Omit<ColumnSpec, "type"> & { type: string }, ColumnSpec>(
+  ({ dataset, addIssue, NEVER }) => {
+    const column = dataset.value;
+    const spelled = VECTOR_SPELLING.exec(column.type);
+    if (!spelled) return column as ColumnSpec;
+    const dimensions = Number(spelled[1]);
+    if (column.dimensions !== undefined && column.dimensions !== dimensions) {
+      addIssue({ message: `type ${column.type} and "dimensions": ${column.dimensions} disagree` });
+      return NEVER;
+    }
+    return { ...column, type: "vector", dimensions } as ColumnSpec;
+  },
+);
+
 /** One column as declared by the developer. */
 export const ColumnSpecSchema = v.pipe(
   v.strictObject({
     name: nameSchema("column"),
-    type: v.picklist(
-      COLUMN_TYPES as unknown as ColumnType[],
-      `type must be one of: ${COLUMN_TYPES.join(", ")}`,
+    type: v.union(
+      [
+        v.picklist(COLUMN_TYPES as unknown as ColumnType[]),
+        v.pipe(v.string(), v.regex(VECTOR_SPELLING, TYPE_MESSAGE)),
+      ],
+      TYPE_MESSAGE,
     ),
     required: v.optional(v.boolean()),
     default: v.optional(v.unknown()),
@@ -341,6 +366,7 @@ export const ColumnSpecSchema = v.pipe(
     description: v.optional(v.pipe(v.string(), v.maxLength(500))),
     dimensions: v.optional(v.pipe(v.number(), v.integer())),
   }),
+  expandVectorSpelling,
   v.check(
     (column) => columnProblem(column as ColumnSpec) === null,
     (issue) => columnProblem(issue.input as ColumnSpec) ?? "",

@@ -10,6 +10,7 @@ import {
   arrayElementType,
   type CollectionMeta,
   type ColumnSpec,
+  type ColumnType,
   MAX_LIST_VALUES,
   NUMERIC_TYPES,
   ORDERABLE_TYPES,
@@ -246,6 +247,15 @@ export function operatorsFor(column: Pick<ColumnSpec, "name" | "type">): string[
 export const acceptsBareValue = (column: Pick<ColumnSpec, "name" | "type">): boolean =>
   operatorsFor(column).includes("eq");
 
+/**
+ * An array column's `contains`: the elements the array must all hold, or one element alone
+ * (`{"tags": {"contains": "vegan"}}` reads as it is meant; the SQL takes it as `["vegan"]`).
+ */
+function containsSchema(type: ColumnType, array: v.GenericSchema): v.GenericSchema {
+  const element = arrayElementType(type);
+  return element ? v.union([array, valueSchema(element)]) : array;
+}
+
 function filterSchema(
   column: Pick<ColumnSpec, "name" | "type" | "dimensions" | "description">,
 ): v.GenericSchema {
@@ -258,7 +268,8 @@ function filterSchema(
     else if (op === "like" || op === "ilike" || op === "starts_with" || op === "has_key")
       entries[op] = v.string();
     else if (op === "contains" && column.type === "json") entries[op] = v.unknown();
-    else entries[op] = value; // eq, neq, gt…, and array contains / overlaps (value is the array)
+    else if (op === "contains") entries[op] = containsSchema(column.type, value);
+    else entries[op] = value; // eq, neq, gt…, and array overlaps (value is the array)
   }
   const operators = ops(entries);
   const schema = acceptsBareValue(column)

@@ -223,7 +223,8 @@ function operatorCondition(column: Column, op: string, value: unknown): SQL {
     case "is_null":
       return value ? sql`${ref} IS NULL` : sql`${ref} IS NOT NULL`;
     case "contains":
-      if (element) return sql`${ref} @> ${bindList(element, value as unknown[])}`;
+      // One element alone is the one-element array (schemas.ts `containsSchema`).
+      if (element) return sql`${ref} @> ${bindList(element, Array.isArray(value) ? value : [value])}`;
       return sql`${ref} @> ${JSON.stringify(value)}::jsonb`;
     case "overlaps":
       return sql`${ref} && ${bindList(element as ColumnType, value as unknown[])}`;

@@ -7,7 +7,9 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { findPostgres, startTestPostgres } from "../postgres-server.ts";
 import { freePort, type LaunchedDev, launchDev } from "../support/dev-server.ts";
 
@@ -27,6 +29,76 @@ const projectIdIn = (output: string) => /project id\s+(\S+)/.exec(output)?.[1];
 
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
+async function mcpClient(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: "seed-round-trip", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return client;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the test reads the JSON the tools return
+const json = (result: unknown): any =>
+  JSON.parse((result as { content: { text: string }[] }).content[0]!.text);
+
+/**
+ * Seed 004's round trip an agent can do, with the official SDK client against `npm run dev`: sign
+ * up and provision `recipes` through the platform MCP, expose it, connect to the app's
+ * `connection.url`, `recipes_insert` a row and `recipes_find` it back; the two calls are metered.
+ */
+async function seedRoundTrip(base: string) {
+  const anonymous = await mcpClient(`${base}/mcp`);
+  const signup = json(
+    await anonymous.callTool({ name: "amba_developer_signup", arguments: { email: "agent@example.com" } }),
+  );
+  await anonymous.close();
+  const project_id = signup.project.id;
+  const platform = await mcpClient(`${base}/mcp`, { authorization: `Bearer ${signup.token}` });
+  const created = await platform.callTool({
+    name: "amba_collections_create",
+    arguments: {
+      project_id,
+      name: "recipes",
+      columns: [
+        { name: "title", type: "text", required: true, description: "Dish name" },
+        { name: "calories", type: "integer" },
+      ],
+    },
+  });
+  expect(created.isError, JSON.stringify(created.content)).toBe(false);
+  const exposure = { project_id, collections: ["recipes"] };
+  expect(json(await platform.callTool({ name: "amba_app_mcp_set_exposure", arguments: exposure }))).toEqual({
+    collections: ["recipes"],
+    functions: [],
+  });
+  const config = json(
+    await platform.callTool({ name: "amba_app_mcp_get_config", arguments: { project_id } }),
+  );
+  expect(config.connection.url).toBe(`${base}/app/${project_id}/mcp`);
+
+  const app = await mcpClient(config.connection.url, { authorization: `Bearer ${signup.token}` });
+  const names = (await app.listTools()).tools.map((t) => t.name);
+  for (const op of ["list", "get", "find", "insert", "update", "delete", "aggregate"]) {
+    expect(names).toContain(`recipes_${op}`);
+  }
+  const row = json(
+    await app.callTool({ name: "recipes_insert", arguments: { title: "Birthday Cake", calories: 540 } }),
+  );
+  const found = await app.callTool({
+    name: "recipes_find",
+    arguments: {
+      where: { calories: { gt: 500 }, title: { ilike: "%cake%" } },
+      order: "created_at desc",
+      limit: 20,
+    },
+  });
+  expect(found.structuredContent).toEqual({ rows: [row], next_cursor: null });
+  await app.close();
+  await vi.waitFor(async () => {
+    const billing = json(await platform.callTool({ name: "amba_billing_status", arguments: { project_id } }));
+    expect(billing.usage.agent_tool_calls).toBe(2);
+  });
+  await platform.close();
+}
+
 describe("npm run dev", () => {
   it("serves a healthy Worker on the embedded database, stops cleanly, and keeps the data", async () => {
     const port = await freePort();
@@ -37,6 +109,7 @@ describe("npm run dev", () => {
     const projectId = projectIdIn(first.output());
     expect(projectId).toMatch(/^[0-9a-f-]{36}$/);
     expect(first.output()).toContain(`"url": "http://127.0.0.1:${port}/app/${projectId}/mcp"`);
+    await seedRoundTrip(`http://127.0.0.1:${port}`);
 
     expect(await stopDev(first)).toBe(0);
     // Nothing is left listening on the port.

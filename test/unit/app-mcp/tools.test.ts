@@ -81,6 +81,10 @@ describe("buildAppTools", () => {
     expect(schema.required).toEqual(["title"]);
     expect(schema.additionalProperties).toBe(false);
     expect(schema.properties.title).toMatchObject({ type: "string", description: "Dish name" });
+    // Seed 004: each column as its own type (an optional column may be left out; null is not shown).
+    expect(schema.properties.calories).toMatchObject({ type: "integer" });
+    expect(schema.properties.tags).toMatchObject({ type: "array", items: { type: "string" } });
+    expect(schema.properties.embedding).toMatchObject({ type: "array", items: { type: "number" } });
     for (const managed of ["id", "created_at", "updated_at", "deleted_at", "owner_id"]) {
       expect(schema.properties).not.toHaveProperty(managed);
     }

@@ -97,6 +97,21 @@ describe("CollectionDefinitionSchema", () => {
     expect(firstMessage({ name: "a", access: { read: "everyone" } })).not.toBeNull();
   });
 
+  it("takes DESIGN.md's vector(N) spelling as a vector of N dimensions", () => {
+    const vector = { name: "embedding", type: "vector", dimensions: 3 };
+    for (const column of [
+      { name: "embedding", type: "vector(3)" },
+      { ...vector, type: "vector(3)" },
+    ]) {
+      expect(parse({ name: "a", columns: [column] }).output).toMatchObject({ columns: [vector] });
+    }
+    expect(firstMessage({ name: "a", columns: [{ ...vector, type: "vector(4)" }] })).toMatch(/disagree/);
+    expect(firstMessage({ name: "a", columns: [{ name: "v", type: "vector(0)" }] })).toMatch(/dimensions/);
+    expect(firstMessage({ name: "a", columns: [{ name: "v", type: "vector(x)" }] })).toMatch(
+      /type must be one of/,
+    );
+  });
+
   it("maps column types to Postgres types", () => {
     expect(pgType({ type: "number" })).toBe("double precision");
     expect(pgType({ type: "timestamp" })).toBe("timestamptz");

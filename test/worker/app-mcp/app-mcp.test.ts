@@ -295,12 +295,31 @@ describe("app MCP configuration", () => {
   });
 
   it("serves the same surface on <slug>.mcp.amba.host/mcp", async () => {
-    const { dev, url } = await setupApp();
+    const { dev, alice, url } = await setupApp();
     await expose(dev, { collections: ["recipes"] });
     const slug = `app-${crypto.randomUUID().slice(0, 8)}`;
     expect((await configure(dev, { slug })).status).toBe(200);
-    const byHost = await toolNames(`http://${slug}.mcp.amba.host/mcp`, devHeaders(dev));
+    const hostUrl = `http://${slug}.mcp.amba.host/mcp`;
+    const user = endUserHeaders(dev.clientKey, alice.sessionToken);
+    const byHost = await toolNames(hostUrl, devHeaders(dev));
     expect(byHost).toEqual(await toolNames(url, devHeaders(dev)));
+    expect(await toolNames(hostUrl, user)).toEqual(await toolNames(url, user));
+    // Same auth (seed 004): the same end user and rows, the kill switch and the auth mode.
+    const viaHost = await connectClient(hostUrl, user);
+    const row = resultJson(
+      await viaHost.callTool({ name: "recipes_insert", arguments: { title: "Host pie" } }),
+    );
+    expect(row.owner_id).toBe(alice.userId);
+    await viaHost.close();
+    const viaPath = await connectClient(url, user);
+    const found = resultJson(await viaPath.callTool({ name: "recipes_get", arguments: { id: row.id } }));
+    expect(found).toEqual(row);
+    await viaPath.close();
+    await configure(dev, { auth_mode: "client_only" });
+    await expect(connectClient(hostUrl, devHeaders(dev))).rejects.toThrow(/403|client_only/);
+    await configure(dev, { enabled: false });
+    await expect(connectClient(hostUrl, user)).rejects.toThrow(/403|disabled/);
+    expect((await api(hostUrl, { json: { jsonrpc: "2.0", id: 1, method: "tools/list" } })).status).toBe(401);
     const unknown = await api("http://nobody-here.mcp.amba.host/mcp", {
       headers: devHeaders(dev),
       json: { jsonrpc: "2.0", id: 1, method: "tools/list" },
@@ -353,6 +372,31 @@ describe("app MCP configuration", () => {
     const invalid = await client.callTool({ name: tool, arguments: { template: "long" } });
     expect(invalid.isError).toBe(true);
     await client.close();
+
+    // Live generation (seed 004): a redeploy without a schema is the generic {body?, query?} tool on
+    // the next tools/list, described as such; promoting version 1 restores its typed input.
+    const fnAdmin = `/v1/admin/projects/${dev.projectId}/functions`;
+    const redeployed = await apiJson(`${fnAdmin}/deploy`, {
+      token: dev.token,
+      json: { name: "send_welcome_email", url: `${echo}/welcome` },
+    });
+    expect(redeployed.status).toBe(201);
+    const fnTool = async () => {
+      const c = await connectClient(url, endUserHeaders(dev.clientKey, alice.sessionToken));
+      const found = (await c.listTools()).tools.find((t) => t.name === tool)!;
+      await c.close();
+      return found;
+    };
+    const generic = await fnTool();
+    expect(Object.keys(generic.inputSchema.properties!).sort()).toEqual(["body", "query"]);
+    expect(generic.inputSchema.required ?? []).toEqual([]);
+    expect(generic.description).toMatch(/no input schema/);
+    const promoted = await apiJson(`${fnAdmin}/send_welcome_email/promote`, {
+      token: dev.token,
+      json: { version: 1 },
+    });
+    expect(promoted.status).toBe(200);
+    expect((await fnTool()).inputSchema).toMatchObject({ required: ["user_id"] });
   });
 });
 

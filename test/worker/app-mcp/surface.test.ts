@@ -1,7 +1,8 @@
 /**
  * The per-scope tool surface end to end (issue 15): through the official MCP SDK client, every tool a
  * scope is shown has an input that succeeds for that scope, and what the policy would refuse is not
- * shown at all (write tools on developer-write collections, `hard` for end users).
+ * shown at all (write tools on developer-write collections, `hard` for end users); called anyway, the
+ * data service refuses them as it refuses the SDK route.
  */
 
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -147,8 +148,21 @@ describe("app MCP surface per scope", () => {
     expect(index).toContain("- diary [READ-ONLY here (write policy: developer");
     expect(index).toContain("- notes [READ-ONLY here (write policy: developer");
 
-    // Calling an unlisted write tool anyway is the same protocol error as an unexposed tool.
-    await expect(client.callTool({ name: "notes_insert", arguments: ROW.notes! })).rejects.toSatisfy(
+    // Calling an unlisted write tool anyway reaches the data service's policy, as the SDK route
+    // does (seed 004: the same enforcement path): a forbidden tool error, and nothing written.
+    for (const [name, args] of [
+      ["notes_insert", ROW.notes!],
+      ["notes_update", { id: crypto.randomUUID(), patch: ROW.notes! }],
+      ["diary_delete", { id: crypto.randomUUID() }],
+    ] as const) {
+      const refused = await client.callTool({ name, arguments: args });
+      expect(refused.isError, name).toBe(true);
+      expect(resultJson(refused).error.code, name).toBe("forbidden");
+    }
+    const notes = resultJson(await client.callTool({ name: "notes_list", arguments: {} }));
+    expect(notes.rows.filter((r: { owner_id: string }) => r.owner_id === alice.userId)).toEqual([]);
+    // A tool no scope has is still the protocol error.
+    await expect(client.callTool({ name: "notes_find_nearest", arguments: {} })).rejects.toSatisfy(
       (err: unknown) => err instanceof McpError && err.code === -32602 && /Unknown tool/.test(err.message),
     );
     // hard is not offered; passed anyway, the data service still refuses it.

@@ -118,6 +118,8 @@ describe("find operators", () => {
 
   it("arrays: contains, overlaps, is_null; json: contains, has_key, is_null", async () => {
     expect(await titles({ tags: { contains: ["dessert", "fruit"] } })).toEqual(["Apple pie"]);
+    // One element alone reads as it is meant (seed 004 names `contains` among the find operators).
+    expect(await titles({ tags: { contains: "fruit" } })).toEqual(["Apple pie"]);
     expect(await titles({ tags: { overlaps: ["bread", "fruit"] } })).toEqual(["Apple pie", "Banana bread"]);
     expect(await titles({ tags: { is_null: true } })).toEqual(["Dal"]);
     expect(await titles({ meta: { contains: { a: 1 } } })).toEqual(["Apple pie"]);
