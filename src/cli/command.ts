@@ -21,6 +21,12 @@ export interface OptionSpec {
   description: string;
   /** Value placeholder in help output. */
   value?: string;
+  /**
+   * A `list` option that may stand alone (`--allow-read` like Deno's: everything of its kind), given
+   * as `""`. It takes no value when the next token is missing or another option, or when that token
+   * is the last one and no positional came before it (`--allow-net tools.ts`: the file).
+   */
+  optionalValue?: boolean;
 }
 
 /** A command definition. */
@@ -77,6 +83,12 @@ export function parseArgs(def: CommandDef<unknown>, argv: string[], prefix = `am
       continue;
     }
     let value = inline;
+    if (value === undefined && spec.optionalValue) {
+      const next = argv[i + 1];
+      const standsAlone =
+        next === undefined || next.startsWith("--") || (i + 2 === argv.length && positionals.length === 0);
+      if (standsAlone) value = "";
+    }
     if (value === undefined) {
       value = argv[++i];
       if (value === undefined) throw new CliError(`${prefix}: --${name} needs a value`, 2);
