@@ -100,6 +100,17 @@ export interface ToolServerArgs extends PermissionFlags {
   watch?: boolean;
 }
 
+/**
+ * `AMBER_REPLY_ORDER_GRACE_MS`: how long a stdio reply waits for the replies to earlier requests
+ * (unset: the loop's default; `0`: every reply leaves as soon as it is ready, for hosts that match
+ * replies by id).
+ */
+export function replyOrderGraceMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env.AMBER_REPLY_ORDER_GRACE_MS?.trim();
+  const value = raw ? Number(raw) : Number.NaN;
+  return Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
 /** Default per-call timeout: a forgotten promise cannot hold a session forever. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
 

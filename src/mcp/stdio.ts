@@ -291,6 +291,8 @@ export interface StdioLoopOptions {
   framing?: Framing;
   /** Runs once, just after the first chunk's items were dispatched (start background work here). */
   afterFirstChunk?: () => void;
+  /** How long a ready reply waits for earlier ones (default {@link REPLY_ORDER_GRACE_MS}; 0: never). */
+  replyOrderGraceMs?: number;
   /**
    * Receives, at start, a function that sends a server-initiated message (a notification) in the
    * connection's framing, between replies.
@@ -300,10 +302,10 @@ export interface StdioLoopOptions {
 
 /**
  * How long a ready reply waits for the replies to earlier requests before it leaves anyway: long
- * enough for an ordinary tool call (a fresh tool host included), short enough that a hanging call
- * never keeps `ping` or `tools/list` from a host.
+ * enough for an ordinary tool call (a fresh sandboxed tool host on a busy machine included), short
+ * enough that a hanging call never keeps `ping` or `tools/list` from a host.
  */
-export const REPLY_ORDER_GRACE_MS = 1000;
+export const REPLY_ORDER_GRACE_MS = 2000;
 
 /**
  * The one stdio loop: decodes, dispatches every item on arrival, and writes the replies in the
@@ -322,6 +324,7 @@ export async function serveStdioLoop(options: StdioLoopOptions): Promise<Framing
     writes = writes.then(() => options.write(text));
     return writes;
   });
+  const grace = options.replyOrderGraceMs ?? REPLY_ORDER_GRACE_MS;
   // One slot per item, in arrival order; `text` is undefined until its answer is in (null: none).
   type Slot = { text?: string | null; sent?: true; timer?: ReturnType<typeof setTimeout> };
   const slots: Slot[] = [];
@@ -340,7 +343,10 @@ export async function serveStdioLoop(options: StdioLoopOptions): Promise<Framing
   const settle = (slot: Slot, reply: unknown) => {
     slot.text = reply === null || reply === undefined ? null : encodeMessage(reply, decoder.framing ?? "ndjson");
     if (slots[0] === slot) flush();
-    else if (slot.text !== null) slot.timer = setTimeout(() => send(slot), REPLY_ORDER_GRACE_MS);
+    else if (slot.text !== null) {
+      if (grace === 0) send(slot);
+      else slot.timer = setTimeout(() => send(slot), grace);
+    }
   };
   const handle = (items: DecodedItem[]) => {
     for (const item of items) {

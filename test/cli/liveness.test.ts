@@ -66,7 +66,11 @@ describe("a connection nothing can block", () => {
   });
 
   it("a cancelled call that cannot settle (a busy loop) takes its tool host with it; the next call gets a fresh one", async () => {
-    const client = new LineClient(bin, ["session", "--sandbox", "tools.ts"], { cwd: dir });
+    // Replies by id (the previous test covers the default, ordered with a grace).
+    const client = new LineClient(bin, ["session", "--sandbox", "tools.ts"], {
+      cwd: dir,
+      env: { AMBER_REPLY_ORDER_GRACE_MS: "0" },
+    });
     client.write(
       `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "hang", arguments: {} } })}\n`,
     );
@@ -93,7 +97,7 @@ describe("a connection nothing can block", () => {
       command: NODE,
       args: [bin, "mcp", "tools.ts"],
       cwd: dir,
-      env: cleanEnv() as Record<string, string>,
+      env: cleanEnv({ AMBER_REPLY_ORDER_GRACE_MS: "0" }) as Record<string, string>,
       stderr: "pipe",
     });
     const client = new Client({ name: "test", version: "1.0.0" });
