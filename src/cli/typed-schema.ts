@@ -305,6 +305,14 @@ async function analyze(
     return undefined;
   };
 
+  /** Whether a value of `schema` may be an object (`any`/`unknown` may; `number | null` may not). */
+  const admitsObject = (schema: Schema): boolean => {
+    if (Array.isArray(schema.anyOf)) return (schema.anyOf as Schema[]).some(admitsObject);
+    if (schema.enum !== undefined || schema.const !== undefined) return false;
+    const type = schema.type;
+    return type === undefined || type === "object" || (Array.isArray(type) && type.includes("object"));
+  };
+
   const hasType = (param: TS.ParameterDeclaration) =>
     param.type !== undefined || ts.getJSDocType(param) !== undefined;
 
@@ -322,8 +330,7 @@ async function analyze(
     if (ts.isObjectBindingPattern(param.name)) return true;
     if (ts.isArrayBindingPattern(param.name)) return false;
     if (!hasType(param)) return true;
-    const type = toSchema(checker.getTypeAtLocation(param), 0, new Set()).type;
-    return type === undefined || type === "object" || (Array.isArray(type) && type.includes("object"));
+    return admitsObject(toSchema(checker.getTypeAtLocation(param), 0, new Set()));
   };
 
   for (const name of names) {
