@@ -341,7 +341,8 @@ export async function serveStdioLoop(options: StdioLoopOptions): Promise<Framing
     }
   };
   const settle = (slot: Slot, reply: unknown) => {
-    slot.text = reply === null || reply === undefined ? null : encodeMessage(reply, decoder.framing ?? "ndjson");
+    slot.text =
+      reply === null || reply === undefined ? null : encodeMessage(reply, decoder.framing ?? "ndjson");
     if (slots[0] === slot) flush();
     else if (slot.text !== null) {
       if (grace === 0) send(slot);
