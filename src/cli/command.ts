@@ -21,6 +21,13 @@ export interface OptionSpec {
   description: string;
   /** Value placeholder in help output. */
   value?: string;
+  /**
+   * A `list` option that may stand alone (`--allow-read` like Deno's: everything of its kind), given
+   * as `""`. It takes no value when the next token is missing or another option; and when no
+   * positional is found at all, the last value such an option took before any positional was the
+   * positional (`--allow-net tools.ts --port 0`: the file).
+   */
+  optionalValue?: boolean;
 }
 
 /** A command definition. */
@@ -48,6 +55,8 @@ const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.to
 export function parseArgs(def: CommandDef<unknown>, argv: string[], prefix = `amber ${def.meta.name}`) {
   const out: Record<string, unknown> = { positionals: [] as string[] };
   const positionals = out.positionals as string[];
+  // The last optional value taken while no positional had been seen (see OptionSpec.optionalValue).
+  let borrowed: { key: string; index: number } | undefined;
   for (let i = 0; i < argv.length; i++) {
     const token = argv[i]!;
     if (token === "--") {
@@ -77,6 +86,12 @@ export function parseArgs(def: CommandDef<unknown>, argv: string[], prefix = `am
       continue;
     }
     let value = inline;
+    if (value === undefined && spec.optionalValue) {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith("--")) value = "";
+      else if (positionals.length === 0)
+        borrowed = { key, index: ((out[key] as string[] | undefined) ?? []).length };
+    }
     if (value === undefined) {
       value = argv[++i];
       if (value === undefined) throw new CliError(`${prefix}: --${name} needs a value`, 2);
@@ -88,6 +103,11 @@ export function parseArgs(def: CommandDef<unknown>, argv: string[], prefix = `am
         throw new CliError(`${prefix}: --${name} needs a non-negative number`, 2);
       out[key] = n;
     } else out[key] = value;
+  }
+  if (positionals.length === 0 && borrowed) {
+    const values = out[borrowed.key] as string[];
+    positionals.push(values[borrowed.index]!);
+    values[borrowed.index] = "";
   }
   return out;
 }

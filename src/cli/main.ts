@@ -55,7 +55,8 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`error: ${message}\n`);
+    // One line, as scripts read it (a JSON parser's message quotes the offending text, newlines too).
+    process.stderr.write(`error: ${message.replace(/\s*[\r\n]+\s*/g, " ")}\n`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   },
 );

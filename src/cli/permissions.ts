@@ -192,13 +192,24 @@ export function buildPolicy(flags: PermissionFlags, cwd: string, alwaysReadable:
   }
   if (flags.denyEnv || file.denyEnv) denied.add("env.read");
   if (flags.denyRun || file.denyRun) denied.add("run.execute");
+  // A grant flag without a value (`""`) grants its whole kind back, like Deno's bare `--allow-read`.
+  const wholeKind: [string[] | undefined, Category[]][] = [
+    [flags.allowRead, ["fs.read"]],
+    [flags.allowWrite, ["fs.write"]],
+    [flags.allowNet, ["net.connect", "net.listen"]],
+    [flags.allowEnv, ["env.read"]],
+    [flags.allowRun, ["run.execute"]],
+  ];
+  for (const [values, categories] of wholeKind)
+    if (values?.includes("")) for (const c of categories) denied.delete(c);
   const canon = (p: string) => canonicalPath(p, cwd);
-  const allowRead = [...(file.allowRead ?? []), ...(flags.allowRead ?? [])].map(canon);
+  const given = (values: string[] | undefined) => (values ?? []).filter((v) => v !== "");
+  const allowRead = [...(file.allowRead ?? []), ...given(flags.allowRead)].map(canon);
   for (const p of alwaysReadable) if (existsSync(p)) allowRead.push(canon(p));
   return {
     denied: ALL_CATEGORIES.filter((c) => denied.has(c)),
     allowRead: [...new Set(allowRead)],
-    allowWrite: [...new Set([...(file.allowWrite ?? []), ...(flags.allowWrite ?? [])].map(canon))],
+    allowWrite: [...new Set([...(file.allowWrite ?? []), ...given(flags.allowWrite)].map(canon))],
     allowNet: [...new Set([...splitList(file.allowNet), ...splitList(flags.allowNet)])],
     allowEnv: [...new Set([...splitList(file.allowEnv), ...splitList(flags.allowEnv)])],
     allowRun: [...new Set([...splitList(file.allowRun), ...splitList(flags.allowRun)])],

@@ -25,11 +25,36 @@ import { checkArguments, compileResultCheck } from "./validate-args.ts";
 /** The permission options every command takes. */
 export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
   sandbox: { type: "boolean", description: "deny file, network, environment and process access" },
-  "allow-read": { type: "list", value: "PATH", description: "grant reading PATH (a directory is a jail)" },
-  "allow-write": { type: "list", value: "PATH", description: "grant writing PATH" },
-  "allow-net": { type: "list", value: "HOST", description: "grant network access to HOST[:PORT]" },
-  "allow-env": { type: "list", value: "NAME", description: "grant reading environment variable NAME" },
-  "allow-run": { type: "list", value: "CMD", description: "grant running CMD" },
+  "allow-read": {
+    type: "list",
+    value: "[PATH]",
+    optionalValue: true,
+    description: "grant reading PATH (a directory is a jail; no PATH: every file)",
+  },
+  "allow-write": {
+    type: "list",
+    value: "[PATH]",
+    optionalValue: true,
+    description: "grant writing PATH (no PATH: every file)",
+  },
+  "allow-net": {
+    type: "list",
+    value: "[HOST]",
+    optionalValue: true,
+    description: "grant network access to HOST[:PORT] (no HOST: any)",
+  },
+  "allow-env": {
+    type: "list",
+    value: "[NAME]",
+    optionalValue: true,
+    description: "grant reading environment variable NAME (no NAME: all)",
+  },
+  "allow-run": {
+    type: "list",
+    value: "[CMD]",
+    optionalValue: true,
+    description: "grant running CMD (no CMD: any program)",
+  },
   "deny-fs": { type: "boolean", description: "deny file access" },
   "deny-net": { type: "boolean", description: "deny network access" },
   "deny-env": { type: "boolean", description: "deny environment access" },
@@ -73,6 +98,17 @@ export interface ToolServerArgs extends PermissionFlags {
   typed?: boolean;
   untyped?: boolean;
   watch?: boolean;
+}
+
+/**
+ * `AMBER_REPLY_ORDER_GRACE_MS`: how long a stdio reply waits for the replies to earlier requests
+ * (unset: the loop's default; `0`: every reply leaves as soon as it is ready, for hosts that match
+ * replies by id).
+ */
+export function replyOrderGraceMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env.AMBER_REPLY_ORDER_GRACE_MS?.trim();
+  const value = raw ? Number(raw) : Number.NaN;
+  return Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
 /** Default per-call timeout: a forgotten promise cannot hold a session forever. */

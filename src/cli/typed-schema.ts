@@ -48,7 +48,7 @@ interface CacheEntry {
 }
 
 /** Bumped when the analysis changes shape, so entries of an older CLI build are not reused. */
-const ANALYSIS_FORMAT = 2;
+const ANALYSIS_FORMAT = 3;
 
 const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
@@ -305,10 +305,23 @@ async function analyze(
     return undefined;
   };
 
+  /** Whether a value of `schema` may be an object (`any`/`unknown` may; `number | null` may not). */
+  const admitsObject = (schema: Schema): boolean => {
+    if (Array.isArray(schema.anyOf)) return (schema.anyOf as Schema[]).some(admitsObject);
+    if (schema.enum !== undefined || schema.const !== undefined) return false;
+    const type = schema.type;
+    return type === undefined || type === "object" || (Array.isArray(type) && type.includes("object"));
+  };
+
   const hasType = (param: TS.ParameterDeclaration) =>
     param.type !== undefined || ts.getJSDocType(param) !== undefined;
 
-  /** The single-object form: one parameter that is a destructuring object, untyped, or object-typed. */
+  /**
+   * The single-object form (the contract's: the tool gets `arguments` itself): one parameter that
+   * is a destructuring object, untyped, or of a type that admits an object — `any`, `unknown`,
+   * `object`, a union of object types. Only a type that excludes objects (`number`, `string[]`,
+   * …) makes a lone parameter positional.
+   */
   const takesOneObject = (fn: TS.FunctionDeclaration): boolean => {
     if (fn.parameters.length === 0) return true;
     if (fn.parameters.length > 1) return false;
@@ -317,7 +330,7 @@ async function analyze(
     if (ts.isObjectBindingPattern(param.name)) return true;
     if (ts.isArrayBindingPattern(param.name)) return false;
     if (!hasType(param)) return true;
-    return toSchema(checker.getTypeAtLocation(param), 0, new Set()).type === "object";
+    return admitsObject(toSchema(checker.getTypeAtLocation(param), 0, new Set()));
   };
 
   for (const name of names) {

@@ -291,6 +291,8 @@ export interface StdioLoopOptions {
   framing?: Framing;
   /** Runs once, just after the first chunk's items were dispatched (start background work here). */
   afterFirstChunk?: () => void;
+  /** How long a ready reply waits for earlier ones (default {@link REPLY_ORDER_GRACE_MS}; 0: never). */
+  replyOrderGraceMs?: number;
   /**
    * Receives, at start, a function that sends a server-initiated message (a notification) in the
    * connection's framing, between replies.
@@ -299,11 +301,19 @@ export interface StdioLoopOptions {
 }
 
 /**
- * The one stdio loop: decodes, dispatches every item on arrival, and writes each reply in the
- * connection's framing as soon as it is ready — a slow request never holds back the answers to the
- * ones after it, so replies may leave out of request order (JSON-RPC matches them by id). Writes
- * never interleave. At the end of input it waits for the answers in flight. Resolves with the
- * framing that was used.
+ * How long a ready reply waits for the replies to earlier requests before it leaves anyway: long
+ * enough for an ordinary tool call (a fresh sandboxed tool host on a busy machine included), short
+ * enough that a hanging call never keeps `ping` or `tools/list` from a host.
+ */
+export const REPLY_ORDER_GRACE_MS = 2000;
+
+/**
+ * The one stdio loop: decodes, dispatches every item on arrival, and writes the replies in the
+ * connection's framing in request order — scripts read replies by position (the original runtime
+ * answered one line at a time), so a reply waits for the earlier ones; one held back longer than
+ * {@link REPLY_ORDER_GRACE_MS} by a slow request leaves anyway (JSON-RPC matches replies by id),
+ * so nothing blocks the connection. Writes never interleave. At the end of input it waits for the
+ * answers in flight. Resolves with the framing that was used.
  */
 export async function serveStdioLoop(options: StdioLoopOptions): Promise<Framing | undefined> {
   const decoder = new StdioDecoder({ maxFrameBytes: options.maxFrameBytes, framing: options.framing });
@@ -314,16 +324,38 @@ export async function serveStdioLoop(options: StdioLoopOptions): Promise<Framing
     writes = writes.then(() => options.write(text));
     return writes;
   });
+  const grace = options.replyOrderGraceMs ?? REPLY_ORDER_GRACE_MS;
+  // One slot per item, in arrival order; `text` is undefined until its answer is in (null: none).
+  type Slot = { text?: string | null; sent?: true; timer?: ReturnType<typeof setTimeout> };
+  const slots: Slot[] = [];
+  const send = (slot: Slot) => {
+    slot.sent = true;
+    clearTimeout(slot.timer);
+    const text = slot.text;
+    if (text) writes = writes.then(() => options.write(text));
+  };
+  const flush = () => {
+    while (slots.length > 0 && slots[0]!.text !== undefined) {
+      const slot = slots.shift()!;
+      if (!slot.sent) send(slot);
+    }
+  };
+  const settle = (slot: Slot, reply: unknown) => {
+    slot.text =
+      reply === null || reply === undefined ? null : encodeMessage(reply, decoder.framing ?? "ndjson");
+    if (slots[0] === slot) flush();
+    else if (slot.text !== null) {
+      if (grace === 0) send(slot);
+      else slot.timer = setTimeout(() => send(slot), grace);
+    }
+  };
   const handle = (items: DecodedItem[]) => {
     for (const item of items) {
+      const slot: Slot = {};
+      slots.push(slot);
       const done = options.answer(item).then(
-        (reply) => {
-          if (reply === null || reply === undefined) return;
-          const text = encodeMessage(reply, decoder.framing ?? "ndjson");
-          writes = writes.then(() => options.write(text));
-          return writes;
-        },
-        () => undefined,
+        (reply) => settle(slot, reply),
+        () => settle(slot, null),
       );
       inFlight.add(done);
       void done.finally(() => inFlight.delete(done));

@@ -206,7 +206,8 @@ export function readText({ path }: { path: string }) {
     ["directory entry", { "d/x": "" }, ["d"], "entry must be a file:"],
     [
       "unparsable manifest",
-      { "t.ts": "", "tools.json": "{nope" },
+      // A file ends with a newline, which the JSON parser's message quotes: still one stderr line.
+      { "t.ts": "", "tools.json": "not json\n" },
       ["t.ts"],
       "Failed to parse tools manifest",
     ],
@@ -246,7 +247,7 @@ export function readText({ path }: { path: string }) {
     ],
     [
       "unparsable policy",
-      { "t.ts": "export function f() {}\n", "p.json": "{" },
+      { "t.ts": "export function f() {}\n", "p.json": "not json\n" },
       ["--permission-policy", "p.json", "t.ts"],
       "Failed to parse permission policy",
     ],

@@ -42,7 +42,11 @@ describe("a connection nothing can block", () => {
   afterAll(() => cleanup());
 
   it("session answers ping and tools/list while a call never settles; cancelling it frees the session", async () => {
-    const client = new LineClient(bin, ["session", "tools.ts"], { cwd: dir });
+    // Replies wait for earlier ones at most the grace (2 s by default; 50 ms here, set as a host would).
+    const client = new LineClient(bin, ["session", "tools.ts"], {
+      cwd: dir,
+      env: { AMBER_REPLY_ORDER_GRACE_MS: "50" },
+    });
     client.write(
       `${JSON.stringify({ jsonrpc: "2.0", id: "h", method: "tools/call", params: { name: "hang", arguments: {} } })}\n`,
     );
@@ -66,7 +70,11 @@ describe("a connection nothing can block", () => {
   });
 
   it("a cancelled call that cannot settle (a busy loop) takes its tool host with it; the next call gets a fresh one", async () => {
-    const client = new LineClient(bin, ["session", "--sandbox", "tools.ts"], { cwd: dir });
+    // Replies as soon as ready (the previous test covers the grace).
+    const client = new LineClient(bin, ["session", "--sandbox", "tools.ts"], {
+      cwd: dir,
+      env: { AMBER_REPLY_ORDER_GRACE_MS: "0" },
+    });
     client.write(
       `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "hang", arguments: {} } })}\n`,
     );
@@ -93,7 +101,7 @@ describe("a connection nothing can block", () => {
       command: NODE,
       args: [bin, "mcp", "tools.ts"],
       cwd: dir,
-      env: cleanEnv() as Record<string, string>,
+      env: cleanEnv({ AMBER_REPLY_ORDER_GRACE_MS: "0" }) as Record<string, string>,
       stderr: "pipe",
     });
     const client = new Client({ name: "test", version: "1.0.0" });

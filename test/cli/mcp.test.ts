@@ -97,6 +97,24 @@ describe("amber mcp", () => {
     expect(await client.close()).toBe(0);
   });
 
+  it("answers frames sent together in request order, notifications unanswered", () => {
+    const input = [
+      { id: 1, method: "initialize", params: {} },
+      { method: "notifications/initialized" },
+      { id: 2, method: "ping" },
+      { id: 3, method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } },
+      { id: 4, method: "tools/list" },
+      { id: 5, method: "resources/list" },
+    ]
+      .map((m) => frame({ jsonrpc: "2.0", ...m }))
+      .join("");
+    const result = runCli(bin, ["mcp", "--untyped", "tools.ts"], { cwd: dir, input });
+    expect(result.status).toBe(0);
+    const bodies = result.stdout.split(/Content-Length: \d+\r\n\r\n/).slice(1);
+    expect(bodies.map((b) => JSON.parse(b).id)).toEqual([1, 2, 3, 4, 5]);
+    expect(JSON.parse(bodies[2]!).result).toEqual({ content: [{ type: "text", text: "3" }], isError: false });
+  });
+
   it("accepts a lower-case content-length header", async () => {
     const client = new LineClient(bin, ["mcp", "tools.ts"], { cwd: dir });
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });

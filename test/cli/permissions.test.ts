@@ -1,6 +1,8 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { type CommandDef, parseArgs } from "../../src/cli/command.ts";
+import { sessionCommand } from "../../src/cli/commands/session.ts";
 import { allowAllPolicy, buildPolicy, canonicalPath, decide, isWithin } from "../../src/cli/permissions.ts";
 import { nodePermissionArgs } from "../../src/cli/sandbox/node-flags.ts";
 import { scratch } from "./helpers.ts";
@@ -110,5 +112,35 @@ describe("permission policy", () => {
       "--allow-fs-write=*",
       "--allow-child-process",
     ]);
+  });
+});
+
+describe("grant flags without a value", () => {
+  const parse = (argv: string[]) => parseArgs(sessionCommand as CommandDef<unknown>, argv);
+  it("stand alone before another option or at the end, and never take the tool file", () => {
+    expect(parse(["--sandbox", "--allow-read", "data", "t.ts"])).toMatchObject({
+      allowRead: ["data"],
+      positionals: ["t.ts"],
+    });
+    expect(parse(["--allow-read", "--allow-env", "t.ts"])).toMatchObject({
+      allowRead: [""],
+      allowEnv: [""],
+      positionals: ["t.ts"],
+    });
+    expect(parse(["--allow-net", "t.ts", "--timeout", "5"])).toMatchObject({
+      allowNet: [""],
+      positionals: ["t.ts"],
+    });
+    expect(parse(["t.ts", "--allow-run"])).toMatchObject({ allowRun: [""], positionals: ["t.ts"] });
+    expect(parse(["t.ts", "--allow-write", "out"])).toMatchObject({ allowWrite: ["out"] });
+  });
+
+  it("grant their whole kind back under --sandbox", () => {
+    const policy = buildPolicy({ sandbox: true, allowRead: [""], allowNet: [""] }, "/");
+    expect(policy.denied).toEqual(["fs.write", "env.read", "run.execute"]);
+    expect(policy.allowRead).toEqual([]);
+    expect(decide(policy, "FileSystem", "Read", "/etc/hostname")).toBe("Allow");
+    expect(decide(policy, "Network", "Listen", "127.0.0.1:80")).toBe("Allow");
+    expect(decide(policy, "FileSystem", "Write", "/tmp/x")).toBe("Deny");
   });
 });

@@ -28,6 +28,13 @@ export function reallyQuit() { process.reallyExit(4); }
 export function abort() { process.abort(); }
 export function lateThrow() { setTimeout(() => { throw new Error("late"); }, 0); return new Promise(() => {}); }
 export function bigint() { return 10n; }
+export function echoAny(input: any) { return input; }
+export function echoUnknown(input: unknown) { return input; }
+export function echoUnion(input: { a: number } | { b: string }) { return input; }
+export function square(n: number) { return n * n; }
+export function readOut({ path }: { path: string }) { return require("node:fs").readFileSync(path, "utf8"); }
+export function writeOut({ path }: { path: string }) { require("node:fs").writeFileSync(path, "x"); }
+export function envVar({ name }: { name: string }) { return process.env[name] ?? null; }
 export function chatty() { console.log("to stdout?"); process.stdout.write("raw"); console.error("to stderr"); return "quiet"; }
 `;
 
@@ -116,6 +123,64 @@ describe("amber session", () => {
     client.write('{"id":8,"method":"ping"}\n');
     expect(JSON.parse(await client.nextLine())).toEqual({ jsonrpc: "2.0", id: 8, result: {} });
     await client.close();
+  });
+
+  it("answers in request order, whatever each request costs (scripts read replies by position)", () => {
+    const requests = [
+      { id: 1, method: "initialize", params: {} },
+      { id: 2, method: "ping" },
+      { id: 3, method: "tools/call", params: { name: "counter", arguments: {} } },
+      { id: 4, method: "tools/list" },
+      "not json",
+      { id: 6 },
+      { id: 7, method: "no/such" },
+      { id: 8, method: "tools/call", params: { name: "boom", arguments: {} } },
+      { id: 9, method: "resources/templates/list" },
+      // A lone parameter that admits an object takes `arguments` itself; `number` is positional.
+      { id: 10, method: "tools/call", params: { name: "echoAny", arguments: { x: 1 } } },
+      { id: 11, method: "tools/call", params: { name: "echoUnknown", arguments: { x: 2 } } },
+      { id: 12, method: "tools/call", params: { name: "echoUnion", arguments: { a: 3 } } },
+      { id: 13, method: "tools/call", params: { name: "square", arguments: { n: 4 } } },
+    ];
+    const input = requests.map((r) => (typeof r === "string" ? r : JSON.stringify({ jsonrpc: "2.0", ...r })));
+    const result = runCli(bin, ["session", "tools.ts"], { cwd: dir, input: `${input.join("\n")}\n` });
+    expect(result.status).toBe(0);
+    const lines = result.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.id)).toEqual([1, 2, 3, 4, null, 6, 7, 8, 9, 10, 11, 12, 13]);
+    expect(lines.map((l) => l.error?.code ?? "ok")).toEqual([
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      -32700,
+      -32600,
+      -32601,
+      -32000,
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+    ]);
+    expect(lines.slice(9).map((l) => l.result)).toEqual([{ x: 1 }, { x: 2 }, { a: 3 }, 16]);
+  });
+
+  it("a grant flag without a value grants its whole kind, even just before the file", async () => {
+    const outside = scratch({ "secret.txt": "outside" });
+    const client = new LineClient(bin, ["session", "--sandbox", "--allow-read", "--allow-env", "tools.ts"], {
+      cwd: dir,
+      env: { AMBER_AUDIT_PROBE: "seen" },
+    });
+    expect((await client.call("readOut", { path: join(outside, "secret.txt") })).result).toBe("outside");
+    expect((await client.call("envVar", { name: "AMBER_AUDIT_PROBE" })).result).toBe("seen");
+    expect((await client.call("writeOut", { path: join(outside, "new.txt") })).error).toEqual({
+      code: -32000,
+      message: `permission denied: FileSystem Write ${join(outside, "new.txt")}`,
+    });
+    expect(await client.close()).toBe(0);
   });
 
   it("keeps module state between calls by default and resets it with --isolate-per-call", async () => {

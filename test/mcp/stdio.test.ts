@@ -3,11 +3,13 @@ import { describe, expect, it } from "vitest";
 import {
   createMcpHandlers,
   type DecodedItem,
+  dispatch,
   encodeMessage,
   INVALID_REQUEST,
   PARSE_ERROR,
   StdioDecoder,
   serveStdio,
+  serveStdioLoop,
 } from "../../src/mcp/index.ts";
 
 const enc = new TextEncoder();
@@ -282,7 +284,27 @@ describe("serveStdio", () => {
     expect(out.every((s) => s.endsWith("\n") && s.indexOf("\n") === s.length - 1)).toBe(true);
   });
 
-  it("answers a request while an earlier one is still running (replies leave when ready)", async () => {
+  it("writes replies in request order: a fast reply waits for a slower earlier one", async () => {
+    const out: string[] = [];
+    let release: () => void = () => {};
+    await serveStdioLoop({
+      read: (async function* () {
+        yield enc.encode('{"id":1,"slow":true}\n{"id":2}\n');
+        release();
+      })(),
+      write: (s) => {
+        out.push(s);
+      },
+      answer: async (item) => {
+        const message = (item as { message: { id: number; slow?: boolean } }).message;
+        if (message.slow) await new Promise<void>((resolve) => (release = resolve));
+        return { jsonrpc: "2.0", id: message.id, result: {} };
+      },
+    });
+    expect(out.map((s) => JSON.parse(s).id)).toEqual([1, 2]);
+  });
+
+  it("answers a request while an earlier one is still running, once the grace is over", async () => {
     let release: () => void = () => {};
     const slow = createMcpHandlers<null>({
       serverInfo: { name: "s", version: "1" },
@@ -292,7 +314,7 @@ describe("serveStdio", () => {
       },
     });
     const out: string[] = [];
-    const done = serveStdio({
+    const done = serveStdioLoop({
       read: (async function* () {
         yield enc.encode('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}\n');
         yield enc.encode('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
@@ -302,8 +324,8 @@ describe("serveStdio", () => {
       write: (s) => {
         out.push(s);
       },
-      handlers: slow,
-      ctx: null,
+      answer: async (item) => ("error" in item ? null : dispatch(item.message, slow, null)),
+      replyOrderGraceMs: 10,
     });
     await done;
     expect(out.map((s) => JSON.parse(s).id)).toEqual([2, 1]);

@@ -22,6 +22,7 @@ import {
   loadTools,
   MODEL_FACING_OPTIONS,
   openToolServer,
+  replyOrderGraceMs,
   resolveEntry,
   SERVER_INFO,
   type ToolServer,
@@ -129,6 +130,7 @@ export const mcpCommand = defineCommand<McpArgs>({
       read: process.stdin,
       write: writeStdout,
       afterFirstChunk: warm,
+      replyOrderGraceMs: replyOrderGraceMs(),
       connect: (send) => {
         notify = send;
       },

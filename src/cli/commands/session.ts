@@ -20,6 +20,7 @@ import { CallRegistry, type Tracked } from "../cancellation.ts";
 import { defineCommand } from "../command.ts";
 import {
   openToolServer,
+  replyOrderGraceMs,
   SERVER_INFO,
   TOOL_SERVER_OPTIONS,
   type ToolServer,
@@ -129,6 +130,7 @@ export const sessionCommand = defineCommand<ToolServerArgs>({
       read: process.stdin,
       write: writeStdout,
       afterFirstChunk: warm,
+      replyOrderGraceMs: replyOrderGraceMs(),
       answer: (item) => answerLine(item, handlers, calls),
       framing: "ndjson",
     });
