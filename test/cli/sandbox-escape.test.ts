@@ -4,11 +4,12 @@
  * the audit log, and leave the session answering.
  */
 
+import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { buildTestCli, cleanEnv, LineClient, NODE, scratch } from "./helpers.ts";
 
 const SECRET = "s3cr3t-value-42";
 
@@ -139,6 +140,63 @@ const ATTEMPTS: [string, string][] = [
   ["bufferBomb", "memory"],
   ["exitProcess", "contained"],
   ["crashProcess", "contained"],
+];
+
+/**
+ * Routes a red-team audit found, run with a granted program (so Node lets the host start children):
+ * sync spawns whose shell Node reads from where the broker did not look or resolves through the
+ * tool's `env.PATH`; the host's channel key read from a heap snapshot; writes to the channel (fd 3)
+ * through handles and fast paths the fd functions never see; a result too large to buffer.
+ */
+const REDTEAM = `
+const fs = require("node:fs");
+const cp = require("node:child_process");
+const OUT = __OUT__;
+const FORGED = '{"t":"check","kind":"Network","action":"Connect","resource":"forged.invalid:1"}\\n';
+export function shellAfterNullArgs() { return String(cp.spawnSync("true", null, { shell: OUT + "/evil" }).stdout); }
+export function shellAfterUndefinedArgs() { return String(cp.execFileSync("true", undefined, { shell: OUT + "/evil" })); }
+export function fileBeforeCallback() { return String(cp.execFileSync(OUT + "/evil", () => {}, { shell: "true" })); }
+export function execSyncShellByToolPath() { return String(cp.execSync("echo inner", { shell: "true", env: { PATH: OUT } })); }
+export function spawnSyncShellByToolPath() { return String(cp.spawnSync("echo inner", [], { shell: "true", env: { PATH: OUT } }).stdout); }
+export function heapSnapshot() { require("node:v8").getHeapSnapshot(); return "taken"; }
+export function v8Flags() { require("node:v8").setFlagsFromString("--allow-natives-syntax"); return "set"; }
+export function channelByWriteFile() { fs.writeFileSync(3, FORGED); return "written"; }
+export function channelByAppendFile() { fs.appendFileSync(3, FORGED); return "written"; }
+export function callsByReadFile() { return fs.readFileSync(4, "utf8"); }
+export function channelByTty() { new (require("node:tty").WriteStream)(3).write(FORGED); return "written"; }
+export function channelByPipeHandle() {
+  const pipe = new process.stdout._handle.constructor(0);
+  pipe.open(3);
+  new (require("node:net").Socket)({ handle: pipe, readable: false }).write(FORGED);
+  return "written";
+}
+export function channelByUdpHandle() {
+  const socket = require("node:dgram").createSocket("udp4");
+  const state = Object.getOwnPropertySymbols(socket).find((k) => k.description === "state symbol");
+  socket[state].handle.open({ valueOf: () => 3 });
+  return "opened";
+}
+export function hugeResult() { return "x".repeat(16 * 1024 * 1024); }
+export function add({ a, b }) { return a + b; }
+`;
+
+// [tool, what it must end with]
+const REDTEAM_ATTEMPTS: [string, RegExp | string][] = [
+  ["shellAfterNullArgs", /^permission denied: Process Execute .*\/out\/evil$/],
+  ["shellAfterUndefinedArgs", /^permission denied: Process Execute .*\/out\/evil$/],
+  ["fileBeforeCallback", /^permission denied: Process Execute .*\/out\/evil$/],
+  // The granted `true` runs (prints nothing), not the tool's `true` on its own PATH.
+  ["execSyncShellByToolPath", ""],
+  ["spawnSyncShellByToolPath", ""],
+  ["heapSnapshot", "permission denied: Process Execute v8.getHeapSnapshot"],
+  ["v8Flags", "permission denied: Process Execute v8.setFlagsFromString"],
+  ["channelByWriteFile", "permission denied: FileSystem Write fd:3"],
+  ["channelByAppendFile", "permission denied: FileSystem Write fd:3"],
+  ["callsByReadFile", "permission denied: FileSystem Write fd:4"],
+  ["channelByTty", "permission denied: FileSystem Write fd:3"],
+  ["channelByPipeHandle", "permission denied: FileSystem Write fd:3"],
+  ["channelByUdpHandle", "permission denied: FileSystem Write fd:3"],
+  ["hugeResult", "tool result is larger than 16 MiB"],
 ];
 
 describe("sandbox escape suite", () => {
@@ -338,6 +396,95 @@ export function runWithPath() {
     await named.close();
     const audit = readFileSync(join(dir, "names.jsonl"), "utf8");
     expect(audit).toContain(`"resource":"127.0.0.1:${port}","decision":"Allow"`);
+  });
+
+  it("red-team routes: shells Node reads elsewhere, the channel key, writes to the channel, huge results", async () => {
+    writeFileSync(join(dir, "jail/out/evil"), "#!/bin/sh\necho PWNED\n", { mode: 0o755 });
+    writeFileSync(join(dir, "jail/out/true"), "#!/bin/sh\necho PWNED\n", { mode: 0o755 });
+    writeFileSync(join(dir, "redteam.js"), REDTEAM.replace("__OUT__", JSON.stringify(join(dir, "jail/out"))));
+    const session = new LineClient(
+      bin,
+      [
+        "session",
+        "--sandbox",
+        "--allow-read",
+        "jail",
+        "--allow-write",
+        "jail/out",
+        "--allow-run",
+        "true",
+        "--audit-log",
+        "redteam.jsonl",
+        "redteam.js",
+      ],
+      { cwd: dir },
+    );
+    try {
+      for (const [tool, expected] of REDTEAM_ATTEMPTS) {
+        const response = await session.call(tool);
+        expect(JSON.stringify(response), tool).not.toContain("PWNED");
+        if (expected === "") expect(response.result, tool).toBe("");
+        else expect((response.error as { message?: string })?.message, tool).toMatch(expected);
+        expect((await session.call("add", { a: 20, b: 22 })).result, `after ${tool}`).toBe(42);
+      }
+    } finally {
+      await session.close();
+    }
+    const audit = readFileSync(join(dir, "redteam.jsonl"), "utf8");
+    expect(audit).not.toContain("forged.invalid");
+    expect(audit).not.toMatch(/out\/(evil|true)","decision":"Allow"/);
+  });
+
+  it("the host takes only the answer to its own check (an answer to a forged check is skipped)", async () => {
+    // Plays the CLI against the built host: an answer is already waiting on the answer pipe (as
+    // after a check forged with a stolen key) when the host asks; it must wait for its own.
+    const host = spawn(NODE, ["--frozen-intrinsics", join(dirname(bin), "tool-host.mjs")], {
+      env: cleanEnv({ AMBER_PROBE: "leaked" }),
+      stdio: ["ignore", "ignore", "ignore", "pipe", "pipe", "pipe"],
+    });
+    const [, , , out, calls, answers] = host.stdio as unknown as [
+      null,
+      null,
+      null,
+      NodeJS.ReadableStream,
+      NodeJS.WritableStream,
+      NodeJS.WritableStream,
+    ];
+    const lines: Record<string, unknown>[] = [];
+    let waiter: (() => void) | undefined;
+    let rest = "";
+    out.on("data", (chunk: Buffer) => {
+      rest += chunk.toString();
+      for (let nl = rest.indexOf("\n"); nl !== -1; nl = rest.indexOf("\n")) {
+        lines.push(JSON.parse(rest.slice(0, nl)) as Record<string, unknown>);
+        rest = rest.slice(nl + 1);
+      }
+      waiter?.();
+    });
+    const next = async (t: string) => {
+      for (;;) {
+        const found = lines.findIndex((l) => l.t === t);
+        if (found !== -1) return lines.splice(found, 1)[0]!;
+        await new Promise<void>((resolve) => (waiter = resolve));
+      }
+    };
+    const code = 'exports.probe = () => process.env.AMBER_PROBE ?? "unset";';
+    calls.write(
+      `${JSON.stringify({ t: "init", key: "k", broker: true, fsRestricted: false, noWorkers: true, code, filename: join(dir, "probe.js") })}\n`,
+    );
+    expect(await next("ready")).toMatchObject({ k: "k", t: "ready" });
+    answers.write(`${JSON.stringify({ d: "Allow", r: "AMBER_PROBE" })}\n`);
+    answers.write(`${JSON.stringify({ n: "0.0", d: "Allow", r: "AMBER_PROBE" })}\n`);
+    calls.write(`${JSON.stringify({ t: "call", id: 1, name: "probe", args: {} })}\n`);
+    const check = await next("check");
+    expect(check).toMatchObject({ kind: "Environment", action: "Read", resource: "AMBER_PROBE" });
+    answers.write(`${JSON.stringify({ n: check.n, d: "Deny", r: "AMBER_PROBE" })}\n`);
+    expect(await next("result")).toMatchObject({
+      id: 1,
+      ok: false,
+      error: "permission denied: Environment Read AMBER_PROBE",
+    });
+    host.kill();
   });
 
   it("never reached the local server, wrote nothing outside the jail, and leaked no secret", async () => {

@@ -3,8 +3,8 @@
  * forwarded to the CLI (`ask`), which decides, audits and answers; the broker enforces the answer.
  * It patches the real Node built-ins in place
  * (fs sync/callback/promises/streams, net/tls/http via `net.Socket#connect` and `net.Server#listen`,
- * dgram, dns, child_process, worker_threads, inspector, wasi, `process.env`, `process.binding`,
- * `process.dlopen`, `process.kill`, `module.register`) so every route to them — `require`, dynamic
+ * dgram, dns, child_process, worker_threads, inspector, wasi, v8 heap snapshots and flags,
+ * `process.env`, `process.binding`, `process.dlopen`, `process.kill`, `module.register`) so every route to them — `require`, dynamic
  * `import()`, `createRequire`, or `this.constructor.constructor("return process")()` — reaches the
  * same checked functions, and hooks the TCP and pipe handles so the address a socket really dials
  * (after any name lookup, whatever the arguments looked like) is checked too. Node's own permission
@@ -20,6 +20,7 @@ import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
+import v8 from "node:v8";
 import wasi from "node:wasi";
 import workerThreads from "node:worker_threads";
 import {
@@ -56,7 +57,7 @@ function ownerOf(handle: object): { destroy?: (error: Error) => void } | undefin
  * had — is what the CLI decides on. A refusal destroys the socket with the broker's error and the
  * native connect never runs; the prototypes are frozen afterwards.
  */
-function hookDial(ask: Ask): void {
+function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
   const probe = (options: object) => {
     const socket = new net.Socket();
     socket.on("error", () => {});
@@ -144,10 +145,50 @@ function hookDial(ask: Ask): void {
   hookUdp("connect6", "Connect", (a) => v6(a[0], a[1]));
   hookUdp("bind", "Listen", (a) => v4(a[0], a[1]));
   hookUdp("bind6", "Listen", (a) => v6(a[0], a[1]));
+  // Tool code can wrap one of the host's own pipes in a handle of its own (`tty.WriteStream(3)`,
+  // a Pipe or TCP handle's `open(3)`): every stream write asks the handle's real descriptor first.
+  const stream = pipe ? (Object.getPrototypeOf(pipe) as Target) : undefined;
+  const fdOf = stream ? Reflect.getOwnPropertyDescriptor(stream, "fd")?.get : undefined;
+  for (const name of STREAM_WRITES) {
+    const original = stream?.[name];
+    if (!stream || !fdOf || typeof original !== "function") continue;
+    Reflect.defineProperty(stream, name, {
+      value: function (this: object, ...args: unknown[]) {
+        guardFd(Reflect.apply(fdOf, this, []));
+        return Reflect.apply(original as AnyFunction, this, args);
+      },
+      writable: false,
+      configurable: false,
+    });
+  }
+  // A UDP handle takes a descriptor only through `open`: checked with the number it will get.
+  const udpOpen = udp?.open;
+  if (udp && typeof udpOpen === "function") {
+    Reflect.defineProperty(udp, "open", {
+      value: function (this: object, fd: unknown) {
+        const number = Number(fd) | 0;
+        guardFd(number);
+        return Reflect.apply(udpOpen as AnyFunction, this, [number]);
+      },
+      writable: false,
+      configurable: false,
+    });
+  }
   if (udp) Object.freeze(udp);
   if (tcp) Object.freeze(tcp);
   if (pipe) Object.freeze(pipe);
 }
+
+/** The write methods of Node's stream handles (Pipe, TCP, TTY share them). */
+const STREAM_WRITES = [
+  "writeBuffer",
+  "writev",
+  "writeAsciiString",
+  "writeUtf8String",
+  "writeUcs2String",
+  "writeLatin1String",
+  "shutdown",
+];
 
 // Captured before anything is patched: the broker's own file-system access.
 const realpathOriginal = fs.realpathSync.bind(fs);
@@ -165,12 +206,17 @@ export function installBroker(
   ask: Ask,
   options: { reserved: number[]; fsRestricted: boolean; noWorkers: boolean },
 ): void {
-  // First, while net.Socket#connect is still Node's own.
-  hookDial(ask);
   const check = (kind: PermissionKind, action: PermissionAction, resource: string, forceDeny = false) => {
     const answer = ask(kind, action, resource, forceDeny ? { denied: true } : undefined);
     if (answer.d === "Deny") throw new PermissionDeniedError(kind, action, answer.r);
   };
+  // The host's own pipes: tool code may neither write to them, read them nor close them.
+  const reserved = new Set(options.reserved);
+  const guardFd = (fd: unknown) => {
+    if (typeof fd === "number" && reserved.has(fd)) check("FileSystem", "Write", `fd:${fd}`, true);
+  };
+  // First, while net.Socket#connect is still Node's own.
+  hookDial(ask, guardFd);
   /** Refuses without auditing an allowed outcome (a later, lower check audits what really happens). */
   const refuseIfDenied = (kind: PermissionKind, action: PermissionAction, resource: string) => {
     const answer = ask(kind, action, resource, { peek: true });
@@ -185,6 +231,9 @@ export function installBroker(
     return null;
   };
   const checkPath = (value: unknown, action: "Read" | "Write") => {
+    // `readFile`, `writeFile`, `appendFile` also take a descriptor (Node 22 writes a string to it
+    // straight from C++, past every fd function).
+    if (typeof value === "number") guardFd(value);
     const path = toPath(value);
     if (path === null) return;
     let resource: string;
@@ -310,11 +359,6 @@ export function installBroker(
         checkPath(a[1], "Write");
       });
     }
-  };
-  // The host's own pipes: tool code may neither write to them, read them nor close them.
-  const reserved = new Set(options.reserved);
-  const guardFd = (fd: unknown) => {
-    if (typeof fd === "number" && reserved.has(fd)) check("FileSystem", "Write", `fd:${fd}`, true);
   };
   const FD_FUNCTIONS = [
     "close",
@@ -548,13 +592,21 @@ export function installBroker(
       ? { ...(o as Record<string, unknown>) }
       : undefined;
   };
-  // Synchronous spawns do not go through ChildProcess#spawn: check them at the top.
+  // Synchronous spawns do not go through ChildProcess#spawn: check them at the top, reading the
+  // arguments as Node does — `(file, args, options)`, options second when `args` is a non-array
+  // object, none after a function (`execFileSync(file, cb, {shell})` ignores the third), else third
+  // (`spawnSync(file, null, {shell})` reads it) — and run exactly the executable the CLI resolved,
+  // the shell included (a shell name would go through the tool's `env.PATH`).
+  const syncOptionsIndex = (a: unknown[]) => {
+    if (typeof a[1] === "function") return -1;
+    return typeof a[1] === "object" && a[1] !== null && !isArray(a[1]) ? 1 : 2;
+  };
   for (const name of ["spawnSync", "execFileSync"]) {
     wrap(cp, name, (a) => {
-      const index = isArray(a[1]) ? 2 : 1;
+      const index = syncOptionsIndex(a);
       const o = optionsAt(a, index);
       if (o?.shell) {
-        program(shellOf(o.shell));
+        o.shell = program(shellOf(o.shell));
         a[index] = o;
         return;
       }
@@ -563,9 +615,9 @@ export function installBroker(
     });
   }
   wrap(cp, "execSync", (a) => {
-    const o = optionsAt(a, 1);
-    program(shellOf(o?.shell));
-    if (o) a[1] = o;
+    const o = optionsAt(a, 1) ?? {};
+    o.shell = program(shellOf(o.shell));
+    a[1] = o;
   });
   // Every asynchronous spawn (spawn, exec, execFile, fork, and a bare ChildProcess) ends here, with
   // the shell already in `file` when one is used.
@@ -626,6 +678,15 @@ export function installBroker(
     checkWorker("inspector"),
   );
   wrap(moduleApi as unknown as Target, "register", () => checkWorker("module.register"));
+  // A heap snapshot shows every string of the host (its channel key among them); V8 flags set at
+  // run time are, in Node's words, undefined behaviour.
+  for (const name of [
+    "getHeapSnapshot",
+    "writeHeapSnapshot",
+    "setHeapSnapshotNearHeapLimit",
+    "setFlagsFromString",
+  ])
+    wrap(v8 as unknown as Target, name, () => checkWorker(`v8.${name}`));
 
   // ---- environment -------------------------------------------------------------------------
   const realEnv = process.env;

@@ -94,6 +94,9 @@ interface HostEvents {
 
 const PAGE_SIZE = 4096;
 
+/** The longest message the host may send (a result's JSON, in UTF-16 units): beyond it the call fails. */
+export const MAX_HOST_LINE_CHARS = 16 * 1024 * 1024;
+
 // child_process costs ~8 ms to load; keep it off the cold-start path (the first answers).
 const requireBuiltin = createRequire(import.meta.url);
 const loadSpawn = () => (requireBuiltin("node:child_process") as typeof import("node:child_process")).spawn;
@@ -310,14 +313,32 @@ export class ToolProcess {
     calls.on("error", () => {});
     answers.on("error", () => {});
     out.setEncoding("utf8");
-    let buffered = "";
+    // Only each new chunk is searched for the end of a line: a result of many megabytes arrives in
+    // thousands of chunks, and searching (so flattening) everything buffered every time cost
+    // seconds per megabyte while the CLI's event loop waited.
+    let parts: string[] = [];
+    let partsLength = 0;
     out.on("data", (chunk: string) => {
-      buffered += chunk;
-      let nl = buffered.indexOf("\n");
+      if (worker.exited) return;
+      let rest = chunk;
+      let nl = rest.indexOf("\n");
+      if (partsLength + (nl === -1 ? rest.length : nl) > MAX_HOST_LINE_CHARS) {
+        parts = [];
+        this.#kill(worker, `tool result is larger than ${MAX_HOST_LINE_CHARS / 1024 / 1024} MiB`);
+        return;
+      }
+      if (nl === -1) {
+        parts.push(rest);
+        partsLength += rest.length;
+        return;
+      }
       while (nl !== -1) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        nl = buffered.indexOf("\n");
+        parts.push(rest.slice(0, nl));
+        const line = parts.join("");
+        parts = [];
+        partsLength = 0;
+        rest = rest.slice(nl + 1);
+        nl = rest.indexOf("\n");
         let message: ChildMessage | undefined;
         try {
           message = JSON.parse(line) as ChildMessage;
@@ -328,6 +349,10 @@ export class ToolProcess {
           return;
         }
         on.onMessage(message);
+      }
+      if (rest !== "") {
+        parts.push(rest);
+        partsLength = rest.length;
       }
     });
     out.on("end", () => {
@@ -353,7 +378,7 @@ export class ToolProcess {
         // Answers go back in order, each after its own decision (a lookup may make one wait).
         worker.checks = worker.checks.then(async () => {
           const answer = await this.#judge.answer(message);
-          if (!worker.exited) worker.host.answer(`${JSON.stringify(answer)}\n`);
+          if (!worker.exited) worker.host.answer(`${JSON.stringify({ ...answer, n: message.n })}\n`);
         });
         return;
       }
