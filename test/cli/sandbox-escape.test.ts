@@ -435,6 +435,19 @@ export function runWithPath() {
     expect(audit).not.toMatch(/out\/(evil|true)","decision":"Allow"/);
   });
 
+  it("arguments nested too deeply to pass on fail their call alone, with a clear error", async () => {
+    const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
+    client.write(
+      `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"add","arguments":{"a":${deep},"b":1}}}\n`,
+    );
+    expect(JSON.parse(await client.nextLine())).toEqual({
+      jsonrpc: "2.0",
+      id: "deep",
+      error: { code: -32000, message: "arguments cannot be passed to the tool: nested too deeply" },
+    });
+    expect((await client.call("add", { a: 20, b: 22 })).result).toBe(42);
+  });
+
   it("the host takes only the answer to its own check (an answer to a forged check is skipped)", async () => {
     // Plays the CLI against the built host: an answer is already waiting on the answer pipe (as
     // after a check forged with a stolen key) when the host asks; it must wait for its own.

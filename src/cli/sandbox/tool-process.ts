@@ -16,7 +16,7 @@ import type { AuditSink } from "../audit-log.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
 import { Judge } from "./judge.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
-import type { CallMessage, ChildMessage, InitMessage, ParentMessage, ResultMessage } from "./protocol.ts";
+import type { CallMessage, ChildMessage, InitMessage, ResultMessage } from "./protocol.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -63,7 +63,8 @@ export const CANCELLED = "tool call was cancelled";
 
 /** The running tool host, child process or worker thread. */
 interface Host {
-  post(message: ParentMessage): void;
+  /** Writes one serialized message line to the host's call pipe. */
+  post(line: string): void;
   /** Writes one answer line to the host's check pipe. */
   answer(line: string): void;
   kill(): void;
@@ -164,6 +165,17 @@ export class ToolProcess {
     if (worker.exited) return this.#run(name, args, params, signal);
     if (signal?.aborted) return { ok: false, error: CANCELLED };
     const id = this.#nextId++;
+    const message: CallMessage = params
+      ? { t: "call", id, name, args, params }
+      : { t: "call", id, name, args };
+    // Serialized before the call is registered: arguments nested deeper than JSON.stringify can go
+    // (JSON.parse takes a million levels) fail this call alone, with no timer left to end a later one.
+    let line: string;
+    try {
+      line = `${JSON.stringify(message)}\n`;
+    } catch {
+      return { ok: false, error: "arguments cannot be passed to the tool: nested too deeply" };
+    }
     const outcome = await new Promise<CallOutcome>((resolve) => {
       const pending: Pending = { resolve };
       worker.pending.set(id, pending);
@@ -179,10 +191,7 @@ export class ToolProcess {
         pending.cancelTimer ??= setTimeout(() => this.#kill(worker, CANCELLED, id), CANCEL_GRACE_MS);
       });
       this.#startWatchdog();
-      const message: CallMessage = params
-        ? { t: "call", id, name, args, params }
-        : { t: "call", id, name, args };
-      worker.host.post(message);
+      worker.host.post(line);
     });
     // A fresh instance per call: this host has served its call; the spare takes the next one.
     if (isolated && this.#worker === worker) {
@@ -276,7 +285,7 @@ export class ToolProcess {
           code,
           filename: o.entry,
         };
-        worker.host.post(init);
+        worker.host.post(`${JSON.stringify(init)}\n`);
       },
       (error: Error) => {
         markReady(error.message);
@@ -361,7 +370,7 @@ export class ToolProcess {
     child.on("error", () => {});
     child.on("close", on.onExit);
     return {
-      post: (message) => calls.write(`${JSON.stringify(message)}\n`),
+      post: (line) => calls.write(line),
       answer: (line) => answers.write(line),
       kill: () => child.kill("SIGKILL"),
       rss: () => rssBytes(child.pid ?? 0),
