@@ -176,6 +176,11 @@ export function channelByUdpHandle() {
   socket[state].handle.open({ valueOf: () => 3 });
   return "opened";
 }
+export function lyingUrl() {
+  let n = 0;
+  class LyingURL extends URL { get pathname() { return n++ === 0 ? OUT + "/../data.txt" : OUT + "/../../secret.txt"; } }
+  return fs.readFileSync(new LyingURL("file:///"), "utf8");
+}
 export function hugeResult() { return "x".repeat(16 * 1024 * 1024); }
 export function add({ a, b }) { return a + b; }
 `;
@@ -197,6 +202,8 @@ const REDTEAM_ATTEMPTS: [string, RegExp | string][] = [
   ["channelByPipeHandle", "permission denied: FileSystem Write fd:3"],
   ["channelByUdpHandle", "permission denied: FileSystem Write fd:3"],
   ["hugeResult", "tool result is larger than 16 MiB"],
+  // The path the broker checked is the path Node opens (the URL is read once).
+  ["lyingUrl", "inside"],
 ];
 
 describe("sandbox escape suite", () => {
@@ -423,7 +430,7 @@ export function runWithPath() {
       for (const [tool, expected] of REDTEAM_ATTEMPTS) {
         const response = await session.call(tool);
         expect(JSON.stringify(response), tool).not.toContain("PWNED");
-        if (expected === "") expect(response.result, tool).toBe("");
+        if (expected === "" || expected === "inside") expect(response.result, tool).toBe(expected);
         else expect((response.error as { message?: string })?.message, tool).toMatch(expected);
         expect((await session.call("add", { a: 20, b: 22 })).result, `after ${tool}`).toBe(42);
       }

@@ -247,6 +247,15 @@ export function installBroker(
     }
     check("FileSystem", action, resource, escaped);
   };
+  /**
+   * Checks argument `index` and passes on the path string that was checked: a URL (whose getters
+   * tool code may override) or bytes are read once, here, not again by Node after the check.
+   */
+  const checkArg = (a: unknown[], index: number, action: "Read" | "Write") => {
+    const path = toPath(a[index]);
+    if (path !== null) a[index] = path;
+    checkPath(a[index], action);
+  };
   const isWriteFlag = (flags: unknown): boolean => {
     if (flags === undefined || flags === null) return false;
     if (typeof flags === "number") {
@@ -321,23 +330,23 @@ export function installBroker(
   ];
   const patchFsLike = (target: Target, suffixes: string[]) => {
     for (const suffix of suffixes) {
-      for (const base of READ_1) wrap(target, base + suffix, (a) => checkPath(a[0], "Read"));
-      for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkPath(a[0], "Write"));
+      for (const base of READ_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Read"));
+      for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Write"));
       wrap(target, `open${suffix}`, (a) => {
-        checkPath(a[0], "Read");
-        if (isWriteFlag(a[1])) checkPath(a[0], "Write");
+        checkArg(a, 0, "Read");
+        if (isWriteFlag(a[1])) checkArg(a, 0, "Write");
       });
       for (const base of ["copyFile", "cp"]) {
         wrap(target, base + suffix, (a) => {
-          checkPath(a[0], "Read");
-          checkPath(a[1], "Write");
+          checkArg(a, 0, "Read");
+          checkArg(a, 1, "Write");
         });
       }
       for (const base of ["rename", "link"]) {
         wrap(target, base + suffix, (a) => {
-          checkPath(a[0], "Read");
-          checkPath(a[0], "Write");
-          checkPath(a[1], "Write");
+          checkArg(a, 0, "Read");
+          checkArg(a, 0, "Write");
+          checkArg(a, 1, "Write");
         });
       }
       wrap(target, `symlink${suffix}`, (a) => {
@@ -356,7 +365,7 @@ export function installBroker(
             "Read",
           );
         }
-        checkPath(a[1], "Write");
+        checkArg(a, 1, "Write");
       });
     }
   };
@@ -409,32 +418,32 @@ export function installBroker(
   wrap(
     fsTarget,
     "existsSync",
-    (a) => checkPath(a[0], "Read"),
+    (a) => checkArg(a, 0, "Read"),
     () => false,
   );
   wrap(
     fsTarget,
     "exists",
-    (a) => checkPath(a[0], "Read"),
+    (a) => checkArg(a, 0, "Read"),
     (a) => {
       const callback = a.at(-1);
       if (typeof callback === "function") nextTick(callback as AnyFunction, false);
       return undefined;
     },
   );
-  wrap(fs.realpath as unknown as Target, "native", (a) => checkPath(a[0], "Read"));
-  wrap(fs.realpathSync as unknown as Target, "native", (a) => checkPath(a[0], "Read"));
+  wrap(fs.realpath as unknown as Target, "native", (a) => checkArg(a, 0, "Read"));
+  wrap(fs.realpathSync as unknown as Target, "native", (a) => checkArg(a, 0, "Read"));
   (fs.realpath as unknown as Target).native ??= nativeRealpath;
   (fs.realpathSync as unknown as Target).native ??= nativeRealpathSync;
   wrap(fsTarget, "createReadStream", (a) => {
     streamFd(a);
-    checkPath(a[0], "Read");
+    checkArg(a, 0, "Read");
   });
   wrap(fsTarget, "createWriteStream", (a) => {
     streamFd(a);
-    checkPath(a[0], "Write");
+    checkArg(a, 0, "Write");
   });
-  wrap(process as unknown as Target, "chdir", (a) => checkPath(a[0], "Read"));
+  wrap(process as unknown as Target, "chdir", (a) => checkArg(a, 0, "Read"));
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
 
