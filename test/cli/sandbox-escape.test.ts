@@ -181,29 +181,43 @@ export function lyingUrl() {
   class LyingURL extends URL { get pathname() { return n++ === 0 ? OUT + "/../data.txt" : OUT + "/../../secret.txt"; } }
   return fs.readFileSync(new LyingURL("file:///"), "utf8");
 }
+export async function bindLyingAddress() {
+  const server = require("node:net").createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const handle = new server._handle.constructor(1);
+  server.close();
+  let n = 0;
+  handle.bind({ toString: () => (n++ === 0 ? "127.0.0.1" : "0.0.0.0") }, 0);
+  const bound = {};
+  handle.getsockname(bound);
+  handle.close();
+  return bound.address;
+}
 export function hugeResult() { return "x".repeat(16 * 1024 * 1024); }
 export function add({ a, b }) { return a + b; }
 `;
 
-// [tool, what it must end with]
-const REDTEAM_ATTEMPTS: [string, RegExp | string][] = [
-  ["shellAfterNullArgs", /^permission denied: Process Execute .*\/out\/evil$/],
-  ["shellAfterUndefinedArgs", /^permission denied: Process Execute .*\/out\/evil$/],
-  ["fileBeforeCallback", /^permission denied: Process Execute .*\/out\/evil$/],
+// [tool, the result it must give or the error it must end with]
+const REDTEAM_ATTEMPTS: [string, { result: string } | { error: string | RegExp }][] = [
+  ["shellAfterNullArgs", { error: /^permission denied: Process Execute .*\/out\/evil$/ }],
+  ["shellAfterUndefinedArgs", { error: /^permission denied: Process Execute .*\/out\/evil$/ }],
+  ["fileBeforeCallback", { error: /^permission denied: Process Execute .*\/out\/evil$/ }],
   // The granted `true` runs (prints nothing), not the tool's `true` on its own PATH.
-  ["execSyncShellByToolPath", ""],
-  ["spawnSyncShellByToolPath", ""],
-  ["heapSnapshot", "permission denied: Process Execute v8.getHeapSnapshot"],
-  ["v8Flags", "permission denied: Process Execute v8.setFlagsFromString"],
-  ["channelByWriteFile", "permission denied: FileSystem Write fd:3"],
-  ["channelByAppendFile", "permission denied: FileSystem Write fd:3"],
-  ["callsByReadFile", "permission denied: FileSystem Write fd:4"],
-  ["channelByTty", "permission denied: FileSystem Write fd:3"],
-  ["channelByPipeHandle", "permission denied: FileSystem Write fd:3"],
-  ["channelByUdpHandle", "permission denied: FileSystem Write fd:3"],
-  ["hugeResult", "tool result is larger than 16 MiB"],
+  ["execSyncShellByToolPath", { result: "" }],
+  ["spawnSyncShellByToolPath", { result: "" }],
+  ["heapSnapshot", { error: "permission denied: Process Execute v8.getHeapSnapshot" }],
+  ["v8Flags", { error: "permission denied: Process Execute v8.setFlagsFromString" }],
+  ["channelByWriteFile", { error: "permission denied: FileSystem Write fd:3" }],
+  ["channelByAppendFile", { error: "permission denied: FileSystem Write fd:3" }],
+  ["callsByReadFile", { error: "permission denied: FileSystem Write fd:4" }],
+  ["channelByTty", { error: "permission denied: FileSystem Write fd:3" }],
+  ["channelByPipeHandle", { error: "permission denied: FileSystem Write fd:3" }],
+  ["channelByUdpHandle", { error: "permission denied: FileSystem Write fd:3" }],
+  ["hugeResult", { error: "tool result is larger than 16 MiB" }],
   // The path the broker checked is the path Node opens (the URL is read once).
-  ["lyingUrl", "inside"],
+  ["lyingUrl", { result: "inside" }],
+  // The address a handle binds is the one its check saw (only loopback is granted).
+  ["bindLyingAddress", { result: "127.0.0.1" }],
 ];
 
 describe("sandbox escape suite", () => {
@@ -420,6 +434,8 @@ export function runWithPath() {
         "jail/out",
         "--allow-run",
         "true",
+        "--allow-net",
+        "127.0.0.1",
         "--audit-log",
         "redteam.jsonl",
         "redteam.js",
@@ -430,8 +446,8 @@ export function runWithPath() {
       for (const [tool, expected] of REDTEAM_ATTEMPTS) {
         const response = await session.call(tool);
         expect(JSON.stringify(response), tool).not.toContain("PWNED");
-        if (expected === "" || expected === "inside") expect(response.result, tool).toBe(expected);
-        else expect((response.error as { message?: string })?.message, tool).toMatch(expected);
+        if ("result" in expected) expect(response.result, tool).toBe(expected.result);
+        else expect((response.error as { message?: string })?.message, tool).toMatch(expected.error);
         expect((await session.call("add", { a: 20, b: 22 })).result, `after ${tool}`).toBe(42);
       }
     } finally {

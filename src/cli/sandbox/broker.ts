@@ -43,6 +43,18 @@ export type Ask = (
 type AnyFunction = (...args: unknown[]) => unknown;
 type Target = Record<string | symbol, unknown>;
 
+/**
+ * Makes a handle call's address (and port) arguments the one string (number) the check sees: native
+ * code would convert an object again, and a lying `toString` could name another address the second
+ * time. Returns nothing, so a resource function reads `settle(…) ?? resource`.
+ */
+function settle(args: unknown[], address: number, port?: number): undefined {
+  const objectLike = (v: unknown) => (typeof v === "object" && v !== null) || typeof v === "function";
+  if (objectLike(args[address])) args[address] = String(args[address]);
+  if (port !== undefined && objectLike(args[port])) args[port] = Number(args[port]);
+  return undefined;
+}
+
 /** The symbol under which Node keeps a handle's socket. */
 function ownerOf(handle: object): { destroy?: (error: Error) => void } | undefined {
   const symbol = Object.getOwnPropertySymbols(handle).find((k) => k.description === "owner_symbol");
@@ -87,9 +99,9 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
       configurable: false,
     });
   };
-  hook(tcp, "connect", (a) => `addr:${String(a[1])}:${String(a[2])}`);
-  hook(tcp, "connect6", (a) => `addr:[${String(a[1])}]:${String(a[2])}`);
-  hook(pipe, "connect", (a) => `unix:${String(a[1])}`);
+  hook(tcp, "connect", (a) => settle(a, 1, 2) ?? `addr:${String(a[1])}:${String(a[2])}`);
+  hook(tcp, "connect6", (a) => settle(a, 1, 2) ?? `addr:[${String(a[1])}]:${String(a[2])}`);
+  hook(pipe, "connect", (a) => settle(a, 1) ?? `unix:${String(a[1])}`);
   // Listening: the address really bound (the options object is read again by Node after our check).
   const hookBind = (proto: Target | undefined, name: string, resourceOf: (args: unknown[]) => string) => {
     const original = proto?.[name];
@@ -104,9 +116,9 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
       configurable: false,
     });
   };
-  hookBind(tcp, "bind", (a) => `addr:${String(a[0])}:${String(a[1])}`);
-  hookBind(tcp, "bind6", (a) => `addr:[${String(a[0])}]:${String(a[1])}`);
-  hookBind(pipe, "bind", (a) => `unix:${String(a[0])}`);
+  hookBind(tcp, "bind", (a) => settle(a, 0, 1) ?? `addr:${String(a[0])}:${String(a[1])}`);
+  hookBind(tcp, "bind6", (a) => settle(a, 0, 1) ?? `addr:[${String(a[0])}]:${String(a[1])}`);
+  hookBind(pipe, "bind", (a) => settle(a, 0) ?? `unix:${String(a[0])}`);
   // UDP: the address each datagram goes to (an unconnected send names it), connects and binds.
   const udpSocket = dgram.createSocket("udp4");
   const state = Object.getOwnPropertySymbols(udpSocket).find((k) => k.description === "state symbol");
@@ -139,12 +151,12 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
   const v4 = (host: unknown, port: unknown) => `addr:${String(host)}:${String(port)}`;
   const v6 = (host: unknown, port: unknown) => `addr:[${String(host)}]:${String(port)}`;
   // send(req, list, count, port, address, hasCallback); a connected socket's send has no address.
-  hookUdp("send", "Connect", (a) => (a.length >= 6 ? v4(a[4], a[3]) : null));
-  hookUdp("send6", "Connect", (a) => (a.length >= 6 ? v6(a[4], a[3]) : null));
-  hookUdp("connect", "Connect", (a) => v4(a[0], a[1]));
-  hookUdp("connect6", "Connect", (a) => v6(a[0], a[1]));
-  hookUdp("bind", "Listen", (a) => v4(a[0], a[1]));
-  hookUdp("bind6", "Listen", (a) => v6(a[0], a[1]));
+  hookUdp("send", "Connect", (a) => (a.length >= 6 ? (settle(a, 4, 3) ?? v4(a[4], a[3])) : null));
+  hookUdp("send6", "Connect", (a) => (a.length >= 6 ? (settle(a, 4, 3) ?? v6(a[4], a[3])) : null));
+  hookUdp("connect", "Connect", (a) => settle(a, 0, 1) ?? v4(a[0], a[1]));
+  hookUdp("connect6", "Connect", (a) => settle(a, 0, 1) ?? v6(a[0], a[1]));
+  hookUdp("bind", "Listen", (a) => settle(a, 0, 1) ?? v4(a[0], a[1]));
+  hookUdp("bind6", "Listen", (a) => settle(a, 0, 1) ?? v6(a[0], a[1]));
   // Tool code can wrap one of the host's own pipes in a handle of its own (`tty.WriteStream(3)`,
   // a Pipe or TCP handle's `open(3)`): every stream write asks the handle's real descriptor first.
   const stream = pipe ? (Object.getPrototypeOf(pipe) as Target) : undefined;
