@@ -3,8 +3,8 @@
  * forwarded to the CLI (`ask`), which decides, audits and answers; the broker enforces the answer.
  * It patches the real Node built-ins in place
  * (fs sync/callback/promises/streams, net/tls/http via `net.Socket#connect` and `net.Server#listen`,
- * dgram, dns, child_process, worker_threads, inspector, wasi, `process.env`, `process.binding`,
- * `process.dlopen`, `process.kill`, `module.register`) so every route to them — `require`, dynamic
+ * dgram, dns, child_process, worker_threads, inspector, wasi, v8 heap snapshots and flags,
+ * `process.env`, `process.binding`, `process.dlopen`, `process.kill`, `module.register`) so every route to them — `require`, dynamic
  * `import()`, `createRequire`, or `this.constructor.constructor("return process")()` — reaches the
  * same checked functions, and hooks the TCP and pipe handles so the address a socket really dials
  * (after any name lookup, whatever the arguments looked like) is checked too. Node's own permission
@@ -20,6 +20,7 @@ import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
+import v8 from "node:v8";
 import wasi from "node:wasi";
 import workerThreads from "node:worker_threads";
 import {
@@ -42,6 +43,18 @@ export type Ask = (
 type AnyFunction = (...args: unknown[]) => unknown;
 type Target = Record<string | symbol, unknown>;
 
+/**
+ * Makes a handle call's address (and port) arguments the one string (number) the check sees: native
+ * code would convert an object again, and a lying `toString` could name another address the second
+ * time. Returns nothing, so a resource function reads `settle(…) ?? resource`.
+ */
+function settle(args: unknown[], address: number, port?: number): undefined {
+  const objectLike = (v: unknown) => (typeof v === "object" && v !== null) || typeof v === "function";
+  if (objectLike(args[address])) args[address] = String(args[address]);
+  if (port !== undefined && objectLike(args[port])) args[port] = Number(args[port]);
+  return undefined;
+}
+
 /** The symbol under which Node keeps a handle's socket. */
 function ownerOf(handle: object): { destroy?: (error: Error) => void } | undefined {
   const symbol = Object.getOwnPropertySymbols(handle).find((k) => k.description === "owner_symbol");
@@ -56,7 +69,7 @@ function ownerOf(handle: object): { destroy?: (error: Error) => void } | undefin
  * had — is what the CLI decides on. A refusal destroys the socket with the broker's error and the
  * native connect never runs; the prototypes are frozen afterwards.
  */
-function hookDial(ask: Ask): void {
+function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
   const probe = (options: object) => {
     const socket = new net.Socket();
     socket.on("error", () => {});
@@ -86,9 +99,9 @@ function hookDial(ask: Ask): void {
       configurable: false,
     });
   };
-  hook(tcp, "connect", (a) => `addr:${String(a[1])}:${String(a[2])}`);
-  hook(tcp, "connect6", (a) => `addr:[${String(a[1])}]:${String(a[2])}`);
-  hook(pipe, "connect", (a) => `unix:${String(a[1])}`);
+  hook(tcp, "connect", (a) => settle(a, 1, 2) ?? `addr:${String(a[1])}:${String(a[2])}`);
+  hook(tcp, "connect6", (a) => settle(a, 1, 2) ?? `addr:[${String(a[1])}]:${String(a[2])}`);
+  hook(pipe, "connect", (a) => settle(a, 1) ?? `unix:${String(a[1])}`);
   // Listening: the address really bound (the options object is read again by Node after our check).
   const hookBind = (proto: Target | undefined, name: string, resourceOf: (args: unknown[]) => string) => {
     const original = proto?.[name];
@@ -103,9 +116,9 @@ function hookDial(ask: Ask): void {
       configurable: false,
     });
   };
-  hookBind(tcp, "bind", (a) => `addr:${String(a[0])}:${String(a[1])}`);
-  hookBind(tcp, "bind6", (a) => `addr:[${String(a[0])}]:${String(a[1])}`);
-  hookBind(pipe, "bind", (a) => `unix:${String(a[0])}`);
+  hookBind(tcp, "bind", (a) => settle(a, 0, 1) ?? `addr:${String(a[0])}:${String(a[1])}`);
+  hookBind(tcp, "bind6", (a) => settle(a, 0, 1) ?? `addr:[${String(a[0])}]:${String(a[1])}`);
+  hookBind(pipe, "bind", (a) => settle(a, 0) ?? `unix:${String(a[0])}`);
   // UDP: the address each datagram goes to (an unconnected send names it), connects and binds.
   const udpSocket = dgram.createSocket("udp4");
   const state = Object.getOwnPropertySymbols(udpSocket).find((k) => k.description === "state symbol");
@@ -138,16 +151,56 @@ function hookDial(ask: Ask): void {
   const v4 = (host: unknown, port: unknown) => `addr:${String(host)}:${String(port)}`;
   const v6 = (host: unknown, port: unknown) => `addr:[${String(host)}]:${String(port)}`;
   // send(req, list, count, port, address, hasCallback); a connected socket's send has no address.
-  hookUdp("send", "Connect", (a) => (a.length >= 6 ? v4(a[4], a[3]) : null));
-  hookUdp("send6", "Connect", (a) => (a.length >= 6 ? v6(a[4], a[3]) : null));
-  hookUdp("connect", "Connect", (a) => v4(a[0], a[1]));
-  hookUdp("connect6", "Connect", (a) => v6(a[0], a[1]));
-  hookUdp("bind", "Listen", (a) => v4(a[0], a[1]));
-  hookUdp("bind6", "Listen", (a) => v6(a[0], a[1]));
+  hookUdp("send", "Connect", (a) => (a.length >= 6 ? (settle(a, 4, 3) ?? v4(a[4], a[3])) : null));
+  hookUdp("send6", "Connect", (a) => (a.length >= 6 ? (settle(a, 4, 3) ?? v6(a[4], a[3])) : null));
+  hookUdp("connect", "Connect", (a) => settle(a, 0, 1) ?? v4(a[0], a[1]));
+  hookUdp("connect6", "Connect", (a) => settle(a, 0, 1) ?? v6(a[0], a[1]));
+  hookUdp("bind", "Listen", (a) => settle(a, 0, 1) ?? v4(a[0], a[1]));
+  hookUdp("bind6", "Listen", (a) => settle(a, 0, 1) ?? v6(a[0], a[1]));
+  // Tool code can wrap one of the host's own pipes in a handle of its own (`tty.WriteStream(3)`,
+  // a Pipe or TCP handle's `open(3)`): every stream write asks the handle's real descriptor first.
+  const stream = pipe ? (Object.getPrototypeOf(pipe) as Target) : undefined;
+  const fdOf = stream ? Reflect.getOwnPropertyDescriptor(stream, "fd")?.get : undefined;
+  for (const name of STREAM_WRITES) {
+    const original = stream?.[name];
+    if (!stream || !fdOf || typeof original !== "function") continue;
+    Reflect.defineProperty(stream, name, {
+      value: function (this: object, ...args: unknown[]) {
+        guardFd(Reflect.apply(fdOf, this, []));
+        return Reflect.apply(original as AnyFunction, this, args);
+      },
+      writable: false,
+      configurable: false,
+    });
+  }
+  // A UDP handle takes a descriptor only through `open`: checked with the number it will get.
+  const udpOpen = udp?.open;
+  if (udp && typeof udpOpen === "function") {
+    Reflect.defineProperty(udp, "open", {
+      value: function (this: object, fd: unknown) {
+        const number = Number(fd) | 0;
+        guardFd(number);
+        return Reflect.apply(udpOpen as AnyFunction, this, [number]);
+      },
+      writable: false,
+      configurable: false,
+    });
+  }
   if (udp) Object.freeze(udp);
   if (tcp) Object.freeze(tcp);
   if (pipe) Object.freeze(pipe);
 }
+
+/** The write methods of Node's stream handles (Pipe, TCP, TTY share them). */
+const STREAM_WRITES = [
+  "writeBuffer",
+  "writev",
+  "writeAsciiString",
+  "writeUtf8String",
+  "writeUcs2String",
+  "writeLatin1String",
+  "shutdown",
+];
 
 // Captured before anything is patched: the broker's own file-system access.
 const realpathOriginal = fs.realpathSync.bind(fs);
@@ -165,12 +218,17 @@ export function installBroker(
   ask: Ask,
   options: { reserved: number[]; fsRestricted: boolean; noWorkers: boolean },
 ): void {
-  // First, while net.Socket#connect is still Node's own.
-  hookDial(ask);
   const check = (kind: PermissionKind, action: PermissionAction, resource: string, forceDeny = false) => {
     const answer = ask(kind, action, resource, forceDeny ? { denied: true } : undefined);
     if (answer.d === "Deny") throw new PermissionDeniedError(kind, action, answer.r);
   };
+  // The host's own pipes: tool code may neither write to them, read them nor close them.
+  const reserved = new Set(options.reserved);
+  const guardFd = (fd: unknown) => {
+    if (typeof fd === "number" && reserved.has(fd)) check("FileSystem", "Write", `fd:${fd}`, true);
+  };
+  // First, while net.Socket#connect is still Node's own.
+  hookDial(ask, guardFd);
   /** Refuses without auditing an allowed outcome (a later, lower check audits what really happens). */
   const refuseIfDenied = (kind: PermissionKind, action: PermissionAction, resource: string) => {
     const answer = ask(kind, action, resource, { peek: true });
@@ -185,6 +243,9 @@ export function installBroker(
     return null;
   };
   const checkPath = (value: unknown, action: "Read" | "Write") => {
+    // `readFile`, `writeFile`, `appendFile` also take a descriptor (Node 22 writes a string to it
+    // straight from C++, past every fd function).
+    if (typeof value === "number") guardFd(value);
     const path = toPath(value);
     if (path === null) return;
     let resource: string;
@@ -197,6 +258,15 @@ export function installBroker(
       escaped = true;
     }
     check("FileSystem", action, resource, escaped);
+  };
+  /**
+   * Checks argument `index` and passes on the path string that was checked: a URL (whose getters
+   * tool code may override) or bytes are read once, here, not again by Node after the check.
+   */
+  const checkArg = (a: unknown[], index: number, action: "Read" | "Write") => {
+    const path = toPath(a[index]);
+    if (path !== null) a[index] = path;
+    checkPath(a[index], action);
   };
   const isWriteFlag = (flags: unknown): boolean => {
     if (flags === undefined || flags === null) return false;
@@ -272,23 +342,23 @@ export function installBroker(
   ];
   const patchFsLike = (target: Target, suffixes: string[]) => {
     for (const suffix of suffixes) {
-      for (const base of READ_1) wrap(target, base + suffix, (a) => checkPath(a[0], "Read"));
-      for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkPath(a[0], "Write"));
+      for (const base of READ_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Read"));
+      for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Write"));
       wrap(target, `open${suffix}`, (a) => {
-        checkPath(a[0], "Read");
-        if (isWriteFlag(a[1])) checkPath(a[0], "Write");
+        checkArg(a, 0, "Read");
+        if (isWriteFlag(a[1])) checkArg(a, 0, "Write");
       });
       for (const base of ["copyFile", "cp"]) {
         wrap(target, base + suffix, (a) => {
-          checkPath(a[0], "Read");
-          checkPath(a[1], "Write");
+          checkArg(a, 0, "Read");
+          checkArg(a, 1, "Write");
         });
       }
       for (const base of ["rename", "link"]) {
         wrap(target, base + suffix, (a) => {
-          checkPath(a[0], "Read");
-          checkPath(a[0], "Write");
-          checkPath(a[1], "Write");
+          checkArg(a, 0, "Read");
+          checkArg(a, 0, "Write");
+          checkArg(a, 1, "Write");
         });
       }
       wrap(target, `symlink${suffix}`, (a) => {
@@ -307,14 +377,9 @@ export function installBroker(
             "Read",
           );
         }
-        checkPath(a[1], "Write");
+        checkArg(a, 1, "Write");
       });
     }
-  };
-  // The host's own pipes: tool code may neither write to them, read them nor close them.
-  const reserved = new Set(options.reserved);
-  const guardFd = (fd: unknown) => {
-    if (typeof fd === "number" && reserved.has(fd)) check("FileSystem", "Write", `fd:${fd}`, true);
   };
   const FD_FUNCTIONS = [
     "close",
@@ -365,32 +430,32 @@ export function installBroker(
   wrap(
     fsTarget,
     "existsSync",
-    (a) => checkPath(a[0], "Read"),
+    (a) => checkArg(a, 0, "Read"),
     () => false,
   );
   wrap(
     fsTarget,
     "exists",
-    (a) => checkPath(a[0], "Read"),
+    (a) => checkArg(a, 0, "Read"),
     (a) => {
       const callback = a.at(-1);
       if (typeof callback === "function") nextTick(callback as AnyFunction, false);
       return undefined;
     },
   );
-  wrap(fs.realpath as unknown as Target, "native", (a) => checkPath(a[0], "Read"));
-  wrap(fs.realpathSync as unknown as Target, "native", (a) => checkPath(a[0], "Read"));
+  wrap(fs.realpath as unknown as Target, "native", (a) => checkArg(a, 0, "Read"));
+  wrap(fs.realpathSync as unknown as Target, "native", (a) => checkArg(a, 0, "Read"));
   (fs.realpath as unknown as Target).native ??= nativeRealpath;
   (fs.realpathSync as unknown as Target).native ??= nativeRealpathSync;
   wrap(fsTarget, "createReadStream", (a) => {
     streamFd(a);
-    checkPath(a[0], "Read");
+    checkArg(a, 0, "Read");
   });
   wrap(fsTarget, "createWriteStream", (a) => {
     streamFd(a);
-    checkPath(a[0], "Write");
+    checkArg(a, 0, "Write");
   });
-  wrap(process as unknown as Target, "chdir", (a) => checkPath(a[0], "Read"));
+  wrap(process as unknown as Target, "chdir", (a) => checkArg(a, 0, "Read"));
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
 
@@ -548,13 +613,21 @@ export function installBroker(
       ? { ...(o as Record<string, unknown>) }
       : undefined;
   };
-  // Synchronous spawns do not go through ChildProcess#spawn: check them at the top.
+  // Synchronous spawns do not go through ChildProcess#spawn: check them at the top, reading the
+  // arguments as Node does — `(file, args, options)`, options second when `args` is a non-array
+  // object, none after a function (`execFileSync(file, cb, {shell})` ignores the third), else third
+  // (`spawnSync(file, null, {shell})` reads it) — and run exactly the executable the CLI resolved,
+  // the shell included (a shell name would go through the tool's `env.PATH`).
+  const syncOptionsIndex = (a: unknown[]) => {
+    if (typeof a[1] === "function") return -1;
+    return typeof a[1] === "object" && a[1] !== null && !isArray(a[1]) ? 1 : 2;
+  };
   for (const name of ["spawnSync", "execFileSync"]) {
     wrap(cp, name, (a) => {
-      const index = isArray(a[1]) ? 2 : 1;
+      const index = syncOptionsIndex(a);
       const o = optionsAt(a, index);
       if (o?.shell) {
-        program(shellOf(o.shell));
+        o.shell = program(shellOf(o.shell));
         a[index] = o;
         return;
       }
@@ -563,9 +636,9 @@ export function installBroker(
     });
   }
   wrap(cp, "execSync", (a) => {
-    const o = optionsAt(a, 1);
-    program(shellOf(o?.shell));
-    if (o) a[1] = o;
+    const o = optionsAt(a, 1) ?? {};
+    o.shell = program(shellOf(o.shell));
+    a[1] = o;
   });
   // Every asynchronous spawn (spawn, exec, execFile, fork, and a bare ChildProcess) ends here, with
   // the shell already in `file` when one is used.
@@ -626,6 +699,15 @@ export function installBroker(
     checkWorker("inspector"),
   );
   wrap(moduleApi as unknown as Target, "register", () => checkWorker("module.register"));
+  // A heap snapshot shows every string of the host (its channel key among them); V8 flags set at
+  // run time are, in Node's words, undefined behaviour.
+  for (const name of [
+    "getHeapSnapshot",
+    "writeHeapSnapshot",
+    "setHeapSnapshotNearHeapLimit",
+    "setFlagsFromString",
+  ])
+    wrap(v8 as unknown as Target, name, () => checkWorker(`v8.${name}`));
 
   // ---- environment -------------------------------------------------------------------------
   const realEnv = process.env;

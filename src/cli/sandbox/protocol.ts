@@ -6,6 +6,9 @@
  * - fd 4, CLI → host: `init`, then one `call` at a time;
  * - fd 5, CLI → host: the answer to each `check`, read synchronously while the host waits.
  * The CLI decides every check and writes the audit line; the host only enforces the answer.
+ * The key keeps stray writes out, but tool code shares the host's memory (a heap snapshot shows
+ * it): so each check also carries a fresh random nonce that its answer echoes, and the host takes
+ * only the answer to its own check — an answer to a check tool code forged is never mistaken for it.
  */
 import type { Decision, PermissionAction, PermissionKind } from "../permissions.ts";
 
@@ -65,6 +68,8 @@ export interface ResultMessage {
 export interface CheckMessage {
   k: string;
   t: "check";
+  /** A fresh random value the answer echoes (unguessable: tool code cannot run while the host waits). */
+  n: string;
   kind: PermissionKind;
   action: PermissionAction;
   resource: string;
@@ -76,6 +81,8 @@ export interface CheckMessage {
 
 /** CLI → host on fd 5: the decision, with the resource as audited and the program to run. */
 export interface Answer {
+  /** The nonce of the check this answers (set by the CLI when it writes the answer). */
+  n?: string;
   d: Decision;
   r: string;
   x?: string;

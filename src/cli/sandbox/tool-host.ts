@@ -6,6 +6,7 @@
  * that read and write them, and the global bindings of the built-ins. The tool module is evaluated
  * once; `--isolate-per-call` gives each call a fresh host.
  */
+import { randomFillSync } from "node:crypto";
 import fs from "node:fs";
 import moduleApi from "node:module";
 import net from "node:net";
@@ -43,7 +44,11 @@ const stringify = JSON.stringify;
 const parse = JSON.parse;
 const decoder = new TextDecoder();
 const decode = decoder.decode.bind(decoder);
+const encoder = new TextEncoder();
+const encode = encoder.encode.bind(encoder);
 const answerBuffer = new Uint8Array(64 * 1024);
+const randomFill = randomFillSync;
+const nonceBits = new Uint32Array(2);
 const exitOriginal = process.exit.bind(process);
 const reallyExit = (process as unknown as { reallyExit: (code: number) => never }).reallyExit.bind(process);
 const dirnameOf = path.dirname;
@@ -120,18 +125,43 @@ function send(message: WithoutKey<ChildMessage>): void {
       error: "result is not JSON-serializable",
     });
   }
-  try {
-    writeSync(HOST_OUT_FD, `${line}\n`);
-  } catch {
-    reallyExit(71);
+  // Whole, even on a descriptor tool code made non-blocking (a handle of its own opened on it).
+  const bytes = encode(`${line}\n`);
+  let written = 0;
+  while (written < bytes.length) {
+    try {
+      written += writeSync(HOST_OUT_FD, bytes, written, bytes.length - written);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") reallyExit(71);
+    }
   }
 }
 
-/** Asks the CLI and waits for its answer (the host blocks; the CLI's event loop is free). */
+/** A fresh unguessable check nonce (64 random bits, drawn per check: no future nonce sits in memory). */
+function nextNonce(): string {
+  randomFill(nonceBits);
+  return `${nonceBits[0]}.${nonceBits[1]}`;
+}
+
+/** Answer text read past the last complete line (only ever answers to checks tool code forged). */
+let answerRest = "";
+
+/**
+ * Asks the CLI and waits for its answer (the host blocks; the CLI's event loop is free). Lines
+ * that do not echo this check's nonce answer checks tool code forged with a stolen key: skipped.
+ */
 const ask: Ask = (kind, action, resource, extra) => {
-  send({ t: "check", kind, action, resource, ...extra });
-  let text = "";
+  const nonce = nextNonce();
+  send({ t: "check", n: nonce, kind, action, resource, ...extra });
   for (;;) {
+    let nl = answerRest.indexOf("\n");
+    while (nl !== -1) {
+      const line = answerRest.slice(0, nl);
+      answerRest = answerRest.slice(nl + 1);
+      const answer = parse(line) as Answer;
+      if (answer.n === nonce) return answer;
+      nl = answerRest.indexOf("\n");
+    }
     let n = 0;
     try {
       n = readSync(HOST_ANSWERS_FD, answerBuffer, 0, answerBuffer.length, null);
@@ -140,10 +170,8 @@ const ask: Ask = (kind, action, resource, extra) => {
       reallyExit(71);
     }
     if (n === 0) reallyExit(71);
-    text += decode(answerBuffer.subarray(0, n), { stream: true });
-    if (text.endsWith("\n")) break;
+    answerRest += decode(answerBuffer.subarray(0, n), { stream: true });
   }
-  return parse(text) as Answer;
 };
 
 /** A permission denial somewhere in `error`'s `cause` chain (libraries wrap it, e.g. "fetch failed"). */

@@ -16,7 +16,7 @@ import type { AuditSink } from "../audit-log.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
 import { Judge } from "./judge.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
-import type { CallMessage, ChildMessage, InitMessage, ParentMessage, ResultMessage } from "./protocol.ts";
+import type { CallMessage, ChildMessage, InitMessage, ResultMessage } from "./protocol.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -63,7 +63,8 @@ export const CANCELLED = "tool call was cancelled";
 
 /** The running tool host, child process or worker thread. */
 interface Host {
-  post(message: ParentMessage): void;
+  /** Writes one serialized message line to the host's call pipe. */
+  post(line: string): void;
   /** Writes one answer line to the host's check pipe. */
   answer(line: string): void;
   kill(): void;
@@ -93,6 +94,9 @@ interface HostEvents {
 }
 
 const PAGE_SIZE = 4096;
+
+/** The longest message the host may send (a result's JSON, in UTF-16 units): beyond it the call fails. */
+export const MAX_HOST_LINE_CHARS = 16 * 1024 * 1024;
 
 // child_process costs ~8 ms to load; keep it off the cold-start path (the first answers).
 const requireBuiltin = createRequire(import.meta.url);
@@ -161,6 +165,17 @@ export class ToolProcess {
     if (worker.exited) return this.#run(name, args, params, signal);
     if (signal?.aborted) return { ok: false, error: CANCELLED };
     const id = this.#nextId++;
+    const message: CallMessage = params
+      ? { t: "call", id, name, args, params }
+      : { t: "call", id, name, args };
+    // Serialized before the call is registered: arguments nested deeper than JSON.stringify can go
+    // (JSON.parse takes a million levels) fail this call alone, with no timer left to end a later one.
+    let line: string;
+    try {
+      line = `${JSON.stringify(message)}\n`;
+    } catch {
+      return { ok: false, error: "arguments cannot be passed to the tool: nested too deeply" };
+    }
     const outcome = await new Promise<CallOutcome>((resolve) => {
       const pending: Pending = { resolve };
       worker.pending.set(id, pending);
@@ -176,10 +191,7 @@ export class ToolProcess {
         pending.cancelTimer ??= setTimeout(() => this.#kill(worker, CANCELLED, id), CANCEL_GRACE_MS);
       });
       this.#startWatchdog();
-      const message: CallMessage = params
-        ? { t: "call", id, name, args, params }
-        : { t: "call", id, name, args };
-      worker.host.post(message);
+      worker.host.post(line);
     });
     // A fresh instance per call: this host has served its call; the spare takes the next one.
     if (isolated && this.#worker === worker) {
@@ -273,7 +285,7 @@ export class ToolProcess {
           code,
           filename: o.entry,
         };
-        worker.host.post(init);
+        worker.host.post(`${JSON.stringify(init)}\n`);
       },
       (error: Error) => {
         markReady(error.message);
@@ -310,14 +322,32 @@ export class ToolProcess {
     calls.on("error", () => {});
     answers.on("error", () => {});
     out.setEncoding("utf8");
-    let buffered = "";
+    // Only each new chunk is searched for the end of a line: a result of many megabytes arrives in
+    // thousands of chunks, and searching (so flattening) everything buffered every time cost
+    // seconds per megabyte while the CLI's event loop waited.
+    let parts: string[] = [];
+    let partsLength = 0;
     out.on("data", (chunk: string) => {
-      buffered += chunk;
-      let nl = buffered.indexOf("\n");
+      if (worker.exited) return;
+      let rest = chunk;
+      let nl = rest.indexOf("\n");
+      if (partsLength + (nl === -1 ? rest.length : nl) > MAX_HOST_LINE_CHARS) {
+        parts = [];
+        this.#kill(worker, `tool result is larger than ${MAX_HOST_LINE_CHARS / 1024 / 1024} MiB`);
+        return;
+      }
+      if (nl === -1) {
+        parts.push(rest);
+        partsLength += rest.length;
+        return;
+      }
       while (nl !== -1) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        nl = buffered.indexOf("\n");
+        parts.push(rest.slice(0, nl));
+        const line = parts.join("");
+        parts = [];
+        partsLength = 0;
+        rest = rest.slice(nl + 1);
+        nl = rest.indexOf("\n");
         let message: ChildMessage | undefined;
         try {
           message = JSON.parse(line) as ChildMessage;
@@ -329,6 +359,10 @@ export class ToolProcess {
         }
         on.onMessage(message);
       }
+      if (rest !== "") {
+        parts.push(rest);
+        partsLength = rest.length;
+      }
     });
     out.on("end", () => {
       setTimeout(() => this.#kill(worker, "tool process closed its channel"), 500).unref();
@@ -336,7 +370,7 @@ export class ToolProcess {
     child.on("error", () => {});
     child.on("close", on.onExit);
     return {
-      post: (message) => calls.write(`${JSON.stringify(message)}\n`),
+      post: (line) => calls.write(line),
       answer: (line) => answers.write(line),
       kill: () => child.kill("SIGKILL"),
       rss: () => rssBytes(child.pid ?? 0),
@@ -353,7 +387,7 @@ export class ToolProcess {
         // Answers go back in order, each after its own decision (a lookup may make one wait).
         worker.checks = worker.checks.then(async () => {
           const answer = await this.#judge.answer(message);
-          if (!worker.exited) worker.host.answer(`${JSON.stringify(answer)}\n`);
+          if (!worker.exited) worker.host.answer(`${JSON.stringify({ ...answer, n: message.n })}\n`);
         });
         return;
       }
