@@ -41,6 +41,28 @@ export interface AppSurface {
 
 const MEMORY_LIMIT = 256;
 const KV_TTL_SECONDS = 24 * 60 * 60;
+/**
+ * Deadline of one cache read. The cache only saves a database round trip, so a read that fails or
+ * takes longer than this is a miss: the request goes on to Postgres instead of waiting on KV.
+ */
+export const KV_READ_DEADLINE_MS = 1_000;
+
+/** `store.get(key)`, or null when it fails or has not answered within {@link KV_READ_DEADLINE_MS}. */
+export async function cachedRead(
+  store: MetaStore,
+  key: string,
+  deadlineMs = KV_READ_DEADLINE_MS,
+): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), deadlineMs);
+  });
+  try {
+    return await Promise.race([store.get(key, "json").catch(() => null), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 const memory = new Map<string, AppSurface>();
 
 /** Bump when the shape of `AppMeta` changes, so a deploy never reads the previous format. */
@@ -118,7 +140,7 @@ export async function appSurface(
   const key = cacheKey(project.id, project.metaRev);
   const hit = memory.get(key);
   if (hit) return hit;
-  const stored = (await store.get(key, "json").catch(() => null)) as AppMeta | null;
+  const stored = (await cachedRead(store, key)) as AppMeta | null;
   if (stored) return remember(key, surfaceOf(stored));
   const meta = await loadAppMeta(db, project, config);
   waitUntil(
@@ -147,7 +169,7 @@ export async function projectCollection(
   const key = collectionsKey(project.id, project.metaRev);
   let byName = collectionMemory.get(key);
   if (!byName) {
-    let list = (await store.get(key, "json").catch(() => null)) as CollectionMeta[] | null;
+    let list = (await cachedRead(store, key)) as CollectionMeta[] | null;
     if (!list) {
       list = await listCollections(db, project.id);
       const stored = JSON.stringify(list);
