@@ -27,6 +27,12 @@ export const MAX_NEAREST_LIMIT = 100;
 /** Most metrics and group columns in one aggregate. */
 export const MAX_METRICS = 20;
 export const MAX_GROUP_BY = 5;
+/**
+ * Longest `like` / `ilike` pattern. Postgres matches a pattern against a value in up to (value
+ * length × pattern length) steps: one 100,000-character pattern held the database for 49 s on one
+ * 200,000-character row. Search patterns are short; this keeps one condition's cost near a scan.
+ */
+export const MAX_PATTERN_LENGTH = 256;
 /** Deepest nesting of `and` / `or` / `not` in a `where` (the top level is 0). */
 export const MAX_WHERE_DEPTH = 8;
 
@@ -246,6 +252,11 @@ export function operatorsFor(column: Pick<ColumnSpec, "name" | "type">): string[
 export const acceptsBareValue = (column: Pick<ColumnSpec, "name" | "type">): boolean =>
   operatorsFor(column).includes("eq");
 
+const patternSchema = v.pipe(
+  v.string(),
+  v.maxLength(MAX_PATTERN_LENGTH, `patterns are at most ${MAX_PATTERN_LENGTH} characters`),
+);
+
 function filterSchema(
   column: Pick<ColumnSpec, "name" | "type" | "dimensions" | "description">,
 ): v.GenericSchema {
@@ -255,8 +266,8 @@ function filterSchema(
   for (const op of operatorsFor(column)) {
     if (op === "is_null") entries[op] = v.boolean();
     else if (op === "in" || op === "nin") entries[op] = list;
-    else if (op === "like" || op === "ilike" || op === "starts_with" || op === "has_key")
-      entries[op] = v.string();
+    else if (op === "like" || op === "ilike") entries[op] = patternSchema;
+    else if (op === "starts_with" || op === "has_key") entries[op] = v.string();
     else if (op === "contains" && column.type === "json") entries[op] = v.unknown();
     else entries[op] = value; // eq, neq, gt…, and array contains / overlaps (value is the array)
   }
