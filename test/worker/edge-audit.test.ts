@@ -1,0 +1,87 @@
+/**
+ * Red-team findings on the edge service, one regression test each (each failed before its fix):
+ * the SDK data routes were not rate limited at all (one caller could keep the shared database busy
+ * without bound), `like` patterns of any length (a single request could hold the database for
+ * minutes), and Postgres system column names answered 409 "retry" instead of 400. One project and
+ * its end users are shared by every case.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  api,
+  apiJson,
+  endUserHeaders,
+  expectError,
+  signupDeveloper,
+  signupUser,
+  type TestDeveloper,
+} from "./helpers.ts";
+
+const NOTES = {
+  name: "notes",
+  columns: [{ name: "title", type: "text" }],
+  access: { read: "owner", write: "owner" },
+};
+
+describe("edge audit", () => {
+  let dev: TestDeveloper;
+  let alice: Record<string, string>;
+  let bob: Record<string, string>;
+  const rows = () => `/v1/projects/${dev.projectId}/collections/notes`;
+
+  beforeAll(async () => {
+    dev = await signupDeveloper();
+    const made = await apiJson(`/v1/admin/projects/${dev.projectId}/collections`, {
+      token: dev.token,
+      json: NOTES,
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const [a, b] = await Promise.all([
+      signupUser(dev.projectId, dev.clientKey),
+      signupUser(dev.projectId, dev.clientKey),
+    ]);
+    alice = endUserHeaders(dev.clientKey, a.sessionToken);
+    bob = endUserHeaders(dev.clientKey, b.sessionToken);
+  });
+
+  it("refuses a long like pattern with 400 before the database sees it", async () => {
+    const find = (like: string) => apiJson(`${rows()}/find`, { headers: alice, json: { where: { title: { like } } } });
+    expect((await find(`%${"a".repeat(200)}%`)).status).toBe(200);
+    expectError(await find(`%${"a".repeat(100_000)}b`), 400, "where.title.like: patterns are at most 256");
+  });
+
+  it("refuses a Postgres system column name with 400, not 409 retry", async () => {
+    const res = await apiJson(`/v1/admin/projects/${dev.projectId}/collections/notes`, {
+      method: "PATCH",
+      token: dev.token,
+      json: { add_columns: [{ name: "ctid", type: "text" }] },
+    });
+    expectError(res, 400, '"ctid" is a Postgres system column name');
+  });
+
+  it("holds a caller of the SDK data routes to the app's tier; other callers keep theirs", async () => {
+    const tier = await apiJson(`/v1/admin/projects/${dev.projectId}/app-mcp/config`, {
+      method: "PATCH",
+      token: dev.token,
+      json: { rate_limit_per_minute: 600 },
+    });
+    expect(tier.status).toBe(200);
+    // The 600 tier is 60 a minute under vitest.config.ts. 130 requests exceed two windows' worth
+    // (the local binding counts in clock-aligned windows), so some are refused wherever one rolls over.
+    const statuses: number[] = [];
+    for (let wave = 0; wave < 13; wave++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () => api(`${rows()}/rows?limit=1`, { headers: alice })),
+      );
+      for (const res of answers) {
+        statuses.push(res.status);
+        if (res.status === 429) {
+          expect(res.headers.get("retry-after")).toBe("60");
+          expect(await res.json()).toMatchObject({ error: { code: "rate_limited" } });
+        } else await res.body?.cancel();
+      }
+    }
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(10);
+    expect((await apiJson(`${rows()}/rows`, { headers: bob })).status).toBe(200);
+  });
+});
