@@ -2,10 +2,11 @@
  * Red-team findings on the edge service, one regression test each (each failed before its fix):
  * the SDK data routes were not rate limited at all (one caller could keep the shared database busy
  * without bound), `like` patterns of any length (a single request could hold the database for
- * minutes), and Postgres system column names answered 409 "retry" instead of 400. One project and
- * its end users are shared by every case.
+ * minutes), Postgres system column names answered 409 "retry" instead of 400, and a function
+ * answering HTTP 600 made the invoke route answer 500. One project and its end users are shared by
+ * every case.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import {
   api,
   apiJson,
@@ -56,6 +57,20 @@ describe("edge audit", () => {
       json: { add_columns: [{ name: "ctid", type: "text" }] },
     });
     expectError(res, 400, '"ctid" is a Postgres system column name');
+  });
+
+  it("answers 502 when a function answers a status no Response can carry (was a 500)", async () => {
+    const url = `${inject("echoUrl")}/status/600`;
+    const deployed = await apiJson(`/v1/admin/projects/${dev.projectId}/functions/deploy`, {
+      token: dev.token,
+      json: { name: "odd_status", url },
+    });
+    expect(deployed.status).toBe(201);
+    const invoked = await apiJson(`/v1/projects/${dev.projectId}/functions/odd_status/invoke`, {
+      headers: alice,
+      json: {},
+    });
+    expectError(invoked, 502, "function answered with HTTP status 600");
   });
 
   it("holds a caller of the SDK data routes to the app's tier; other callers keep theirs", async () => {
