@@ -10,7 +10,8 @@
  *   time, so an app picks one of these bindings rather than a number of its own.
  * - `AUTH_RATE_LIMITER` (10/min, strict): sign-in attempts per project and email, developer
  *   sign-ups per client IP (REST and the platform MCP's `amba_developer_signup` share the key).
- * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP.
+ * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP; OAuth
+ *   client registrations per client IP (a key of their own).
  */
 import type { RateLimitTier } from "../app-mcp/admin.ts";
 import { AppError } from "../errors.ts";

@@ -3,8 +3,8 @@
  * the SDK data routes were not rate limited at all (one caller could keep the shared database busy
  * without bound), `like` patterns of any length (a single request could hold the database for
  * minutes), Postgres system column names answered 409 "retry" instead of 400, and a function
- * answering HTTP 600 made the invoke route answer 500. One project and its end users are shared by
- * every case.
+ * answering HTTP 600 made the invoke route answer 500, and OAuth dynamic client registration (open,
+ * stored without expiry) had no limit. One project and its end users are shared by every case.
  */
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import {
@@ -15,6 +15,7 @@ import {
   signupDeveloper,
   signupUser,
   type TestDeveloper,
+  withinOneRateLimitWindow,
 } from "./helpers.ts";
 
 const NOTES = {
@@ -98,5 +99,32 @@ describe("edge audit", () => {
     expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(10);
     expect((await apiJson(`${rows()}/rows`, { headers: bob })).status).toBe(200);
+  });
+
+  it("limits OAuth client registrations per address (each is stored without expiry)", async () => {
+    const register = () =>
+      api("https://mcp.amba.dev/oauth/register", {
+        method: "POST",
+        headers: { "content-type": "application/json", "cf-connecting-ip": "203.0.113.77" },
+        body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" }),
+      });
+    // AUTH_IP_RATE_LIMITER allows 60 a minute per address; its windows are clock-aligned.
+    await withinOneRateLimitWindow(60, 5_000);
+    const statuses: number[] = [];
+    for (let wave = 0; wave < 6; wave++) {
+      const answers = await Promise.all(Array.from({ length: 10 }, register));
+      statuses.push(...answers.map((r) => r.status));
+      await Promise.all(answers.map((r) => r.body?.cancel()));
+    }
+    expect(statuses.filter((s) => s !== 201)).toEqual([]);
+    const refused = await register();
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: { code: "rate_limited" } });
+    const elsewhere = await api("https://mcp.amba.dev/oauth/register", {
+      method: "POST",
+      headers: { "content-type": "application/json", "cf-connecting-ip": "203.0.113.78" },
+      body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" }),
+    });
+    expect(elsewhere.status).toBe(201);
   });
 });
