@@ -26,6 +26,8 @@ export const unauthorized = (message = "missing or invalid credentials") =>
   new AppError(401, "unauthorized", message);
 /** 403 with code `forbidden`: valid credentials, not allowed. */
 export const forbidden = (message: string) => new AppError(403, "forbidden", message);
+/** 403 with code `quota_exceeded`: the account already holds as many of a thing as it may. */
+export const quotaExceeded = (message: string) => new AppError(403, "quota_exceeded", message);
 /** 409 with code `conflict`. */
 export const conflict = (message: string) => new AppError(409, "conflict", message);
 

@@ -3,10 +3,14 @@
  * the SDK data routes were not rate limited at all (one caller could keep the shared database busy
  * without bound), `like` patterns of any length (a single request could hold the database for
  * minutes), Postgres system column names answered 409 "retry" instead of 400, and a function
- * answering HTTP 600 made the invoke route answer 500, and OAuth dynamic client registration (open,
- * stored without expiry) had no limit. One project and its end users are shared by every case.
+ * answering HTTP 600 made the invoke route answer 500, OAuth dynamic client registration (open,
+ * stored without expiry) had no limit, and nothing bounded how many tables one developer could
+ * add to the shared database. One project and its end users are shared by every case.
  */
+import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { MAX_PROJECTS_PER_DEVELOPER } from "../../src/accounts/projects.ts";
+import { MAX_COLLECTIONS_PER_PROJECT } from "../../src/data/collections.ts";
 import {
   api,
   apiJson,
@@ -15,6 +19,7 @@ import {
   signupDeveloper,
   signupUser,
   type TestDeveloper,
+  testDb,
   withinOneRateLimitWindow,
 } from "./helpers.ts";
 
@@ -83,10 +88,11 @@ describe("edge audit", () => {
     expect(tier.status).toBe(200);
     // The 600 tier is 60 a minute under vitest.config.ts. 130 requests exceed two windows' worth
     // (the local binding counts in clock-aligned windows), so some are refused wherever one rolls over.
+    // A row id that cannot exist is a 404 after the count, without a query: cheap to send.
     const statuses: number[] = [];
     for (let wave = 0; wave < 13; wave++) {
       const answers = await Promise.all(
-        Array.from({ length: 10 }, () => api(`${rows()}/rows?limit=1`, { headers: alice })),
+        Array.from({ length: 10 }, () => api(`${rows()}/rows/none`, { headers: alice })),
       );
       for (const res of answers) {
         statuses.push(res.status);
@@ -96,7 +102,7 @@ describe("edge audit", () => {
         } else await res.body?.cancel();
       }
     }
-    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(statuses.filter((s) => s !== 404 && s !== 429)).toEqual([]);
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(10);
     expect((await apiJson(`${rows()}/rows`, { headers: bob })).status).toBe(200);
   });
@@ -126,5 +132,24 @@ describe("edge audit", () => {
       body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" }),
     });
     expect(elsewhere.status).toBe(201);
+  });
+
+  it("bounds the collections of a project and the projects of a developer (403 quota_exceeded)", async () => {
+    // The quota counts metadata rows: fill them directly (no tables) rather than with 1,000 DDL requests.
+    const quota = await signupDeveloper();
+    await testDb().execute(sql`INSERT INTO collections (project_id, name, columns, access)
+      SELECT ${quota.projectId}::uuid, 'filler_' || i, '[]'::jsonb, '{"read":"owner","write":"owner"}'::jsonb
+      FROM generate_series(2, ${MAX_COLLECTIONS_PER_PROJECT}) AS i`);
+    const create = (name: string) =>
+      apiJson(`/v1/admin/projects/${quota.projectId}/collections`, { token: quota.token, json: { ...NOTES, name } });
+    expect((await create("last_one")).status).toBe(201);
+    const refused = await create("one_too_many");
+    expectError(refused, 403, `a project holds at most ${MAX_COLLECTIONS_PER_PROJECT} collections`);
+    expect(refused.body.error.code).toBe("quota_exceeded");
+
+    await testDb().execute(sql`INSERT INTO projects (developer_id, name)
+      SELECT ${quota.developerId}::uuid, 'filler ' || i FROM generate_series(2, ${MAX_PROJECTS_PER_DEVELOPER}) AS i`);
+    const project = await apiJson("/v1/admin/projects", { token: quota.token, json: { name: "one too many" } });
+    expectError(project, 403, `a developer holds at most ${MAX_PROJECTS_PER_DEVELOPER} projects`);
   });
 });
