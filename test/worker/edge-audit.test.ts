@@ -51,7 +51,8 @@ describe("edge audit", () => {
   });
 
   it("refuses a long like pattern with 400 before the database sees it", async () => {
-    const find = (like: string) => apiJson(`${rows()}/find`, { headers: alice, json: { where: { title: { like } } } });
+    const find = (like: string) =>
+      apiJson(`${rows()}/find`, { headers: alice, json: { where: { title: { like } } } });
     expect((await find(`%${"a".repeat(200)}%`)).status).toBe(200);
     expectError(await find(`%${"a".repeat(100_000)}b`), 400, "where.title.like: patterns are at most 256");
   });
@@ -112,7 +113,10 @@ describe("edge audit", () => {
       api("https://mcp.amba.dev/oauth/register", {
         method: "POST",
         headers: { "content-type": "application/json", "cf-connecting-ip": "203.0.113.77" },
-        body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" }),
+        body: JSON.stringify({
+          redirect_uris: ["http://127.0.0.1:9/cb"],
+          token_endpoint_auth_method: "none",
+        }),
       });
     // AUTH_IP_RATE_LIMITER allows 60 a minute per address; its windows are clock-aligned.
     await withinOneRateLimitWindow(60, 5_000);
@@ -141,7 +145,10 @@ describe("edge audit", () => {
       SELECT ${quota.projectId}::uuid, 'filler_' || i, '[]'::jsonb, '{"read":"owner","write":"owner"}'::jsonb
       FROM generate_series(2, ${MAX_COLLECTIONS_PER_PROJECT}) AS i`);
     const create = (name: string) =>
-      apiJson(`/v1/admin/projects/${quota.projectId}/collections`, { token: quota.token, json: { ...NOTES, name } });
+      apiJson(`/v1/admin/projects/${quota.projectId}/collections`, {
+        token: quota.token,
+        json: { ...NOTES, name },
+      });
     expect((await create("last_one")).status).toBe(201);
     const refused = await create("one_too_many");
     expectError(refused, 403, `a project holds at most ${MAX_COLLECTIONS_PER_PROJECT} collections`);
@@ -149,7 +156,10 @@ describe("edge audit", () => {
 
     await testDb().execute(sql`INSERT INTO projects (developer_id, name)
       SELECT ${quota.developerId}::uuid, 'filler ' || i FROM generate_series(2, ${MAX_PROJECTS_PER_DEVELOPER}) AS i`);
-    const project = await apiJson("/v1/admin/projects", { token: quota.token, json: { name: "one too many" } });
+    const project = await apiJson("/v1/admin/projects", {
+      token: quota.token,
+      json: { name: "one too many" },
+    });
     expectError(project, 403, `a developer holds at most ${MAX_PROJECTS_PER_DEVELOPER} projects`);
   });
 });
