@@ -40,6 +40,21 @@ export class DatabaseTimeoutError extends AppError {
 }
 
 /**
+ * 400 `result_too_large`: a database answer over the Worker's cap (`MAX_RESULT_BYTES`, src/worker/db.ts).
+ * Reading it whole would risk the memory of the isolate other requests share; fewer rows fit.
+ */
+export class ResultTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super(
+      400,
+      "result_too_large",
+      `the result exceeds ${limitBytes / (1024 * 1024)} MiB; ask for fewer rows (a smaller limit) or narrow the filter`,
+    );
+    this.name = "ResultTooLargeError";
+  }
+}
+
+/**
  * The AppError an error is or carries: itself, or one the database driver (`sourceError`) or drizzle
  * (`cause`) wrapped — a query that missed its deadline surfaces as a `DatabaseTimeoutError` inside
  * their errors. Null for anything else (unexpected: rendered as a generic 500 / internal error).

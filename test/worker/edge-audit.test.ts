@@ -4,13 +4,16 @@
  * without bound), `like` patterns of any length (a single request could hold the database for
  * minutes), Postgres system column names answered 409 "retry" instead of 400, and a function
  * answering HTTP 600 made the invoke route answer 500, OAuth dynamic client registration (open,
- * stored without expiry) had no limit, and nothing bounded how many tables one developer could
- * add to the shared database. One project and its end users are shared by every case.
+ * stored without expiry) had no limit, nothing bounded how many tables one developer could add to
+ * the shared database, and a page of big rows was read whole into the isolate every tenant's
+ * requests share. One project and its end users are shared by every case.
  */
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { MAX_PROJECTS_PER_DEVELOPER } from "../../src/accounts/projects.ts";
 import { MAX_COLLECTIONS_PER_PROJECT } from "../../src/data/collections.ts";
+import { projectSchemaName } from "../../src/data/sql.ts";
+import { MAX_RESULT_BYTES } from "../../src/worker/db.ts";
 import {
   api,
   apiJson,
@@ -161,5 +164,19 @@ describe("edge audit", () => {
       json: { name: "one too many" },
     });
     expectError(project, 403, `a developer holds at most ${MAX_PROJECTS_PER_DEVELOPER} projects`);
+  });
+
+  it("refuses a database answer larger than MAX_RESULT_BYTES with 400 instead of reading it whole", async () => {
+    // Rows of 1 MB each, written directly (the API takes at most 1 MiB per body): more than the cap in all.
+    const rowCount = Math.ceil(MAX_RESULT_BYTES / 1_000_000) + 1;
+    await testDb().execute(sql`INSERT INTO ${sql.identifier(projectSchemaName(dev.projectId))}.notes (id, title)
+      SELECT gen_random_uuid(), repeat('x', 1000000) FROM generate_series(1, ${rowCount})`);
+    const all = await apiJson(`${rows()}/rows?limit=${rowCount}`, { token: dev.token });
+    expect(all.status, JSON.stringify(all.body).slice(0, 300)).toBe(400);
+    expectError(all, 400, "ask for fewer rows");
+    expect(all.body.error.code).toBe("result_too_large");
+    const few = await apiJson(`${rows()}/rows?limit=2`, { token: dev.token });
+    expect(few.status).toBe(200);
+    expect(few.body.rows).toHaveLength(2);
   });
 });
