@@ -26,6 +26,8 @@ export const unauthorized = (message = "missing or invalid credentials") =>
   new AppError(401, "unauthorized", message);
 /** 403 with code `forbidden`: valid credentials, not allowed. */
 export const forbidden = (message: string) => new AppError(403, "forbidden", message);
+/** 403 with code `quota_exceeded`: the account already holds as many of a thing as it may. */
+export const quotaExceeded = (message: string) => new AppError(403, "quota_exceeded", message);
 /** 409 with code `conflict`. */
 export const conflict = (message: string) => new AppError(409, "conflict", message);
 
@@ -34,6 +36,21 @@ export class DatabaseTimeoutError extends AppError {
   constructor(timeoutMs: number) {
     super(503, "database_timeout", `the database did not answer within ${timeoutMs} ms; try again`);
     this.name = "DatabaseTimeoutError";
+  }
+}
+
+/**
+ * 400 `result_too_large`: a database answer over the Worker's cap (`MAX_RESULT_BYTES`, src/worker/db.ts).
+ * Reading it whole would risk the memory of the isolate other requests share; fewer rows fit.
+ */
+export class ResultTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super(
+      400,
+      "result_too_large",
+      `the result exceeds ${limitBytes / (1024 * 1024)} MiB; ask for fewer rows (a smaller limit) or narrow the filter`,
+    );
+    this.name = "ResultTooLargeError";
   }
 }
 

@@ -9,7 +9,7 @@ import { appMcpConfigs, type ClientKey, clientKeys, type Project, projects } fro
 import { UUID } from "../data/columns.ts";
 import { projectSchemaName } from "../data/sql.ts";
 import type { Db } from "../db.ts";
-import { notFound } from "../errors.ts";
+import { notFound, quotaExceeded } from "../errors.ts";
 import { parseInput } from "../validate.ts";
 import { CREDENTIAL_PREFIX, issueCredential } from "./crypto.ts";
 import { CreateClientKeySchema, CreateProjectSchema, UpdateProjectSchema } from "./schemas.ts";
@@ -64,6 +64,15 @@ async function ownedProject(db: Db, developerId: string, projectId: string): Pro
 /** New project with its (default) app-MCP config row, in one batch. */
 export async function createProject(db: Db, developerId: string, body: unknown): Promise<ProjectView> {
   const input = parseInput(CreateProjectSchema, body);
+  const [{ n }] = (await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(projects)
+    .where(eq(projects.developerId, developerId))) as [{ n: number }];
+  if (Number(n) >= MAX_PROJECTS_PER_DEVELOPER) {
+    throw quotaExceeded(
+      `a developer holds at most ${MAX_PROJECTS_PER_DEVELOPER} projects; delete one before creating another`,
+    );
+  }
   const id = crypto.randomUUID();
   const [[project]] = await db.batch([
     db.insert(projects).values({ id, developerId, name: input.name }).returning(),
@@ -71,6 +80,13 @@ export async function createProject(db: Db, developerId: string, body: unknown):
   ]);
   return projectView(project as Project);
 }
+
+/**
+ * Most projects one developer may hold: with `MAX_COLLECTIONS_PER_PROJECT` (src/data) this bounds the
+ * tables one developer adds to the shared database. Checked before the insert (concurrent creates
+ * may end a few over).
+ */
+export const MAX_PROJECTS_PER_DEVELOPER = 100;
 
 /** The developer's projects, oldest first. */
 export async function listProjects(db: Db, developerId: string): Promise<ProjectView[]> {

@@ -100,8 +100,11 @@ function listCollections(ctx: Resolved) {
   };
 }
 
-/** The rate-limit key of the caller: one per project and developer or end user. */
-function callerKey({ principal }: Pick<AppMcpContext, "principal">): string {
+/**
+ * The rate-limit key of an app's caller: one per project and developer or end user, shared by the
+ * app MCP's tool calls and the SDK data routes, so the app's tier is one budget per caller.
+ */
+export function appCallerKey(principal: AppCaller): string {
   const caller =
     principal.scope === "developer" ? `dev:${principal.developerId}` : `user:${principal.user.id}`;
   return `mcp:${principal.project.id}:${caller}`;
@@ -148,7 +151,7 @@ async function limitedExecute(
   args: Record<string, unknown>,
   ctx: Resolved,
 ): Promise<ToolOutcome> {
-  const key = callerKey(ctx);
+  const key = appCallerKey(ctx.principal);
   const allowed = ctx.limit(key, "this app MCP caller");
   const reads = binding.kind === "collection" && READ_OPS.has(binding.op);
   if (!reads || ctx.limit.refusing?.(key) !== false) {

@@ -9,7 +9,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db.ts";
 import { isConcurrentChange, isUniqueViolation, pgError } from "../db-errors.ts";
-import { conflict, invalidInput } from "../errors.ts";
+import { conflict, invalidInput, quotaExceeded } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
 import { parseInput } from "../validate.ts";
 import {
@@ -104,9 +104,29 @@ async function batch(
   }
 }
 
+/**
+ * Most collections one project may hold. Each is a table with two indexes in the database every
+ * tenant shares, so one developer's loop must not grow its catalog without bound (1,000 is the
+ * size `tools/list` is measured at, BENCHMARKS.md). Checked before the create's batch: concurrent
+ * creates may pass it together, so a project can end a few over, never unboundedly.
+ */
+export const MAX_COLLECTIONS_PER_PROJECT = 1000;
+
+async function checkCollectionQuota(db: Db, projectId: string): Promise<void> {
+  const { rows } = await db.execute(
+    sql`SELECT count(*)::int AS n FROM collections WHERE project_id = ${projectId}::uuid`,
+  );
+  if (Number((rows[0] as { n: number }).n) >= MAX_COLLECTIONS_PER_PROJECT) {
+    throw quotaExceeded(
+      `a project holds at most ${MAX_COLLECTIONS_PER_PROJECT} collections; drop one before creating another`,
+    );
+  }
+}
+
 /** Create a collection from a definition (`POST …/collections`); 409 when the name is taken. */
 export async function createCollection(db: Db, projectId: string, body: unknown): Promise<CollectionView> {
   const definition = parseInput(CollectionDefinitionSchema, body);
+  await checkCollectionQuota(db, projectId);
   const meta: CollectionMeta = {
     projectId,
     name: definition.name,

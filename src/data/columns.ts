@@ -184,6 +184,9 @@ const RESERVED_WORDS = new Set([
   "distance",
 ]);
 
+/** Postgres' system columns: every table has them, so a user column of that name fails in DDL. */
+const SYSTEM_COLUMNS = new Set(["tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"]);
+
 const IDENTIFIER = /^[a-z][a-z0-9_]*$/;
 
 /** Why `name` cannot be a collection / column name, or null when it can. */
@@ -197,6 +200,7 @@ export function nameProblem(name: string, kind: "collection" | "column"): string
     return `"${name}" is a server-managed column name`;
   }
   if (RESERVED_WORDS.has(name)) return `"${name}" is a reserved word`;
+  if (kind === "column" && SYSTEM_COLUMNS.has(name)) return `"${name}" is a Postgres system column name`;
   if (name.startsWith("pg_")) return `names starting with "pg_" are reserved`;
   return null;
 }

@@ -28,6 +28,12 @@ export const MAX_NEAREST_LIMIT = 100;
 /** Most metrics and group columns in one aggregate. */
 export const MAX_METRICS = 20;
 export const MAX_GROUP_BY = 5;
+/**
+ * Longest `like` / `ilike` pattern. Postgres matches a pattern against a value in up to (value
+ * length × pattern length) steps: one 100,000-character pattern held the database for 49 s on one
+ * 200,000-character row. Search patterns are short; this keeps one condition's cost near a scan.
+ */
+export const MAX_PATTERN_LENGTH = 256;
 /** Deepest nesting of `and` / `or` / `not` in a `where` (the top level is 0). */
 export const MAX_WHERE_DEPTH = 8;
 
@@ -256,6 +262,11 @@ function containsSchema(type: ColumnType, array: v.GenericSchema): v.GenericSche
   return element ? v.union([array, valueSchema(element)]) : array;
 }
 
+const patternSchema = v.pipe(
+  v.string(),
+  v.maxLength(MAX_PATTERN_LENGTH, `patterns are at most ${MAX_PATTERN_LENGTH} characters`),
+);
+
 function filterSchema(
   column: Pick<ColumnSpec, "name" | "type" | "dimensions" | "description">,
 ): v.GenericSchema {
@@ -265,8 +276,8 @@ function filterSchema(
   for (const op of operatorsFor(column)) {
     if (op === "is_null") entries[op] = v.boolean();
     else if (op === "in" || op === "nin") entries[op] = list;
-    else if (op === "like" || op === "ilike" || op === "starts_with" || op === "has_key")
-      entries[op] = v.string();
+    else if (op === "like" || op === "ilike") entries[op] = patternSchema;
+    else if (op === "starts_with" || op === "has_key") entries[op] = v.string();
     else if (op === "contains" && column.type === "json") entries[op] = v.unknown();
     else if (op === "contains") entries[op] = containsSchema(column.type, value);
     else entries[op] = value; // eq, neq, gt…, and array overlaps (value is the array)

@@ -28,6 +28,8 @@ type Column = Pick<ColumnSpec, "name" | "type" | "dimensions" | "required">;
 
 /** Deepest `and` / `or` / `not` nesting and most conditions one `where` may have. */
 export const MAX_WHERE_CONDITIONS = 100;
+/** Most `like` / `ilike` pattern characters in one `where` (each pattern: MAX_PATTERN_LENGTH). */
+export const MAX_WHERE_PATTERN_CHARS = 1024;
 /** Most groups one aggregate returns. */
 export const MAX_GROUPS = 1000;
 
@@ -237,6 +239,8 @@ function operatorCondition(column: Column, op: string, value: unknown): SQL {
 interface WhereState {
   columns: Map<string, Column>;
   conditions: number;
+  /** `like` / `ilike` pattern characters so far: matching costs grow with each pattern's length. */
+  patternChars: number;
 }
 
 function compileNode(where: Where, state: WhereState, depth: number, path: string): SQL {
@@ -268,6 +272,14 @@ function compileNode(where: Where, state: WhereState, depth: number, path: strin
       if (++state.conditions > MAX_WHERE_CONDITIONS) {
         throw invalidInput(`${path}: more than ${MAX_WHERE_CONDITIONS} conditions`);
       }
+      if (op === "like" || op === "ilike") {
+        state.patternChars += (operand as string).length;
+        if (state.patternChars > MAX_WHERE_PATTERN_CHARS) {
+          throw invalidInput(
+            `where: like / ilike patterns of one where are at most ${MAX_WHERE_PATTERN_CHARS} characters in total`,
+          );
+        }
+      }
       parts.push(operatorCondition(column, op, operand));
     }
   }
@@ -277,7 +289,7 @@ function compileNode(where: Where, state: WhereState, depth: number, path: strin
 /** Compile a validated `where` into a condition on alias `t`. */
 export function compileWhere(meta: CollectionMeta, where: Where): SQL {
   const columns = new Map<string, Column>(visibleColumns(meta).map((c) => [c.name, c]));
-  return compileNode(where, { columns, conditions: 0 }, 0, "where");
+  return compileNode(where, { columns, conditions: 0, patternChars: 0 }, 0, "where");
 }
 
 // ─── order + keyset ─────────────────────────────────────────────────────────────────────────────

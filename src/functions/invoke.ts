@@ -1,8 +1,9 @@
 /**
  * The runtime-neutral half of the function execution path: which arguments a function accepts,
  * the upstream request built from them (identity headers, never the caller's credentials) and the
- * upstream call itself (timeout → 504, unreachable → 502, body → JSON or `{body: text}`). Redirects
- * are not followed: a 3xx is the upstream's answer, so a public URL cannot bounce to an internal one.
+ * upstream call itself (timeout → 504, unreachable or a status outside 200–599 → 502, body → JSON or
+ * `{body: text}`). Redirects are not followed: a 3xx is the upstream's answer, so a public URL
+ * cannot bounce to an internal one.
  * The Worker half (auth, rate limit, metering) is `invokeFunction` in `./service.ts`.
  */
 
@@ -165,6 +166,15 @@ export async function callUpstream(
       throw new AppError(504, "function_timeout", `function did not answer within ${timeoutMs} ms`);
     const reason = err instanceof Error ? err.message : String(err);
     throw new AppError(502, "function_unreachable", `function could not be reached: ${reason}`);
+  }
+  // 1xx and non-standard codes (600–999 parse as HTTP) cannot be answered with: the caller would get a 500.
+  if (response.status < 200 || response.status > 599) {
+    await response.body?.cancel();
+    throw new AppError(
+      502,
+      "bad_gateway",
+      `function answered with HTTP status ${response.status}; only 200–599 can be passed on`,
+    );
   }
   let text: string;
   try {

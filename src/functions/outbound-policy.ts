@@ -123,6 +123,22 @@ function nameRefusal(host: string): string | null {
 }
 
 /**
+ * The host as judged: trailing dots dropped (`localhost.` names the same host). WHATWG URL strips
+ * one and normalises IPv4 spellings only then, so `127.0.0.1..` or `0x7f.0.0.1..` stays a "name";
+ * after dropping every trailing dot the host is parsed again, which turns those into dotted quads.
+ */
+function canonicalHost(hostname: string): string {
+  const host = hostname.toLowerCase();
+  if (host.startsWith("[") || !host.endsWith(".")) return host;
+  const stripped = host.replace(/\.+$/, "");
+  try {
+    return new URL(`http://${stripped}/`).hostname;
+  } catch {
+    return stripped;
+  }
+}
+
+/**
  * Check `raw` against `policy`; the parsed URL when allowed, otherwise a 400 `invalid_url`
  * `function url refused: <rule>` (e.g. `loopback address 127.0.0.1 is not allowed`).
  */
@@ -140,8 +156,7 @@ export function checkFunctionUrl(raw: string, policy: FunctionUrlPolicy): URL {
     );
   }
   if (url.username !== "" || url.password !== "") throw refuse("credentials in the URL are not allowed");
-  // A trailing dot names the same host (`localhost.`); judge it without.
-  const host = url.hostname.toLowerCase().replace(/\.$/, "");
+  const host = canonicalHost(url.hostname);
   if (host === "") throw refuse("no host");
   const v6 = host.startsWith("[") ? parseIpv6(host) : null;
   if (host.startsWith("[") && !v6) throw refuse(`address ${host} is not allowed`);

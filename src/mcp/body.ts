@@ -8,7 +8,16 @@ export async function readTextWithin(
   body: ReadableStream<Uint8Array> | null,
   limit: number,
 ): Promise<string | null> {
-  if (body === null) return "";
+  const bytes = await readBytesWithin(body, limit);
+  return bytes === null ? null : new TextDecoder().decode(bytes);
+}
+
+/** The stream's bytes, or null as soon as more than `limit` bytes arrive (the stream is cancelled). */
+export async function readBytesWithin(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<Uint8Array | null> {
+  if (body === null) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -28,5 +37,5 @@ export async function readTextWithin(
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return bytes;
 }

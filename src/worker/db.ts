@@ -5,7 +5,8 @@
  *
  * Every round trip has a deadline (`DB_TIMEOUT_MS`, default `DEFAULT_DB_TIMEOUT_MS`): the driver's
  * fetch is aborted and the query fails with `DatabaseTimeoutError` (503 `database_timeout`, an
- * `isError` tool result), so a hanging database cannot hang a request.
+ * `isError` tool result), so a hanging database cannot hang a request. Every answer is read up to
+ * `MAX_RESULT_BYTES`; a larger one fails with `ResultTooLargeError` (400 `result_too_large`).
  *
  * The driver is loaded on the first query an isolate sends, not at start-up: evaluating
  * `@neondatabase/serverless` (its Buffer polyfill, `process` shim, pg client, pg-types) was the
@@ -22,7 +23,8 @@ import { NeonHttpSession } from "drizzle-orm/neon-http/session";
 import { PgDatabase, PgDialect } from "drizzle-orm/pg-core";
 import * as schema from "../../schema/index.ts";
 import type { Db } from "../db.ts";
-import { DatabaseTimeoutError } from "../errors.ts";
+import { DatabaseTimeoutError, ResultTooLargeError } from "../errors.ts";
+import { readBytesWithin } from "../mcp/body.ts";
 import type { Env } from "./env.ts";
 
 /** Deadline of one database round trip (request sent → response body read), in ms. */
@@ -33,6 +35,13 @@ export function dbTimeoutMs(setting: string | undefined): number {
   const value = Number(setting);
   return setting && Number.isFinite(value) && value > 0 ? value : DEFAULT_DB_TIMEOUT_MS;
 }
+
+/**
+ * Largest database answer read into the isolate (bytes of the driver's JSON). Rows may hold up to
+ * 1 MiB each, so a page of 200 could be 200 MB — past the 128 MB an isolate has, and the requests
+ * of other tenants running in it would fail with it. Parsed, 8 MiB of JSON is a few times that.
+ */
+export const MAX_RESULT_BYTES = 8 * 1024 * 1024;
 
 /** Where one client's requests go and how long they may take (rides in the driver's fetchOptions). */
 interface Route {
@@ -45,7 +54,7 @@ const ROUTE = "ambaRoute";
 /**
  * The driver's fetch. The driver spreads a client's `fetchOptions` into the request init, so each
  * client's route arrives here with the request (endpoint and deadline are per client, while the
- * driver's own settings are global). The body is read under the same deadline.
+ * driver's own settings are global). The body is read under the same deadline, up to the size cap.
  */
 async function deadlineFetch(url: string, init: RequestInit & { [ROUTE]?: Route }): Promise<Response> {
   const { [ROUTE]: route, ...rest } = init;
@@ -54,7 +63,8 @@ async function deadlineFetch(url: string, init: RequestInit & { [ROUTE]?: Route 
   const timer = setTimeout(() => controller.abort(new DatabaseTimeoutError(timeoutMs)), timeoutMs);
   try {
     const response = await fetch(route?.endpoint ?? url, { ...rest, signal: controller.signal });
-    const body = await response.arrayBuffer();
+    const body = await readBytesWithin(response.body, MAX_RESULT_BYTES);
+    if (body === null) throw new ResultTooLargeError(MAX_RESULT_BYTES);
     return new Response(body, { status: response.status, headers: response.headers });
   } catch (err) {
     throw controller.signal.aborted ? controller.signal.reason : err;

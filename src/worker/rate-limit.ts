@@ -3,14 +3,15 @@
  * surface, 429 `rate_limited` with `Retry-After` when it is exhausted. Without the binding (other
  * hosts), nothing is limited.
  *
- * - `RATE_LIMITER` (6,000/min): function invocations, app MCP callers (the default tier), end-user
- *   sign-ups per email.
- * - `RATE_LIMITER_LOW` (600/min), `RATE_LIMITER_HIGH` (60,000/min): app MCP callers of apps that chose
+ * - `RATE_LIMITER` (6,000/min): function invocations, app callers (app MCP and SDK data routes; the
+ *   default tier), end-user sign-ups per email.
+ * - `RATE_LIMITER_LOW` (600/min), `RATE_LIMITER_HIGH` (60,000/min): app callers of apps that chose
  *   that tier (`rate_limit_per_minute` in the app-MCP config). A binding's limit is fixed at deploy
  *   time, so an app picks one of these bindings rather than a number of its own.
  * - `AUTH_RATE_LIMITER` (10/min, strict): sign-in attempts per project and email, developer
  *   sign-ups per client IP (REST and the platform MCP's `amba_developer_signup` share the key).
- * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP.
+ * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP; OAuth
+ *   client registrations per client IP (a key of their own).
  */
 import type { RateLimitTier } from "../app-mcp/admin.ts";
 import { AppError } from "../errors.ts";

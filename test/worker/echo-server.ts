@@ -1,6 +1,6 @@
 /**
  * A loopback HTTP server that answers every request with what it received, as JSON — the stand-in
- * for a developer's deployed function in Worker tests. `…/status/500` answers a plain-text 500 and
+ * for a developer's deployed function in Worker tests. `…/status/<code>` answers a plain-text <code> (with a `set-cookie`) and
  * `…/redirect` a 302 to `/followed`.
  */
 import { createServer } from "node:http";
@@ -16,8 +16,9 @@ export async function startEchoServer(): Promise<{ url: string; close(): Promise
       res.writeHead(302, { location: "/followed", "content-type": "application/json" });
       return res.end(JSON.stringify({ moved: "/followed" }));
     }
-    if (url.pathname.endsWith("/status/500")) {
-      res.writeHead(500, { "content-type": "text/plain" });
+    const status = /\/status\/(\d{3})$/.exec(url.pathname);
+    if (status) {
+      res.writeHead(Number(status[1]), { "content-type": "text/plain", "set-cookie": "upstream=1" });
       return res.end("upstream failure");
     }
     let body: unknown = text;

@@ -1,16 +1,19 @@
 /**
  * The SDK data routes: /v1/projects/:id/collections/:name/… (rows, find, aggregate, nearest).
- * Developer Bearer, or X-Api-Key + end-user session Bearer. Thin: every route resolves the caller
+ * Developer Bearer, or X-Api-Key + end-user session Bearer. Thin: every route resolves the caller,
+ * counts the request against the app's caller tier (the app MCP's budget: one per caller and app)
  * and the collection, then calls the data service, where validation and access policy live.
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
+import { appCallerKey } from "../../app-mcp/handlers.ts";
 import { projectCollection } from "../../app-mcp/surface.ts";
 import * as data from "../../data/service.ts";
 import { invalidInput, notFound } from "../../errors.ts";
 import { actorOf, authenticateProject, isUuid } from "../auth.ts";
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
+import { enforceRateLimit, TIER_LIMITERS } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 
 export const dataRoutes = new Hono<AppEnv>();
@@ -28,7 +31,13 @@ async function resolve(c: Context<AppEnv>) {
     "rest",
     projectId,
   );
-  const { principal } = await cachedCredential(key, () => authenticateProject(c, { projectId }));
+  const { principal, config } = await cachedCredential(key, () => authenticateProject(c, { projectId }));
+  await enforceRateLimit(
+    c.env,
+    appCallerKey(principal),
+    "this app's caller",
+    TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER",
+  );
   const actor = actorOf(principal);
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const name = c.req.param("name") as string;

@@ -246,7 +246,20 @@ const asFetch = (c: Ctx, resource: string) =>
 oauthRoutes.on(["GET", "HEAD", "OPTIONS"], OAUTH_PATHS.metadata, (c) =>
   asFetch(c, platformResource(issuer(c))),
 );
-oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.register, (c) => asFetch(c, platformResource(issuer(c))));
+// Registration is open (RFC 7591) and the provider keeps every client without expiry, so each
+// address gets AUTH_IP_RATE_LIMITER's budget of registrations (under its own key).
+oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.register, async (c) => {
+  const ip = clientIp(c.req.raw.headers);
+  if (c.req.method === "POST" && ip) {
+    await enforceRateLimit(
+      c.env,
+      `oauth-register:${ip}`,
+      "client registrations from this address",
+      "AUTH_IP_RATE_LIMITER",
+    );
+  }
+  return asFetch(c, platformResource(issuer(c)));
+});
 
 oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
   // A code, refresh token or revoked token names its grant; the grant names its one resource.

@@ -56,6 +56,13 @@ describe("names", () => {
       expect(nameProblem(name, "column")).toMatch(/server-managed/);
     }
   });
+
+  it("refuses Postgres system column names for columns (a 400, not a 409 'retry' from the database)", () => {
+    for (const name of ["ctid", "xmin", "xmax", "cmin", "cmax", "tableoid"]) {
+      expect(nameProblem(name, "column"), name).toBe(`"${name}" is a Postgres system column name`);
+      expect(nameProblem(name, "collection"), name).toBeNull();
+    }
+  });
 });
 
 describe("CollectionDefinitionSchema", () => {

@@ -101,6 +101,14 @@ describe("find schema", () => {
     expect(issue(schemas.find, { order: "title; drop table x" })).not.toBeNull();
     expect(issue(schemas.find, { limit: 201 })).toMatch(/limit must be 1 to 200/);
   });
+
+  it("bounds like / ilike patterns (matching costs text length × pattern length in Postgres)", () => {
+    expect(issue(schemas.find, { where: { title: { like: `%${"a".repeat(254)}%` } } })).toBeNull();
+    expect(issue(schemas.find, { where: { title: { ilike: `%${"a".repeat(255)}%` } } })).toBe(
+      "where.title.ilike: patterns are at most 256 characters",
+    );
+    expect(issue(schemas.find, { where: { title: { like: "x".repeat(100_000) } } })).toMatch(/at most 256/);
+  });
 });
 
 describe("other operations", () => {

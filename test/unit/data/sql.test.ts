@@ -62,6 +62,15 @@ describe("where", () => {
     expect(params).toEqual(["%'; select pg_sleep(10); --%", '{"1","2"}', '{"a","b\\"c"}', "k"]);
   });
 
+  it("bounds the like / ilike pattern characters of one where in total", () => {
+    const p = (c: string) => `%${c.repeat(254)}%`;
+    const four = { or: ["a", "b", "c", "d"].map((c) => ({ title: { like: p(c) } })) };
+    expect(() => compileWhere(meta, four)).not.toThrow();
+    expect(() => compileWhere(meta, { ...four, title: { ilike: "%e%" } })).toThrow(
+      "where: like / ilike patterns of one where are at most 1024 characters in total",
+    );
+  });
+
   it("treats a bare value as eq and null-safe neq/nin", () => {
     expect(q(compileWhere(meta, { title: "x" })).sql).toBe('(t."title" = $1::text)');
     expect(q(compileWhere(meta, { calories: { neq: 3 } })).sql).toBe(

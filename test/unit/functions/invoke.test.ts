@@ -197,6 +197,18 @@ describe("callUpstream against loopback servers", () => {
     expect([error.status, error.code]).toEqual([502, "function_unreachable"]);
   });
 
+  it("fails with 502 when the function answers a status outside 200–599 (no Response can carry it)", async () => {
+    for (const status of [101, 600, 999]) {
+      const answer = { status, body: null } as unknown as Response;
+      const error = await rejection(() => callUpstream(request("/ok"), { fetch: async () => answer }));
+      expect([error.status, error.code, error.message]).toEqual([
+        502,
+        "bad_gateway",
+        `function answered with HTTP status ${status}; only 200–599 can be passed on`,
+      ]);
+    }
+  });
+
   it("fails with 502 when the response is too large", async () => {
     const error = await rejection(() => callUpstream(request("/huge")));
     expect(error.status).toBe(502);

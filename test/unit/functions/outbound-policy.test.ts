@@ -117,6 +117,12 @@ describe("checkFunctionUrl", () => {
     ["https://printer.local/", "internal host printer.local"],
     ["https://metadata.example.com/", "cloud metadata host metadata.example.com"],
     ["https://intranet/", "internal (no dot) host intranet"],
+    // more than one trailing dot: WHATWG URL keeps the host as a name, unnormalised
+    ["https://localhost../", "loopback host localhost"],
+    ["https://127.0.0.1../", "loopback address 127.0.0.1"],
+    ["https://0x7f.0.0.1.../", "loopback address 127.0.0.1"],
+    ["https://169.254.169.254../", "link-local address 169.254.169.254"],
+    ["https://printer.local../", "internal host printer.local"],
   ])("refuses %s (%s)", (url, rule) => {
     expect(refusal(url)).toContain(rule);
   });
