@@ -22,13 +22,14 @@ const SECURITY: Record<Access, Record<string, string[]>[]> = {
 };
 
 const ERRORS: Record<string, string> = {
-  "400": "Invalid input (`invalid_input`, naming the field)",
+  "400": "Invalid input (`invalid_input`, naming the field; `result_too_large` for a page over 8 MiB)",
   "401": "Missing or invalid credentials (`unauthorized`)",
-  "403": "Not allowed (`forbidden`)",
+  "403": "Not allowed (`forbidden`; `quota_exceeded` past the projects or collections quota)",
   "404": "Not found (`not_found`; also another developer's project)",
   "409": "Conflict (`conflict`)",
   "413": "Body too large (`payload_too_large`)",
   "429": "Rate limited (`rate_limited`)",
+  "503": "The database did not answer in time (`database_timeout`); retry",
 };
 
 const errorResponse = (description: string) => ({
