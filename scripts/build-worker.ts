@@ -1,0 +1,64 @@
+/**
+ * Builds the Worker into `dist/edge` with esbuild code splitting: `index.mjs` (the entry: the hot
+ * app) plus one chunk per dynamically imported part (the cold app, the OAuth provider, the Neon
+ * driver). wrangler bundles into a single module, where an `import()` becomes a lazy initialiser in
+ * the same file: evaluation is deferred but the whole file is still compiled at start-up. Separate
+ * modules that are only `import()`ed are not (README "Decisions", BENCHMARKS.md "Start-up and
+ * bundle"). wrangler.toml runs this as its `[build] command` and uploads the output as is
+ * (`no_bundle`, `find_additional_modules`).
+ *
+ * The options mirror wrangler's own Worker build (wrangler-dist/cli.js, `bundleWorker` and
+ * `COMMON_ESBUILD_OPTIONS`): its resolve conditions, es2024 target, `cloudflare:*` left to the
+ * runtime, `process.env.NODE_ENV` defined, minified with names kept (error names and stack frames
+ * rely on them), source maps for `upload_source_maps`. `AMBA_EDGE_MINIFY=0` builds it unminified
+ * (the start-up bench's per-file profile reads esbuild's `// path` markers).
+ */
+import { rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Where the built Worker goes (wrangler.toml's `main` and `base_dir` point here). */
+export const EDGE_DIR = join(ROOT, "dist/edge");
+
+/** Builds the Worker into `outdir`; returns esbuild's metafile (inputs and outputs by module). */
+export async function buildWorker(outdir = EDGE_DIR, minify = true): Promise<esbuild.Metafile> {
+  // Chunk names carry content hashes: stale ones from an earlier build must not be uploaded too.
+  rmSync(outdir, { recursive: true, force: true });
+  const nodeEnv = JSON.stringify(process.env.NODE_ENV || "production");
+  const result = await esbuild.build({
+    entryPoints: { index: join(ROOT, "src/worker/index.ts") },
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    // wrangler leaves esbuild's platform at its default, "browser" (main fields browser, module, main).
+    platform: "browser",
+    target: "es2024",
+    supported: { "import-source": true, using: true },
+    conditions: ["workerd", "worker", "browser"],
+    external: ["cloudflare:*"],
+    define: {
+      "process.env.NODE_ENV": nodeEnv,
+      "global.process.env.NODE_ENV": nodeEnv,
+      "globalThis.process.env.NODE_ENV": nodeEnv,
+    },
+    chunkNames: "chunks/[name]-[hash]",
+    // `.mjs`: wrangler's default module rules take these as ES modules, so wrangler.toml needs no
+    // `rules` (a `**/*.js` rule would also reach the vitest pool, which reads wrangler.toml).
+    outExtension: { ".js": ".mjs" },
+    minify,
+    keepNames: true,
+    sourcemap: true,
+    legalComments: "none",
+    metafile: true,
+    logLevel: "warning",
+  });
+  return result.metafile;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await buildWorker(EDGE_DIR, process.env.AMBA_EDGE_MINIFY !== "0");
+}
