@@ -46,8 +46,8 @@ export async function buildWorker(outdir = EDGE_DIR, minify = true): Promise<esb
       "globalThis.process.env.NODE_ENV": nodeEnv,
     },
     chunkNames: "chunks/[name]-[hash]",
-    // `.mjs`: wrangler's default module rules take these as ES modules, so wrangler.toml needs no
-    // `rules` (a `**/*.js` rule would also reach the vitest pool, which reads wrangler.toml).
+    // `.mjs`, matched by wrangler.toml's module rule: a `**/*.js` rule would also reach the vitest
+    // pool (it reads wrangler.toml) and force its own `.js` helpers to ES modules, which breaks it.
     outExtension: { ".js": ".mjs" },
     minify,
     keepNames: true,
