@@ -13,7 +13,7 @@
  * rely on them), source maps for `upload_source_maps`. `AMBA_EDGE_MINIFY=0` builds it unminified
  * (the start-up bench's per-file profile reads esbuild's `// path` markers).
  */
-import { rmSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -25,8 +25,6 @@ export const EDGE_DIR = join(ROOT, "dist/edge");
 
 /** Builds the Worker into `outdir`; returns esbuild's metafile (inputs and outputs by module). */
 export async function buildWorker(outdir = EDGE_DIR, minify = true): Promise<esbuild.Metafile> {
-  // Chunk names carry content hashes: stale ones from an earlier build must not be uploaded too.
-  rmSync(outdir, { recursive: true, force: true });
   const nodeEnv = JSON.stringify(process.env.NODE_ENV || "production");
   const result = await esbuild.build({
     entryPoints: { index: join(ROOT, "src/worker/index.ts") },
@@ -54,9 +52,35 @@ export async function buildWorker(outdir = EDGE_DIR, minify = true): Promise<esb
     sourcemap: true,
     legalComments: "none",
     metafile: true,
+    write: false,
     logLevel: "warning",
   });
+  replaceOutput(outdir, result.outputFiles);
   return result.metafile;
+}
+
+/**
+ * Writes `files` into `outdir` and removes what else is there. Chunk names carry content hashes, so
+ * stale chunks of an earlier build must go (wrangler uploads every module it finds). Each file is
+ * renamed into place and the entry written last, so a `wrangler dev` started alongside (the test
+ * suites start several) never reads a half-written folder: two builds of the same sources write the
+ * same names with the same bytes.
+ */
+function replaceOutput(outdir: string, files: esbuild.OutputFile[]): void {
+  const entry = join(outdir, "index.mjs");
+  const ordered = [...files].sort((a, b) => Number(a.path === entry) - Number(b.path === entry));
+  for (const file of ordered) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    const temporary = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(temporary, file.contents);
+    renameSync(temporary, file.path);
+  }
+  const kept = new Set(files.map((file) => file.path));
+  for (const name of readdirSync(outdir, { recursive: true, encoding: "utf8" })) {
+    const path = join(outdir, name);
+    if (kept.has(path) || path.endsWith(".tmp")) continue; // .tmp: a concurrent build's, about to be renamed
+    if (statSync(path, { throwIfNoEntry: false })?.isFile()) rmSync(path, { force: true });
+  }
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
