@@ -13,6 +13,8 @@ export default defineConfig({
         plugins: [
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
+            // The TypeScript sources, not wrangler.toml's `main` (the build output in dist/edge).
+            main: "./src/worker/index.ts",
             miniflare: {
               bindings: {
                 DATABASE_URL: inject<string>("databaseUrl"),

@@ -1,17 +1,22 @@
 /**
- * `npm run bench -- startup`: Worker start-up CPU (`wrangler check startup`: builds the deploy bundle
- * and profiles its start-up in workerd) and bundle size, for the app as wrangler.toml builds it
- * (minified), the app unminified, and a Hono hello-world built the same way (baseline). Each variant
- * runs `STARTUP_RUNS` times (default 5), interleaved; the table shows the median and the minimum
- * active CPU (a profile samples every ~10 ms and counts time the thread lost to other processes, so
- * on a busy machine single runs are coarse and the minimum is the closest to the CPU cost). Then, for the app, self time by source
- * file summed over its runs' profiles (the bundle's `// path` markers map lines to files).
+ * `npm run bench -- startup`: Worker start-up CPU (`wrangler check startup`: runs the `[build]`
+ * command, scripts/build-worker.ts, and profiles the start-up of the uploaded modules in workerd) and
+ * module sizes, for the app as wrangler.toml builds it (code-split, minified), the same build
+ * unminified (`AMBA_EDGE_MINIFY=0`), and a Hono hello-world bundled by wrangler (baseline). Each
+ * variant runs `STARTUP_RUNS` times (default 5), interleaved; the table shows the median and the
+ * minimum active CPU (a profile samples every ~10 ms and counts time the thread lost to other
+ * processes, so on a busy machine single runs are coarse and the minimum is the closest to the CPU
+ * cost). Sizes: every uploaded module, and the start-up closure (the entry plus the chunks it imports
+ * statically: what start-up compiles). Then, for the app, self time by source file summed over the
+ * unminified runs' profiles (the chunks' `// path` markers map lines to files).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, delimiter, dirname, join } from "node:path";
+import type { Metafile } from "esbuild";
+import { buildWorker, EDGE_DIR } from "../build-worker.ts";
 
 const RUNS = Number(process.env.STARTUP_RUNS ?? 5);
 const root = join(import.meta.dirname, "../..");
@@ -40,16 +45,23 @@ writeFileSync(
   `name = "hello"\nmain = "index.ts"\ncompatibility_date = "2026-11-01"\n`,
 );
 
-const VARIANTS: { name: string; cwd: string; args: string[] }[] = [
-  { name: "Hono hello-world (baseline)", cwd: hello, args: [] },
-  { name: "amba Worker, as wrangler.toml builds it", cwd: root, args: [] },
-  { name: "amba Worker, `--no-minify`", cwd: root, args: ["--args=--no-minify"] },
+const VARIANTS: { name: string; cwd: string; env: Record<string, string> }[] = [
+  { name: "Hono hello-world (baseline)", cwd: hello, env: {} },
+  { name: "amba Worker, as wrangler.toml builds it", cwd: root, env: {} },
+  { name: "amba Worker, unminified (`AMBA_EDGE_MINIFY=0`)", cwd: root, env: { AMBA_EDGE_MINIFY: "0" } },
 ];
+const UNMINIFIED = 2;
 
-function checkStartup(cwd: string, args: string[], outfile: string) {
-  const r = spawnSync(process.execPath, [wrangler, "check", "startup", "--outfile", outfile, ...args], {
+function checkStartup(cwd: string, env: Record<string, string>, outfile: string) {
+  const r = spawnSync(process.execPath, [wrangler, "check", "startup", "--outfile", outfile], {
     cwd,
-    env: { ...process.env, ...quiet },
+    // The build command is `node …`: this Node first on the PATH.
+    env: {
+      ...process.env,
+      ...quiet,
+      ...env,
+      PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
+    },
     encoding: "utf8",
   });
   const text = (r.stdout ?? "") + (r.stderr ?? "");
@@ -66,49 +78,69 @@ const appProfiles: string[] = [];
 for (let run = 0; run < RUNS; run++) {
   for (const [i, variant] of VARIANTS.entries()) {
     const outfile = join(out, `${i}-${run}.cpuprofile`);
-    runs.get(variant.name)?.push(checkStartup(variant.cwd, variant.args, outfile));
-    if (i === 2) appProfiles.push(outfile);
+    runs.get(variant.name)?.push(checkStartup(variant.cwd, variant.env, outfile));
+    if (i === UNMINIFIED) appProfiles.push(outfile);
   }
 }
 load.push(loadavg());
+
+/** KiB of the modules start-up compiles: the entry of a build and the chunks it imports statically. */
+function startupClosureKiB(meta: Metafile): number {
+  const entry = Object.keys(meta.outputs).find((path) => meta.outputs[path]?.entryPoint !== undefined);
+  const seen = new Set<string>();
+  const todo = entry ? [entry] : [];
+  for (let path = todo.pop(); path !== undefined; path = todo.pop()) {
+    if (seen.has(path)) continue;
+    seen.add(path);
+    for (const i of meta.outputs[path]?.imports ?? [])
+      if (i.kind === "import-statement" && !i.external) todo.push(i.path);
+  }
+  return [...seen].reduce((sum, path) => sum + (meta.outputs[path]?.bytes ?? 0), 0) / 1024;
+}
+
+// The two app builds again, outside wrangler, for their module graphs; the unminified one last and
+// into the same folder, so its chunks are the ones the unminified runs profiled (the per-file table
+// reads their lines). The minified build is restored at the end.
+const minifiedClosure = startupClosureKiB(await buildWorker(EDGE_DIR, true));
+const closures = [undefined, minifiedClosure, startupClosureKiB(await buildWorker(EDGE_DIR, false))];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const base = median((runs.get(VARIANTS[0]?.name as string) ?? []).map((r) => r.active));
 console.log(
   `load average ${load.map((l) => l.map((n) => n.toFixed(1)).join(" / ")).join(" → ")}; ${RUNS} runs each\n`,
 );
-console.log("| Worker | active CPU ms, median | min | runs | median × hello-world | bundle KiB | gzip KiB |");
-console.log("|---|---|---|---|---|---|---|");
-for (const { name } of VARIANTS) {
+console.log(
+  "| Worker | active CPU ms, median | min | runs | median × hello-world | modules KiB | gzip KiB | start-up closure KiB |",
+);
+console.log("|---|---|---|---|---|---|---|---|");
+for (const [i, { name }] of VARIANTS.entries()) {
   const rs = runs.get(name) ?? [];
   const active = median(rs.map((r) => r.active));
   console.log(
-    `| ${name} | ${active.toFixed(1)} | ${Math.min(...rs.map((r) => r.active)).toFixed(1)} | ${rs.map((r) => r.active.toFixed(0)).join(", ")} | ${(active / base).toFixed(2)}× | ${rs[0]?.raw.toFixed(1)} | ${rs[0]?.gz.toFixed(1)} |`,
+    `| ${name} | ${active.toFixed(1)} | ${Math.min(...rs.map((r) => r.active)).toFixed(1)} | ${rs.map((r) => r.active.toFixed(0)).join(", ")} | ${(active / base).toFixed(2)}× | ${rs[0]?.raw.toFixed(1)} | ${rs[0]?.gz.toFixed(1)} | ${closures[i]?.toFixed(1) ?? "(one module)"} |`,
   );
 }
 
-// Self time by source file, from the unminified runs (their bundle keeps esbuild's `// path` markers;
+// Self time by source file, from the unminified runs (their chunks keep esbuild's `// path` markers;
 // minified code runs the same modules).
-const bundleDir = join(out, "bundle");
-const built = spawnSync(
-  process.execPath,
-  [wrangler, "deploy", "--dry-run", "--no-minify", "--outdir", bundleDir],
-  {
-    cwd: root,
-    env: { ...process.env, ...quiet },
-    encoding: "utf8",
-  },
-);
-if (built.status !== 0) throw new Error(built.stderr);
-const lines = readFileSync(join(bundleDir, "index.js"), "utf8").split("\n");
-const markers: [number, string][] = [];
-for (const [i, line] of lines.entries()) {
-  const m = /^\/\/ ((?:node_modules|src|schema)\/\S+)/.exec(line);
-  if (m) markers.push([i, m[1] as string]);
+const markersOf = new Map<string, [number, string][]>();
+function markers(chunk: string): [number, string][] {
+  let found = markersOf.get(chunk);
+  if (!found) {
+    const path = [join(EDGE_DIR, chunk), join(EDGE_DIR, "chunks", chunk)].find(existsSync);
+    const lines = path ? readFileSync(path, "utf8").split("\n") : [];
+    found = [];
+    for (const [i, line] of lines.entries()) {
+      const m = /^\/\/ ((?:node_modules|src|schema)\/\S+)/.exec(line);
+      if (m) found.push([i, m[1] as string]);
+    }
+    markersOf.set(chunk, found);
+  }
+  return found;
 }
-const fileOf = (line: number) => {
-  let file = "(bundle prelude)";
-  for (const [at, name] of markers) {
+const fileOf = (chunk: string, line: number) => {
+  let file = `(${chunk} prelude)`;
+  for (const [at, name] of markers(chunk)) {
     if (at > line) break;
     file = name;
   }
@@ -123,8 +155,8 @@ for (const file of appProfiles) {
     const frame = nodes.get(id);
     const us = profile.timeDeltas[i] ?? 0;
     const where =
-      frame?.url.endsWith("index.js") && frame.lineNumber >= 0
-        ? fileOf(frame.lineNumber)
+      frame?.url.endsWith(".mjs") && frame.lineNumber >= 0
+        ? fileOf(basename(frame.url), frame.lineNumber)
         : frame?.url || frame?.functionName || "(unknown)";
     selfTime.set(where, (selfTime.get(where) ?? 0) + us);
     total += us;
@@ -136,3 +168,4 @@ for (const [file, us] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, 12))
   console.log(`| ${file} | ${(us / 1000 / RUNS).toFixed(1)} | ${((100 * us) / total).toFixed(0)} % |`);
 }
 rmSync(out, { recursive: true, force: true });
+await buildWorker(EDGE_DIR, true);

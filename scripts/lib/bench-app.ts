@@ -21,6 +21,22 @@ import { type DemoCredentials, seedDemo } from "../seed.ts";
 import { spawnWranglerDev } from "./wrangler-dev.ts";
 
 export const BENCH_HOST = "127.0.0.1";
+
+/**
+ * `toml` (a copy of wrangler.toml) serving `entry`, the TypeScript sources of a checkout, bundled by
+ * wrangler (minified, names kept) instead of the code-split build in `dist/edge`: the copy lives in
+ * a temporary folder and may serve another checkout, older than scripts/build-worker.ts. A warm
+ * isolate runs the same code either way; start-up is `npm run bench -- startup`'s business.
+ */
+export function sourceBuilt(toml: string, entry: string): string {
+  const out = toml
+    .replace(/^(base_dir|no_bundle|find_additional_modules|rules|minify|keep_names) = .*\n/gm, "")
+    .replace(/^\[build\]\n(?:\w+ = .*\n)*/m, "")
+    .replace(/^main = .*$/m, `main = ${JSON.stringify(entry)}\nminify = true\nkeep_names = true`);
+  if (/^(no_bundle|base_dir) =|^\[build\]/m.test(out))
+    throw new Error("could not drop the edge build from the copy");
+  return out;
+}
 /** The find every Worker benchmark measures (21 rows fetched: 20 plus one for the next cursor). */
 export const FIND_INPUT = { where: { calories: { lt: 200 } }, limit: 20 };
 /** `wrangler dev`'s inspector port for a Worker served on `port`. */
@@ -197,8 +213,7 @@ export async function openBenchRig(name: string, ports: number[]) {
     const url = `http://${BENCH_HOST}:${port}`;
     const dir = join(tmp, `app-${port}`);
     mkdirSync(dir);
-    const entry = JSON.stringify(join(checkout, "src/worker/index.ts"));
-    writeFileSync(join(dir, "wrangler.toml"), appToml.replace(/^main = .*$/m, `main = ${entry}`));
+    writeFileSync(join(dir, "wrangler.toml"), sourceBuilt(appToml, join(checkout, "src/worker/index.ts")));
     const started = performance.now();
     await wranglerDev(join(dir, "wrangler.toml"), port, "/healthz", { PUBLIC_BASE_URL: url });
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -285,7 +300,7 @@ export async function openBenchRig(name: string, ports: number[]) {
         `main = ${JSON.stringify(join(root, "scripts/bench/workers/baseline-worker.ts"))}`,
         `compatibility_date = ${JSON.stringify(/^compatibility_date = "(.*)"$/m.exec(appToml)?.[1])}`,
         `compatibility_flags = ${/^compatibility_flags = (.*)$/m.exec(appToml)?.[1] ?? "[]"}`,
-        /^minify = true$/m.test(appToml) ? "minify = true" : "",
+        "minify = true",
         "[vars]",
         `BENCH_SQL = ${JSON.stringify(find.query)}`,
         `BENCH_PARAMS = ${JSON.stringify(JSON.stringify(find.params))}`,

@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import type { NeonEndpoint } from "../../src/dev/neon-endpoint.ts";
 
 export interface WranglerDevOptions {
@@ -56,7 +56,13 @@ export function spawnWranglerDev(options: WranglerDevOptions): ChildProcess {
     {
       detached: true,
       stdio: ["ignore", options.stdout ?? "inherit", "inherit"],
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+      env: {
+        ...process.env,
+        WRANGLER_SEND_METRICS: "false",
+        CLOUDFLARE_CF_FETCH_ENABLED: "false",
+        // wrangler.toml's build command is `node …` (TypeScript): this Node first on the PATH.
+        PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
+      },
     },
   );
 }

@@ -1,32 +1,42 @@
 /**
- * `createApp()`: the Hono app with its middleware, error renderer and one sub-app per resource.
+ * `createApp()`: the Worker app, in two halves built by the same `buildApp()` (error renderer, 404,
+ * body limit, path guard, database, credential-cache invalidation):
+ * - the hot app, loaded at start-up: app MCP (`/app/:id/mcp`, `/mcp` on a `<slug>.<suffix>` host),
+ *   the REST data and function-invoke routes under `/v1/projects/…`, and `/healthz`;
+ * - the cold app (cold-app.ts): everything else (console, OAuth, OpenAPI, platform MCP, the admin
+ *   API), imported on the first request that needs it. The build splits it into modules that only
+ *   that `import()` reaches, so start-up neither compiles nor evaluates it (README "Decisions").
+ * Every path is served by exactly one half; `isHotRequest` decides which.
  */
 import { sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { getPath } from "hono/utils/url";
 import { toAppError } from "../errors.ts";
 import { forgetCredentials } from "./credential-cache.ts";
 import { createDb } from "./db.ts";
+import type { Env } from "./env.ts";
 import { renderError, renderNotFound } from "./errors.ts";
 import type { AppEnv } from "./hono.ts";
 import { pathGuard } from "./path-guard.ts";
 import { appMcpRoutes, slugFromHost } from "./routes/app-mcp.ts";
-import { appMcpAdminRoutes } from "./routes/app-mcp-admin.ts";
-import { authRoutes } from "./routes/auth.ts";
-import { collectionRoutes } from "./routes/collections.ts";
-import { consoleRoutes } from "./routes/console.ts";
 import { dataRoutes } from "./routes/data.ts";
-import { developerRoutes } from "./routes/developers.ts";
-import { functionRoutes } from "./routes/functions.ts";
-import { oauthRoutes } from "./routes/oauth.ts";
-import { openApiRoutes } from "./routes/openapi.ts";
-import { platformMcpRoutes } from "./routes/platform-mcp.ts";
-import { projectRoutes } from "./routes/projects.ts";
+import { functionInvokeRoutes } from "./routes/functions.ts";
 
 /** Largest request body the platform accepts (JSON rows, tool calls). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export function createApp() {
+/**
+ * Whether the hot app serves this request: its path (as Hono routes it) is `/healthz`, under
+ * `/app/` or `/v1/projects/`, or `/mcp` on an app's own host. No other route lives under these.
+ */
+export function isHotRequest(path: string, url: string, hostSuffix: string): boolean {
+  if (path === "/healthz" || path.startsWith("/app/") || path.startsWith("/v1/projects/")) return true;
+  return path === "/mcp" && slugFromHost(new URL(url).hostname, hostSuffix) !== null;
+}
+
+/** A Hono app with the platform's middleware and error handling, then the routes `mount` adds. */
+export function buildApp(mount: (app: Hono<AppEnv>) => void): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.onError(renderError);
@@ -53,42 +63,61 @@ export function createApp() {
   app.use("*", async function credentialCache(c, next) {
     await next();
     if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return;
-    const path = c.req.path;
-    if (path.startsWith("/app/") || path.startsWith("/v1/projects/")) return;
-    if (path === "/mcp" && slugFromHost(new URL(c.req.url).hostname, c.env.APP_MCP_HOST_SUFFIX)) return;
+    if (isHotRequest(c.req.path, c.req.url, c.env.APP_MCP_HOST_SUFFIX)) return;
     forgetCredentials();
   });
 
-  app.get("/healthz", async (c) => {
-    const started = Date.now();
-    try {
-      await c.var.db.execute(sql`select 1`);
-      return c.json({
-        ok: true,
-        version: c.env.APP_VERSION,
-        database: { ok: true, latency_ms: Date.now() - started },
-      });
-    } catch (err) {
-      // The reason is logged, not shown: driver errors can name hosts and users.
-      console.error("health check: database unreachable", err);
-      const code = toAppError(err)?.code ?? "database_unavailable";
-      return c.json({ ok: false, version: c.env.APP_VERSION, database: { ok: false, error: code } }, 503);
-    }
-  });
-
-  // Each sub-app declares its full paths (they span /v1/admin/…, /v1/projects/…, /app/…).
-  app.route("/", appMcpRoutes);
-  app.route("/", developerRoutes);
-  app.route("/", projectRoutes);
-  app.route("/", authRoutes);
-  app.route("/", collectionRoutes);
-  app.route("/", dataRoutes);
-  app.route("/", functionRoutes);
-  app.route("/", appMcpAdminRoutes);
-  app.route("/", platformMcpRoutes);
-  app.route("/", openApiRoutes);
-  app.route("/", consoleRoutes);
-  app.route("/", oauthRoutes);
-
+  mount(app);
   return app;
+}
+
+/** The hot half: what agents and SDK clients call on every request. */
+export function hotApp(): Hono<AppEnv> {
+  return buildApp((app) => {
+    app.get("/healthz", async (c) => {
+      const started = Date.now();
+      try {
+        await c.var.db.execute(sql`select 1`);
+        return c.json({
+          ok: true,
+          version: c.env.APP_VERSION,
+          database: { ok: true, latency_ms: Date.now() - started },
+        });
+      } catch (err) {
+        // The reason is logged, not shown: driver errors can name hosts and users.
+        console.error("health check: database unreachable", err);
+        const code = toAppError(err)?.code ?? "database_unavailable";
+        return c.json({ ok: false, version: c.env.APP_VERSION, database: { ok: false, error: code } }, 503);
+      }
+    });
+    // Each sub-app declares its full paths.
+    app.route("/", appMcpRoutes);
+    app.route("/", dataRoutes);
+    app.route("/", functionInvokeRoutes);
+  });
+}
+
+/** The Worker's fetch handler (what src/worker/index.ts exports; tests call it directly too). */
+export interface WorkerApp {
+  fetch(request: Request, env: Env, ctx?: ExecutionContext): Promise<Response>;
+}
+
+export function createApp(): WorkerApp {
+  const hot = hotApp();
+  let cold: Promise<Hono<AppEnv>> | undefined;
+  const loadCold = () =>
+    (cold ??= import("./cold-app.ts").then(
+      (m) => m.coldApp(),
+      (err) => {
+        cold = undefined; // a failed import is retried by the next request
+        throw err;
+      },
+    ));
+  return {
+    async fetch(request, env, ctx) {
+      if (isHotRequest(getPath(request), request.url, env.APP_MCP_HOST_SUFFIX))
+        return hot.fetch(request, env, ctx);
+      return (await loadCold()).fetch(request, env, ctx);
+    },
+  };
 }

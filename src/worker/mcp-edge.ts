@@ -1,6 +1,6 @@
 /**
  * The HTTP edge of both MCP endpoints: `Origin` checks (DNS-rebinding protection), CORS for the
- * origins allowed to call. (401 answers with `WWW-Authenticate`: `mcpUnauthorized` in routes/oauth.ts.)
+ * origins allowed to call. (401 answers with `WWW-Authenticate`: `mcpUnauthorized` in mcp-oauth.ts.)
  *
  * `Origin` absent → allowed (server-side clients send none). Present → it must be the platform's own
  * origin (`PUBLIC_BASE_URL`'s; the request's own only when the request is addressed to a loopback

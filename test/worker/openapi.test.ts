@@ -4,7 +4,8 @@
  * routes' own valibot schemas, covering every route the Hono app registers — and nothing it doesn't.
  */
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../src/worker/app.ts";
+import { hotApp } from "../../src/worker/app.ts";
+import { coldApp } from "../../src/worker/cold-app.ts";
 import { api, apiJson } from "./helpers.ts";
 
 type Json = Record<string, unknown>;
@@ -127,10 +128,10 @@ function documentProblems(doc: Json): string[] {
   return problems;
 }
 
-/** The app's registered routes as `METHOD /openapi/{path}` (middleware left out). */
+/** The app's registered routes, both halves, as `METHOD /openapi/{path}` (middleware left out). */
 function registeredRoutes(): string[] {
   // CORS preflights (OPTIONS) and HEAD twins of a GET are protocol plumbing, not API operations.
-  const routes = createApp().routes.filter(
+  const routes = [...hotApp().routes, ...coldApp().routes].filter(
     (r) =>
       r.path !== "*" &&
       r.path !== "/*" &&

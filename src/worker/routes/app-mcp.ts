@@ -20,9 +20,9 @@ import { actorOf, authenticateProject, isUuid, type ProjectAccess, type ProjectS
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
+import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
 import { requestMeter } from "../metering.ts";
 import { rateLimiter, TIER_LIMITERS } from "../rate-limit.ts";
-import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "./oauth.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
 

@@ -1,6 +1,7 @@
 /**
  * Functions: deploy, list, versions, promote, delete (developer admin API) and the invoke execution
- * path `POST /v1/projects/:id/functions/:name/invoke` (end-user scope).
+ * path `POST /v1/projects/:id/functions/:name/invoke` (end-user scope). Two sub-apps: the admin
+ * routes load with the rest of the control plane, the invoke route is on the hot path (src/worker/app.ts).
  */
 import { Hono } from "hono";
 import * as v from "valibot";
@@ -50,7 +51,9 @@ functionRoutes.delete("/v1/admin/projects/:id/functions/:name", async (c) => {
   return c.json(await deleteFunction(c.var.db, project.id, c.req.param("name")));
 });
 
-functionRoutes.post("/v1/projects/:id/functions/:name/invoke", async (c) => {
+export const functionInvokeRoutes = new Hono<AppEnv>();
+
+functionInvokeRoutes.post("/v1/projects/:id/functions/:name/invoke", async (c) => {
   const { principal } = await authenticateProject(c, { projectId: c.req.param("id") });
   const fn = await loadFunction(c.var.db, principal.project.id, c.req.param("name"));
   const input = await jsonBody(c, v.unknown());

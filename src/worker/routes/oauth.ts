@@ -7,8 +7,8 @@
  *   the browser by a one-time transaction in KV and an HttpOnly SameSite cookie;
  * - grant listing and revocation: the developer's (`/v1/admin/projects/:id/oauth/grants`) and the
  *   end user's own (`/v1/auth/oauth/grants`);
- * - `authenticateMcpOAuth`, the MCP routes' hook: a Bearer of the provider's shape is validated
- *   for exactly the endpoint's resource, then resolved like header credentials.
+ * - `authenticatePlatformMcpOAuth`, the platform MCP's hook: a Bearer of the provider's shape is
+ *   validated for the platform resource (the app MCP's hook, on the hot path, is src/worker/mcp-oauth.ts).
  */
 import {
   AuthorizationError,
@@ -22,7 +22,6 @@ import * as v from "valibot";
 import { randomSecret } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
-import { wwwAuthenticate } from "../../oauth/challenge.ts";
 import {
   listProjectGrants,
   listSubjectGrants,
@@ -32,13 +31,10 @@ import {
 } from "../../oauth/grants.ts";
 import {
   appResource,
-  issuerOf,
   parseResource,
   platformResource,
   type ResourceTarget,
-  resourceMetadataUrl,
   resourceOf,
-  slugResource,
 } from "../../oauth/resources.ts";
 import {
   authorizationServer,
@@ -52,16 +48,15 @@ import { isOAuthToken, subjectOf } from "../../oauth/tokens.ts";
 import {
   authenticateEndUser,
   authenticateOAuthDeveloper,
-  authenticateOAuthProject,
   authenticateProjectAdmin,
   bearerToken,
   isUuid,
-  type ProjectAccess,
   type ProjectSelector,
   projectForSignin,
   verifyDeveloperToken,
 } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
+import { INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
 import { checkSigninPassword } from "./auth.ts";
 import { authorizePage, errorPage } from "./oauth-pages.ts";
@@ -72,76 +67,10 @@ const TX_COOKIE = "amba_oauth_tx";
 const TX_TTL_S = 600;
 const txKey = (tx: string) => `amba-oauth:tx:${tx}`;
 
-/** Issuers by `PUBLIC_BASE_URL` (one per deployment): every app MCP request asks, and it parses a URL. */
-const issuers = new Map<string, string>();
-
-function issuer(c: Ctx): string {
-  const base = c.env.PUBLIC_BASE_URL;
-  // Without a base the issuer is the request's own origin.
-  if (!base?.trim()) return issuerOf(base, c.req.url);
-  let known = issuers.get(base);
-  if (known === undefined) {
-    known = issuerOf(base, c.req.url);
-    issuers.set(base, known);
-  }
-  return known;
-}
-
 /** The OAuth helpers (grants, clients) of this deployment's authorization server. */
 export function oauthHelpers(c: Ctx): OAuthHelpers {
   const iss = issuer(c);
   return authorizationServer(iss, [platformResource(iss)]).getOAuthApi(c.env);
-}
-
-// ── MCP routes' hook ────────────────────────────────────────────────────────────────────────────
-
-/** The canonical resource an MCP request is addressed to (`slug` set: the hostname endpoint). */
-export function mcpResource(c: Ctx, endpoint: { projectId: string } | { slug: string } | "platform"): string {
-  if (endpoint === "platform") return platformResource(issuer(c));
-  if ("slug" in endpoint) return slugResource(endpoint.slug, c.env.APP_MCP_HOST_SUFFIX);
-  return appResource(issuer(c), endpoint.projectId);
-}
-
-/** The 401 an MCP endpoint answers, with the challenge that leads an OAuth client to sign in. */
-export function mcpUnauthorized(c: Ctx, resource: string, err: AppError): Response {
-  const credentials = c.req.header("authorization") !== undefined || c.req.header("x-api-key") !== undefined;
-  const challenge = wwwAuthenticate({
-    resourceMetadataUrl: resourceMetadataUrl(resource),
-    ...(credentials ? { error: "invalid_token" as const, description: err.message } : {}),
-  });
-  return c.json({ error: { code: err.code, message: err.message } }, 401, { "www-authenticate": challenge });
-}
-
-const grantPrincipal = (props: OAuthProps, grantId: string) =>
-  props.kind === "developer"
-    ? { kind: "developer" as const, developerId: props.developerId, tokenId: props.tokenId }
-    : { kind: "end_user" as const, userId: props.userId, grantId };
-
-const INVALID_OAUTH = "invalid, expired or revoked access token for this MCP endpoint";
-
-/**
- * App MCP: when the Bearer is one of the provider's tokens, validate it for `resource` and resolve
- * its principal (the same `ProjectAccess` header credentials give); null when it is not an OAuth
- * token, so the caller falls through to the header resolver.
- */
-export async function authenticateAppMcpOAuth(
-  c: Ctx,
-  selector: ProjectSelector,
-  resource: string,
-): Promise<ProjectAccess | null> {
-  const token = bearerToken(c);
-  if (!token || !isOAuthToken(token)) return null;
-  const caller = await validateAccessToken(c.env, issuer(c), resource, token);
-  if (!caller || caller.props.projectId === null) throw new AppError(401, "unauthorized", INVALID_OAUTH);
-  const access = await authenticateOAuthProject(
-    c.var.db,
-    grantPrincipal(caller.props, caller.grantId),
-    selector,
-  );
-  // A hostname can move to another project; the grant stays with the project it was made for.
-  if (access.principal.project.id !== caller.props.projectId)
-    throw new AppError(401, "unauthorized", INVALID_OAUTH);
-  return access;
 }
 
 /** Platform MCP: the developer an OAuth Bearer names, or null when the Bearer is not an OAuth token. */

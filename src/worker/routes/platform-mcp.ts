@@ -74,14 +74,9 @@ import {
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
+import { mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
 import { developerSignupOrigin } from "./developers.ts";
-import {
-  authenticatePlatformMcpOAuth,
-  mcpResource,
-  mcpUnauthorized,
-  oauthHelpers,
-  revokeProjectGrantOr404,
-} from "./oauth.ts";
+import { authenticatePlatformMcpOAuth, oauthHelpers, revokeProjectGrantOr404 } from "./oauth.ts";
 
 /** One platform-MCP request: the Hono context and the developer its token names (null: none given). */
 export interface PlatformMcpContext {

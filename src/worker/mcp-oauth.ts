@@ -1,0 +1,89 @@
+/**
+ * The MCP endpoints' OAuth hook (src/oauth): the resource an MCP request is addressed to, the 401
+ * challenge that leads an OAuth client to sign in, and the app MCP's Bearer validation. Kept apart
+ * from the OAuth routes (routes/oauth.ts) because the app MCP endpoint is on the hot path: this module
+ * loads the authorization server lazily, so a Worker that serves header credentials never compiles it
+ * (README "Decisions").
+ */
+import type { Context } from "hono";
+import { AppError } from "../errors.ts";
+import { wwwAuthenticate } from "../oauth/challenge.ts";
+import {
+  appResource,
+  issuerOf,
+  platformResource,
+  resourceMetadataUrl,
+  slugResource,
+} from "../oauth/resources.ts";
+import type { OAuthProps } from "../oauth/server.ts";
+import { isOAuthToken } from "../oauth/tokens.ts";
+import { authenticateOAuthProject, bearerToken, type ProjectAccess, type ProjectSelector } from "./auth.ts";
+import type { AppEnv } from "./hono.ts";
+
+type Ctx = Context<AppEnv>;
+
+/** Issuers by `PUBLIC_BASE_URL` (one per deployment): every app MCP request asks, and it parses a URL. */
+const issuers = new Map<string, string>();
+
+export function issuer(c: Ctx): string {
+  const base = c.env.PUBLIC_BASE_URL;
+  // Without a base the issuer is the request's own origin.
+  if (!base?.trim()) return issuerOf(base, c.req.url);
+  let known = issuers.get(base);
+  if (known === undefined) {
+    known = issuerOf(base, c.req.url);
+    issuers.set(base, known);
+  }
+  return known;
+}
+
+/** The canonical resource an MCP request is addressed to (`slug` set: the hostname endpoint). */
+export function mcpResource(c: Ctx, endpoint: { projectId: string } | { slug: string } | "platform"): string {
+  if (endpoint === "platform") return platformResource(issuer(c));
+  if ("slug" in endpoint) return slugResource(endpoint.slug, c.env.APP_MCP_HOST_SUFFIX);
+  return appResource(issuer(c), endpoint.projectId);
+}
+
+/** The 401 an MCP endpoint answers, with the challenge that leads an OAuth client to sign in. */
+export function mcpUnauthorized(c: Ctx, resource: string, err: AppError): Response {
+  const credentials = c.req.header("authorization") !== undefined || c.req.header("x-api-key") !== undefined;
+  const challenge = wwwAuthenticate({
+    resourceMetadataUrl: resourceMetadataUrl(resource),
+    ...(credentials ? { error: "invalid_token" as const, description: err.message } : {}),
+  });
+  return c.json({ error: { code: err.code, message: err.message } }, 401, { "www-authenticate": challenge });
+}
+
+export const grantPrincipal = (props: OAuthProps, grantId: string) =>
+  props.kind === "developer"
+    ? { kind: "developer" as const, developerId: props.developerId, tokenId: props.tokenId }
+    : { kind: "end_user" as const, userId: props.userId, grantId };
+
+export const INVALID_OAUTH = "invalid, expired or revoked access token for this MCP endpoint";
+
+/**
+ * App MCP: when the Bearer is one of the provider's tokens, validate it for `resource` and resolve
+ * its principal (the same `ProjectAccess` header credentials give); null when it is not an OAuth
+ * token, so the caller falls through to the header resolver. The authorization server (and with it
+ * `@cloudflare/workers-oauth-provider`) is imported only here, once such a token is presented.
+ */
+export async function authenticateAppMcpOAuth(
+  c: Ctx,
+  selector: ProjectSelector,
+  resource: string,
+): Promise<ProjectAccess | null> {
+  const token = bearerToken(c);
+  if (!token || !isOAuthToken(token)) return null;
+  const { validateAccessToken } = await import("../oauth/server.ts");
+  const caller = await validateAccessToken(c.env, issuer(c), resource, token);
+  if (!caller || caller.props.projectId === null) throw new AppError(401, "unauthorized", INVALID_OAUTH);
+  const access = await authenticateOAuthProject(
+    c.var.db,
+    grantPrincipal(caller.props, caller.grantId),
+    selector,
+  );
+  // A hostname can move to another project; the grant stays with the project it was made for.
+  if (access.principal.project.id !== caller.props.projectId)
+    throw new AppError(401, "unauthorized", INVALID_OAUTH);
+  return access;
+}
