@@ -146,7 +146,9 @@ function connect(url: string, route: Route): Db {
 const cache = new Map<string, Db>();
 
 /** One drizzle instance per (connection string, endpoint, deadline) per isolate. */
-export function createDb(env: Pick<Env, "DATABASE_URL" | "LOCAL_DB_URL" | "DB_TIMEOUT_MS">): Db {
+export function createDb(
+  env: Pick<Env, "DATABASE_URL" | "LOCAL_DB_URL"> & Partial<Pick<Env, "DB_TIMEOUT_MS">>,
+): Db {
   const route: Route = { endpoint: env.LOCAL_DB_URL || undefined, timeoutMs: dbTimeoutMs(env.DB_TIMEOUT_MS) };
   const key = `${env.DATABASE_URL}|${route.endpoint ?? ""}|${route.timeoutMs}`;
   let db = cache.get(key);
