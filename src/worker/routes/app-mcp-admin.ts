@@ -13,40 +13,39 @@ import {
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
 import { billingStatus, dailyUsage } from "../../usage/billing.ts";
-import { authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
+import { requireProjectAdmin } from "../require.ts";
 
 export const appMcpAdminRoutes = new Hono<AppEnv>();
 
-appMcpAdminRoutes.get("/v1/admin/projects/:id/app-mcp/exposure", async (c) => {
-  const { config } = await authenticateProjectAdmin(c, c.req.param("id"));
-  return c.json(exposureView(config));
+appMcpAdminRoutes.get("/v1/admin/projects/:id/app-mcp/exposure", requireProjectAdmin(), async (c) => {
+  return c.json(exposureView(c.var.appConfig));
 });
 
-appMcpAdminRoutes.put("/v1/admin/projects/:id/app-mcp/exposure", async (c) => {
-  const { project, config } = await authenticateProjectAdmin(c, c.req.param("id"));
+appMcpAdminRoutes.put("/v1/admin/projects/:id/app-mcp/exposure", requireProjectAdmin(), async (c) => {
+  const { project, appConfig } = c.var;
   const body = await jsonBody(c, v.unknown());
-  return c.json(await setExposure(c.var.db, project.id, config, body));
+  return c.json(await setExposure(c.var.db, project.id, appConfig, body));
 });
 
-appMcpAdminRoutes.get("/v1/admin/projects/:id/app-mcp/config", async (c) => {
-  const { project, config } = await authenticateProjectAdmin(c, c.req.param("id"));
-  return c.json(await readAppMcpConfig(c.var.db, connectionBase(c.env, c.req.url), project.id, config));
+appMcpAdminRoutes.get("/v1/admin/projects/:id/app-mcp/config", requireProjectAdmin(), async (c) => {
+  const { project, appConfig } = c.var;
+  return c.json(await readAppMcpConfig(c.var.db, connectionBase(c.env, c.req.url), project.id, appConfig));
 });
 
-appMcpAdminRoutes.patch("/v1/admin/projects/:id/app-mcp/config", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+appMcpAdminRoutes.patch("/v1/admin/projects/:id/app-mcp/config", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   const body = await jsonBody(c, v.unknown());
   return c.json(await updateAppMcpConfig(c.var.db, connectionBase(c.env, c.req.url), project.id, body));
 });
 
-appMcpAdminRoutes.get("/v1/admin/projects/:id/billing", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+appMcpAdminRoutes.get("/v1/admin/projects/:id/billing", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json(await billingStatus(c.var.db, project.id, c.req.query("period")));
 });
 
-appMcpAdminRoutes.get("/v1/admin/projects/:id/billing/daily", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+appMcpAdminRoutes.get("/v1/admin/projects/:id/billing/daily", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json(await dailyUsage(c.var.db, project.id, { from: c.req.query("from"), to: c.req.query("to") }));
 });

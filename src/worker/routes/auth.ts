@@ -13,11 +13,12 @@ import { EndUserCredentialsSchema, type Signin, SigninSchema } from "../../accou
 import { isUniqueViolation } from "../../db-errors.ts";
 import { conflict, unauthorized } from "../../errors.ts";
 import { parseInput } from "../../validate.ts";
-import { authenticateClientKey, authenticateEndUser, SESSION_TTL_MS, type SigninCandidate } from "../auth.ts";
+import { authenticateClientKey, SESSION_TTL_MS, type SigninCandidate } from "../auth.ts";
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
+import { requireClientKey, requireEndUser } from "../require.ts";
 
 const BAD_CREDENTIALS = "invalid email or password";
 
@@ -64,8 +65,8 @@ authRoutes.on("POST", ["/v1/auth/signup", "/v1/auth/signin"], async function aut
   await next();
 });
 
-authRoutes.post("/v1/auth/signup", async (c) => {
-  const { project } = await authenticateClientKey(c);
+authRoutes.post("/v1/auth/signup", requireClientKey(), async (c) => {
+  const { project } = c.var;
   const input = await jsonBody(c, EndUserCredentialsSchema);
   await enforceRateLimit(c.env, `signup:${project.id}:${input.email}`, "sign-ups with this email");
   const db = c.var.db;
@@ -114,16 +115,14 @@ authRoutes.post("/v1/auth/signin", async (c) => {
   });
 });
 
-authRoutes.post("/v1/auth/signout", async (c) => {
-  const { sessionId } = await authenticateEndUser(c);
+authRoutes.post("/v1/auth/signout", requireEndUser(), async (c) => {
   await c.var.db
     .update(sessions)
     .set({ revokedAt: sql`coalesce(${sessions.revokedAt}, now())` })
-    .where(eq(sessions.id, sessionId));
+    .where(eq(sessions.id, c.var.sessionId));
   return c.json({ signed_out: true });
 });
 
-authRoutes.get("/v1/auth/me", async (c) => {
-  const { user, project } = await authenticateEndUser(c);
-  return c.json({ user, project: { id: project.id } });
+authRoutes.get("/v1/auth/me", requireEndUser(), async (c) => {
+  return c.json({ user: c.var.endUser, project: { id: c.var.project.id } });
 });

@@ -12,30 +12,30 @@ import {
   dropCollection,
   listCollectionViews,
 } from "../../data/collections.ts";
-import { authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
+import { requireProjectAdmin } from "../require.ts";
 
 export const collectionRoutes = new Hono<AppEnv>();
 
 const body = (c: Context<AppEnv>): Promise<unknown> => jsonBody(c, v.unknown());
 
-collectionRoutes.post("/v1/admin/projects/:id/collections", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+collectionRoutes.post("/v1/admin/projects/:id/collections", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json(await createCollection(c.var.db, project.id, await body(c)), 201);
 });
 
-collectionRoutes.get("/v1/admin/projects/:id/collections", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+collectionRoutes.get("/v1/admin/projects/:id/collections", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json(await listCollectionViews(c.var.db, project.id));
 });
 
-collectionRoutes.patch("/v1/admin/projects/:id/collections/:name", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+collectionRoutes.patch("/v1/admin/projects/:id/collections/:name", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json(await alterCollection(c.var.db, project.id, c.req.param("name"), await body(c)));
 });
 
-collectionRoutes.delete("/v1/admin/projects/:id/collections/:name", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+collectionRoutes.delete("/v1/admin/projects/:id/collections/:name", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json(await dropCollection(c.var.db, project.id, c.req.param("name")));
 });

@@ -10,28 +10,26 @@ import { appCallerKey } from "../../app-mcp/handlers.ts";
 import { projectCollection } from "../../app-mcp/surface.ts";
 import * as data from "../../data/service.ts";
 import { invalidInput, notFound } from "../../errors.ts";
-import { actorOf, authenticateProject, isUuid } from "../auth.ts";
-import { cachedCredential, credentialKey } from "../credential-cache.ts";
+import { actorOf, isUuid } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { enforceRateLimit, TIER_LIMITERS } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
+import { requireProjectCaller } from "../require.ts";
 
 export const dataRoutes = new Hono<AppEnv>();
 
 const BASE = "/v1/projects/:id/collections/:name";
 
-/** The caller as a data-service actor, plus the collection's metadata. */
+/**
+ * Every data route's auth. Credentials from the isolate cache (src/worker/credential-cache.ts);
+ * metadata from the rev-keyed cache (meta_rev comes with the credentials), so a warm request is the
+ * operation's query alone.
+ */
+const caller = requireProjectCaller({ cached: true });
+
+/** The caller (set by `requireProjectCaller`) as a data-service actor, plus the collection's metadata. */
 async function resolve(c: Context<AppEnv>) {
-  const projectId = c.req.param("id") as string;
-  // Credentials from the isolate cache (src/worker/credential-cache.ts); metadata from the rev-keyed
-  // cache (meta_rev comes with the credentials), so a warm request is the operation's query alone.
-  const key = await credentialKey(
-    c.req.header("authorization"),
-    c.req.header("x-api-key"),
-    "rest",
-    projectId,
-  );
-  const { principal, config } = await cachedCredential(key, () => authenticateProject(c, { projectId }));
+  const { principal, appConfig: config } = c.var;
   await enforceRateLimit(
     c.env,
     appCallerKey(principal),
@@ -61,30 +59,30 @@ function limitParam(value: string | undefined): unknown {
   return /^-?\d+$/.test(value) ? Number(value) : value;
 }
 
-dataRoutes.get(`${BASE}/rows`, async (c) => {
+dataRoutes.get(`${BASE}/rows`, caller, async (c) => {
   const { actor, meta } = await resolve(c);
   const cursor = c.req.query("cursor");
   const input = { limit: limitParam(c.req.query("limit")), cursor: cursor === "" ? undefined : cursor };
   return c.json(await data.listRows(c.var.db, actor, meta, input));
 });
 
-dataRoutes.get(`${BASE}/rows/:rowId`, async (c) => {
+dataRoutes.get(`${BASE}/rows/:rowId`, caller, async (c) => {
   const { actor, meta } = await resolve(c);
   return c.json(await data.getRow(c.var.db, actor, meta, { id: rowId(c) }));
 });
 
-dataRoutes.post(`${BASE}/rows`, async (c) => {
+dataRoutes.post(`${BASE}/rows`, caller, async (c) => {
   const { actor, meta } = await resolve(c);
   return c.json(await data.insertRowFor(c.var.db, actor, meta, await body(c)), 201);
 });
 
-dataRoutes.patch(`${BASE}/rows/:rowId`, async (c) => {
+dataRoutes.patch(`${BASE}/rows/:rowId`, caller, async (c) => {
   const { actor, meta } = await resolve(c);
   const patch = await body(c);
   return c.json(await data.updateRowFor(c.var.db, actor, meta, { id: rowId(c), patch }));
 });
 
-dataRoutes.delete(`${BASE}/rows/:rowId`, async (c) => {
+dataRoutes.delete(`${BASE}/rows/:rowId`, caller, async (c) => {
   const { actor, meta } = await resolve(c);
   const hardParam = c.req.query("hard");
   if (hardParam !== undefined && hardParam !== "true" && hardParam !== "false") {
@@ -94,17 +92,17 @@ dataRoutes.delete(`${BASE}/rows/:rowId`, async (c) => {
   return c.json(await data.deleteRowFor(c.var.db, actor, meta, input));
 });
 
-dataRoutes.post(`${BASE}/find`, async (c) => {
+dataRoutes.post(`${BASE}/find`, caller, async (c) => {
   const { actor, meta } = await resolve(c);
   return c.json(await data.findRows(c.var.db, actor, meta, await body(c)));
 });
 
-dataRoutes.post(`${BASE}/aggregate`, async (c) => {
+dataRoutes.post(`${BASE}/aggregate`, caller, async (c) => {
   const { actor, meta } = await resolve(c);
   return c.json(await data.aggregate(c.var.db, actor, meta, await body(c)));
 });
 
-dataRoutes.post(`${BASE}/nearest`, async (c) => {
+dataRoutes.post(`${BASE}/nearest`, caller, async (c) => {
   const { actor, meta } = await resolve(c);
   return c.json(await data.nearest(c.var.db, actor, meta, await body(c)));
 });

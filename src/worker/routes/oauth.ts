@@ -46,9 +46,7 @@ import {
 } from "../../oauth/server.ts";
 import { isOAuthToken, subjectOf } from "../../oauth/tokens.ts";
 import {
-  authenticateEndUser,
   authenticateOAuthDeveloper,
-  authenticateProjectAdmin,
   bearerToken,
   isUuid,
   type ProjectSelector,
@@ -58,6 +56,7 @@ import {
 import type { AppEnv } from "../hono.ts";
 import { INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
+import { requireEndUser, requireProjectAdmin } from "../require.ts";
 import { checkSigninPassword } from "./auth.ts";
 import { authorizePage, errorPage } from "./oauth-pages.ts";
 
@@ -98,25 +97,25 @@ export async function revokeProjectGrantOr404(c: Ctx, projectId: string, grantId
 
 export const oauthRoutes = new Hono<AppEnv>();
 
-oauthRoutes.get("/v1/admin/projects/:id/oauth/grants", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+oauthRoutes.get("/v1/admin/projects/:id/oauth/grants", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json({ grants: await listProjectGrants(c.env, oauthHelpers(c), project.id) });
 });
 
-oauthRoutes.delete("/v1/admin/projects/:id/oauth/grants/:grantId", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+oauthRoutes.delete("/v1/admin/projects/:id/oauth/grants/:grantId", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json(await revokeProjectGrantOr404(c, project.id, c.req.param("grantId")));
 });
 
-oauthRoutes.get("/v1/auth/oauth/grants", async (c) => {
-  const { user } = await authenticateEndUser(c);
-  return c.json({ grants: await listSubjectGrants(oauthHelpers(c), subjectOf("end_user", user.id)) });
+oauthRoutes.get("/v1/auth/oauth/grants", requireEndUser(), async (c) => {
+  return c.json({
+    grants: await listSubjectGrants(oauthHelpers(c), subjectOf("end_user", c.var.endUser.id)),
+  });
 });
 
-oauthRoutes.delete("/v1/auth/oauth/grants/:grantId", async (c) => {
-  const { user } = await authenticateEndUser(c);
+oauthRoutes.delete("/v1/auth/oauth/grants/:grantId", requireEndUser(), async (c) => {
   const grantId = c.req.param("grantId");
-  if (!(await revokeSubjectGrant(oauthHelpers(c), subjectOf("end_user", user.id), grantId)))
+  if (!(await revokeSubjectGrant(oauthHelpers(c), subjectOf("end_user", c.var.endUser.id), grantId)))
     throw notFound("grant not found");
   return c.json({ id: grantId, revoked: true });
 });

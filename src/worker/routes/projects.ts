@@ -14,50 +14,50 @@ import {
   renameProject,
   revokeClientKey,
 } from "../../accounts/projects.ts";
-import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
+import { requireDeveloper, requireProjectAdmin } from "../require.ts";
 
 export const projectRoutes = new Hono<AppEnv>();
 
-projectRoutes.post("/v1/admin/projects", async (c) => {
-  const { developerId } = await authenticateDeveloper(c);
+projectRoutes.post("/v1/admin/projects", requireDeveloper(), async (c) => {
+  const { developerId } = c.var;
   return c.json(await createProject(c.var.db, developerId, await jsonBody(c, v.unknown())), 201);
 });
 
-projectRoutes.get("/v1/admin/projects", async (c) => {
-  const { developerId } = await authenticateDeveloper(c);
+projectRoutes.get("/v1/admin/projects", requireDeveloper(), async (c) => {
+  const { developerId } = c.var;
   return c.json({ projects: await listProjects(c.var.db, developerId) });
 });
 
-projectRoutes.get("/v1/admin/projects/:id", async (c) => {
-  const { developerId } = await authenticateDeveloper(c);
+projectRoutes.get("/v1/admin/projects/:id", requireDeveloper(), async (c) => {
+  const { developerId } = c.var;
   return c.json(await getProject(c.var.db, developerId, c.req.param("id")));
 });
 
-projectRoutes.patch("/v1/admin/projects/:id", async (c) => {
-  const { developerId } = await authenticateDeveloper(c);
+projectRoutes.patch("/v1/admin/projects/:id", requireDeveloper(), async (c) => {
+  const { developerId } = c.var;
   return c.json(
     await renameProject(c.var.db, developerId, c.req.param("id"), await jsonBody(c, v.unknown())),
   );
 });
 
-projectRoutes.delete("/v1/admin/projects/:id", async (c) => {
-  const { developerId } = await authenticateDeveloper(c);
+projectRoutes.delete("/v1/admin/projects/:id", requireDeveloper(), async (c) => {
+  const { developerId } = c.var;
   return c.json(await deleteProject(c.var.db, developerId, c.req.param("id")));
 });
 
-projectRoutes.post("/v1/admin/projects/:id/client-keys", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+projectRoutes.post("/v1/admin/projects/:id/client-keys", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json(await createClientKey(c.var.db, project.id, await jsonBody(c, v.unknown())), 201);
 });
 
-projectRoutes.get("/v1/admin/projects/:id/client-keys", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+projectRoutes.get("/v1/admin/projects/:id/client-keys", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json({ client_keys: await listClientKeys(c.var.db, project.id) });
 });
 
-projectRoutes.delete("/v1/admin/projects/:id/client-keys/:keyId", async (c) => {
-  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+projectRoutes.delete("/v1/admin/projects/:id/client-keys/:keyId", requireProjectAdmin(), async (c) => {
+  const { project } = c.var;
   return c.json(await revokeClientKey(c.var.db, project.id, c.req.param("keyId")));
 });

@@ -1,0 +1,75 @@
+/**
+ * Routes declare their auth: `routes.get(path, requireProjectAdmin(), async (c) => …)`. Each factory
+ * authenticates once (through src/worker/auth.ts, one SQL statement) and puts the typed principal
+ * into the context (`c.var.developerId`, `c.var.project`, … — declared in `AppEnv`, src/worker/hono.ts).
+ * A failure throws the same 401/404 `AppError` the handler used to throw, before the handler (and
+ * so before its body is read). The MCP endpoints authenticate by hand: they add OAuth Bearers and
+ * answer a 401 with a `WWW-Authenticate` challenge (routes/app-mcp.ts, routes/platform-mcp.ts).
+ */
+import type { MiddlewareHandler } from "hono";
+import {
+  authenticateClientKey,
+  authenticateDeveloper,
+  authenticateEndUser,
+  authenticateProject,
+  authenticateProjectAdmin,
+} from "./auth.ts";
+import { cachedCredential, credentialKey } from "./credential-cache.ts";
+import type { AppEnv } from "./hono.ts";
+
+/** Developer Bearer → `c.var.developerId` (401 otherwise). */
+export const requireDeveloper = (): MiddlewareHandler<AppEnv> =>
+  async function requireDeveloper(c, next) {
+    c.set("developerId", (await authenticateDeveloper(c)).developerId);
+    await next();
+  };
+
+/**
+ * Developer Bearer, and the developer owns the project named by the path parameter `param` (404
+ * otherwise, as for an unknown project) → `c.var.developerId`, `c.var.project`, `c.var.appConfig`.
+ */
+export const requireProjectAdmin = (param = "id"): MiddlewareHandler<AppEnv> =>
+  async function requireProjectAdmin(c, next) {
+    const { developerId, project, config } = await authenticateProjectAdmin(c, c.req.param(param) ?? "");
+    c.set("developerId", developerId);
+    c.set("project", project);
+    c.set("appConfig", config);
+    await next();
+  };
+
+/**
+ * Developer Bearer, or `X-Api-Key` + end-user session Bearer, for the project named by `:id` →
+ * `c.var.principal`, `c.var.appConfig`. With `cached`, a resolution is reused from the isolate's
+ * credential cache (src/worker/credential-cache.ts) — the REST data routes, on the hot path.
+ */
+export const requireProjectCaller = (options: { cached?: boolean } = {}): MiddlewareHandler<AppEnv> =>
+  async function requireProjectCaller(c, next) {
+    const projectId = c.req.param("id") ?? "";
+    const load = () => authenticateProject(c, { projectId });
+    const { principal, config } = options.cached
+      ? await cachedCredential(
+          await credentialKey(c.req.header("authorization"), c.req.header("x-api-key"), "rest", projectId),
+          load,
+        )
+      : await load();
+    c.set("principal", principal);
+    c.set("appConfig", config);
+    await next();
+  };
+
+/** `X-Api-Key` alone (end-user sign-up) → `c.var.project`, the key's project. */
+export const requireClientKey = (): MiddlewareHandler<AppEnv> =>
+  async function requireClientKey(c, next) {
+    c.set("project", (await authenticateClientKey(c)).project);
+    await next();
+  };
+
+/** `X-Api-Key` + session Bearer, no project in the path → `c.var.endUser`, `c.var.project`, `c.var.sessionId`. */
+export const requireEndUser = (): MiddlewareHandler<AppEnv> =>
+  async function requireEndUser(c, next) {
+    const { user, project, sessionId } = await authenticateEndUser(c);
+    c.set("endUser", user);
+    c.set("project", project);
+    c.set("sessionId", sessionId);
+    await next();
+  };
