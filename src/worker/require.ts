@@ -25,12 +25,12 @@ export const requireDeveloper = (): MiddlewareHandler<AppEnv> =>
   };
 
 /**
- * Developer Bearer, and the developer owns the project named by the path parameter `param` (404
+ * Developer Bearer, and the developer owns the project named by the path parameter `:id` (404
  * otherwise, as for an unknown project) → `c.var.developerId`, `c.var.project`, `c.var.appConfig`.
  */
-export const requireProjectAdmin = (param = "id"): MiddlewareHandler<AppEnv> =>
+export const requireProjectAdmin = (): MiddlewareHandler<AppEnv> =>
   async function requireProjectAdmin(c, next) {
-    const { developerId, project, config } = await authenticateProjectAdmin(c, c.req.param(param) ?? "");
+    const { developerId, project, config } = await authenticateProjectAdmin(c, c.req.param("id") ?? "");
     c.set("developerId", developerId);
     c.set("project", project);
     c.set("appConfig", config);
