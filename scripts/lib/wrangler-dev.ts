@@ -57,7 +57,9 @@ export function spawnWranglerDev(options: WranglerDevOptions): ChildProcess {
       detached: true,
       stdio: ["ignore", options.stdout ?? "inherit", "inherit"],
       env: {
-        ...process.env,
+        // Without DATABASE_URL: wrangler.toml declares it a required secret, and wrangler would then
+        // take the shell's value (a real Postgres for `npm run dev`) over the env file's endpoint URL.
+        ...withoutDatabaseUrl(process.env),
         WRANGLER_SEND_METRICS: "false",
         CLOUDFLARE_CF_FETCH_ENABLED: "false",
         // wrangler.toml's build command is `node …` (TypeScript): this Node first on the PATH.
@@ -65,4 +67,9 @@ export function spawnWranglerDev(options: WranglerDevOptions): ChildProcess {
       },
     },
   );
+}
+
+function withoutDatabaseUrl(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _, ...rest } = env;
+  return rest;
 }
