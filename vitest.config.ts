@@ -8,6 +8,8 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
+    // The most files running at once over both projects (each project caps its own below).
+    maxWorkers: 4,
     projects: [
       {
         plugins: [
@@ -37,6 +39,8 @@ export default defineConfig({
         test: {
           name: "worker",
           include: ["test/worker/**/*.test.ts"],
+          // One file at a time: the files share the embedded database and the rate-limit buckets.
+          maxWorkers: 1,
           globalSetup: ["./test/worker/global-setup.ts"],
           testTimeout: 20_000,
           hookTimeout: 60_000,
@@ -46,6 +50,9 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/{mcp,cli,cli-amba,browser,dev,unit}/**/*.test.ts"],
+          // These files mostly wait on child processes (CLI bins, wrangler dev, Chromium): three at a
+          // time, also on a 2-core machine (vitest's default there is one).
+          maxWorkers: 3,
           environment: "node",
           testTimeout: 20_000,
           hookTimeout: 60_000,

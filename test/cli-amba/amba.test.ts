@@ -78,7 +78,8 @@ afterAll(async () => {
   rmSync(configHome, { recursive: true, force: true });
 });
 
-describe("amba CLI against a running Worker", () => {
+// Each test runs several CLI processes against one Worker (the first cold request compiles the cold app).
+describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
   it("logs in, stores URL and token with mode 0600, and uses them without environment", () => {
     const login = amba(["login", "--url", server.base, "--token", dev.token], {
       AMBA_URL: undefined,

@@ -77,7 +77,8 @@ describe("calls sent together", () => {
     it(`fail alone when one of them times out, exits or blows the memory limit (${flags.join(" ") || "thread"})`, async () => {
       const client = new LineClient(
         bin,
-        ["session", ...flags, "--timeout", "1000", "--max-memory", "64", "tools.js"],
+        // 3 s: a memory bomb must meet the memory limit before the deadline, also on a loaded machine.
+        ["session", ...flags, "--timeout", "3000", "--max-memory", "64", "tools.js"],
         { cwd: dir },
       );
       const replies = await batch(client, [
@@ -91,7 +92,7 @@ describe("calls sent together", () => {
       ]);
       expect(replies.map((r) => r.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(replies[0]!.result).toBe("ok");
-      expect(replies[1]!.error).toEqual({ code: -32000, message: "tool call timed out after 1000 ms" });
+      expect(replies[1]!.error).toEqual({ code: -32000, message: "tool call timed out after 3000 ms" });
       expect(replies[2]!.result).toBe("ok");
       expect(replies[3]!.error).toEqual({ code: -32000, message: "tool exceeded the memory limit (64 MB)" });
       expect(replies[4]!.result).toBe("ok");
