@@ -77,6 +77,9 @@ function writeCache(file: string, entry: CacheEntry): void {
   }
 }
 
+/** Files modified this recently before a build are not cached (file timestamps can be coarse). */
+const CACHE_MTIME_MARGIN_MS = 2_000;
+
 /**
  * Bundles `entry` and returns the CommonJS source. Results are cached on disk and reused while
  * every input file keeps its mtime and size, so a warm start does not load esbuild at all.
@@ -86,8 +89,14 @@ export async function compileToolFile(entry: string, options: CompileOptions): P
   const file = cacheFile(entry, options);
   const cached = readCache(file, options);
   if (cached !== undefined) return cached;
+  const started = Date.now();
   const code = await build(entry, options);
-  writeCache(file, code);
+  // Fingerprints are taken after bundling: a file edited meanwhile (`--watch`) may be in `code` as it
+  // was before, under the new file's fingerprint, and that entry would then be served for the new
+  // file. Only a result whose inputs are all older than the build (with a margin for coarse file
+  // timestamps) is cached.
+  if (Object.values(code.inputs).every(([mtime]) => mtime < started - CACHE_MTIME_MARGIN_MS))
+    writeCache(file, code);
   return code.code;
 }
 
