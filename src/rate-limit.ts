@@ -6,11 +6,14 @@
 export interface Limiter {
   (key: string, what: string): Promise<void>;
   /**
-   * Whether `key` was refused moments ago, answered from memory (synchronous, no round trip). A
-   * caller that starts work while the limiter answers (a read whose result is dropped on a refusal)
-   * asks this first, so a refused caller does not get that work started again and again.
+   * Count one call against `key` without waiting for the answer (reads only). Throws at once (429)
+   * when `key` was refused moments ago, answered from memory; otherwise the caller goes on and the
+   * answer arrives after it: a refusal refuses the key's next calls from memory. A caller over its
+   * limit therefore gets at most the reads it has in flight while the limiter answers, and a read
+   * costs no limiter round trip on its way. Absent where the host cannot finish work after the
+   * response; callers then await the call above.
    */
-  refusing?(key: string): boolean;
+  inBackground?(key: string, what: string): void;
 }
 
 /** A limiter that never refuses (hosts without limits, tests that do not exercise them). */

@@ -141,10 +141,11 @@ const READ_OPS: ReadonlySet<string> = new Set(["list", "get", "find", "aggregate
 
 /**
  * `execute` behind the caller's rate limit. A write waits for the limiter's answer before it runs.
- * A read runs while the limiter answers and its result is dropped when the answer is no: one round
- * trip less on the most common call, and a refused caller gains nothing. A caller refused moments
- * ago (`Limiter.refusing`, answered from memory) starts nothing, so an agent looping past its limit
- * costs the database at most one read per isolate per refusal memory (1 s), not one per call.
+ * A read is counted in the background where the host offers it (`Limiter.inBackground`): it is
+ * refused at once when the caller was refused moments ago, and otherwise answered without waiting
+ * for the limiter, whose refusal then refuses the caller's next calls. The limiter protects the
+ * database and the other tenants: a read it would refuse is one the database already answered, so
+ * the caller's overshoot is bounded by its reads in flight, never by its rate.
  */
 async function limitedExecute(
   binding: ToolBinding,
@@ -152,17 +153,11 @@ async function limitedExecute(
   ctx: Resolved,
 ): Promise<ToolOutcome> {
   const key = appCallerKey(ctx.principal);
-  const allowed = ctx.limit(key, "this app MCP caller");
+  const what = "this app MCP caller";
   const reads = binding.kind === "collection" && READ_OPS.has(binding.op);
-  if (!reads || ctx.limit.refusing?.(key) !== false) {
-    await allowed;
-    return execute(binding, args, ctx);
-  }
-  const running = execute(binding, args, ctx);
-  // Settled by the `return` below, or dropped with the refusal: never an unhandled rejection.
-  running.catch(() => {});
-  await allowed;
-  return running;
+  if (reads && ctx.limit.inBackground) ctx.limit.inBackground(key, what);
+  else await ctx.limit(key, what);
+  return execute(binding, args, ctx);
 }
 
 /**

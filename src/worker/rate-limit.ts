@@ -48,8 +48,9 @@ export class RateLimitedError extends AppError {
 
 /**
  * How long this isolate remembers that a binding refused a key: within it the key is refused
- * without asking the binding again (and `Limiter.refusing` says so). A refused caller waits at most
- * this much longer than the binding alone would make it wait.
+ * without asking the binding again. A refused caller waits at most this much longer than the
+ * binding alone would make it wait; a read counted in the background (`countInBackground`) learns
+ * of a refusal only here.
  */
 export const REFUSAL_MEMORY_MS = 1_000;
 const REFUSALS_MAX = 10_000;
@@ -85,14 +86,47 @@ export async function enforceRateLimit(
   throw new RateLimitedError(what);
 }
 
-/** The services' rate-limit port over one binding (`RATE_LIMITER` by default). */
-export const rateLimiter = (
+/**
+ * Count one request against `key` without waiting for the binding's answer (`Limiter.inBackground`):
+ * throws at once when the key was refused moments ago; otherwise the answer is awaited through
+ * `waitUntil`, after the response, and a refusal is remembered for REFUSAL_MEMORY_MS. A binding that
+ * fails is not a refusal here (the request is already answered): the next call asks it again.
+ */
+export function countInBackground(
+  env: Partial<Pick<Env, RateLimiterName>>,
+  key: string,
+  what: string,
+  limiter: RateLimiterName,
+  waitUntil: (promise: Promise<unknown>) => void,
+): void {
+  const binding = env[limiter];
+  if (!binding) return;
+  const id = `${limiter}|${key}`;
+  if (refusedRecently(id)) throw new RateLimitedError(what);
+  const answer = binding.limit({ key }).then(
+    ({ success }) => {
+      if (!success) rememberRefusal(id);
+    },
+    (err) => console.error(`rate limiter ${limiter} failed`, err),
+  );
+  waitUntil(answer);
+}
+
+/**
+ * The services' rate-limit port over one binding (`RATE_LIMITER` by default). With `waitUntil`
+ * (a request that can finish work after its response) it also counts reads in the background.
+ */
+export function rateLimiter(
   env: Partial<Pick<Env, RateLimiterName>>,
   limiter: RateLimiterName = "RATE_LIMITER",
-): Limiter =>
-  Object.assign((key: string, what: string) => enforceRateLimit(env, key, what, limiter), {
-    refusing: (key: string) => env[limiter] !== undefined && refusedRecently(`${limiter}|${key}`),
-  });
+  waitUntil?: (promise: Promise<unknown>) => void,
+): Limiter {
+  const limit: Limiter = (key, what) => enforceRateLimit(env, key, what, limiter);
+  if (waitUntil) {
+    limit.inBackground = (key, what) => countInBackground(env, key, what, limiter, waitUntil);
+  }
+  return limit;
+}
 
 /**
  * The caller's IP as Cloudflare reports it (`cf-connecting-ip`, set on every request at the edge),

@@ -1,7 +1,7 @@
 /**
  * The Worker's rate-limit port remembers a refusal for a moment (REFUSAL_MEMORY_MS): the key is
- * refused again without asking the binding, and `refusing` answers synchronously — what lets the app
- * MCP run a read while the limiter answers without restarting that work for a refused caller.
+ * refused again without asking the binding. A read counted in the background (`inBackground`) does
+ * not wait for the answer: a refusal it learns after the response refuses the key's next calls.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RateLimitedError, REFUSAL_MEMORY_MS, rateLimiter } from "../../src/worker/rate-limit.ts";
@@ -30,18 +30,14 @@ describe("rate-limit port", () => {
     const limit = rateLimiter({ RATE_LIMITER });
     await limit("a", "caller a");
     await limit("a", "caller a");
-    expect(limit.refusing?.("a")).toBe(false);
     await expect(limit("a", "caller a")).rejects.toBeInstanceOf(RateLimitedError);
     expect(RATE_LIMITER.calls.get("a")).toBe(3);
 
-    expect(limit.refusing?.("a")).toBe(true);
-    expect(limit.refusing?.("b")).toBe(false);
     await expect(limit("a", "caller a")).rejects.toThrow(/rate limit exceeded for caller a/);
     expect(RATE_LIMITER.calls.get("a")).toBe(3);
     await limit("b", "caller b");
 
     vi.advanceTimersByTime(REFUSAL_MEMORY_MS + 1);
-    expect(limit.refusing?.("a")).toBe(false);
     await expect(limit("a", "caller a")).rejects.toBeInstanceOf(RateLimitedError);
     expect(RATE_LIMITER.calls.get("a")).toBe(4);
   });
@@ -50,12 +46,42 @@ describe("rate-limit port", () => {
     const RATE_LIMITER_LOW = binding(0);
     const low = rateLimiter({ RATE_LIMITER_LOW }, "RATE_LIMITER_LOW");
     await expect(low("k", "k")).rejects.toBeInstanceOf(RateLimitedError);
-    expect(low.refusing?.("k")).toBe(true);
     const standard = rateLimiter({ RATE_LIMITER: binding(1) });
-    expect(standard.refusing?.("k")).toBe(false);
     await standard("k", "k");
-    const none = rateLimiter({}, "RATE_LIMITER_LOW");
-    expect(none.refusing?.("k")).toBe(false);
+    const none = rateLimiter({}, "RATE_LIMITER_LOW", () => {});
     await none("k", "k");
+    none.inBackground?.("k", "k");
+  });
+
+  it("counts a read in the background: the answer lands after the call, and a refusal refuses the next calls", async () => {
+    const RATE_LIMITER = binding(1);
+    const pending: Promise<unknown>[] = [];
+    const limit = rateLimiter({ RATE_LIMITER }, "RATE_LIMITER", (p) => pending.push(p));
+    expect(rateLimiter({ RATE_LIMITER }).inBackground).toBeUndefined();
+
+    limit.inBackground?.("r", "reader");
+    limit.inBackground?.("r", "reader"); // over the limit: not known yet, so not refused
+    expect(RATE_LIMITER.calls.get("r")).toBe(2);
+    expect(pending).toHaveLength(2);
+    await Promise.all(pending);
+
+    expect(() => limit.inBackground?.("r", "reader")).toThrow(RateLimitedError);
+    await expect(limit("r", "reader")).rejects.toThrow(/rate limit exceeded for reader/);
+    expect(RATE_LIMITER.calls.get("r")).toBe(2);
+    limit.inBackground?.("other", "other reader");
+  });
+
+  it("a failing binding refuses nothing in the background", async () => {
+    const pending: Promise<unknown>[] = [];
+    const failing = { limit: async () => Promise.reject(new Error("limiter down")) };
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const limit = rateLimiter({ RATE_LIMITER: failing }, "RATE_LIMITER", (p) => pending.push(p));
+    limit.inBackground?.("f", "f");
+    await Promise.all(pending);
+    expect(error).toHaveBeenCalledOnce();
+    limit.inBackground?.("f", "f"); // not remembered as a refusal: asked again
+    await Promise.all(pending);
+    expect(error).toHaveBeenCalledTimes(2);
+    error.mockRestore();
   });
 });

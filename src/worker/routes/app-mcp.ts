@@ -123,7 +123,7 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     actor: actorOf(principal),
     surface: loadSurface,
     // The app's tier, from the cached credential resolution: choosing it costs no round trip.
-    limit: rateLimiter(c.env, TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER"),
+    limit: rateLimiter(c.env, TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER", waitUntil),
     policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY),
     meter: requestMeter(c),
   };
