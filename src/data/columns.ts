@@ -238,17 +238,8 @@ const PG_SCALAR: Record<ScalarType, string> = {
   uuid: "uuid",
 };
 
-/** Types a keyset `order` (and `min`/`max`, `group_by`) can use. */
-export const ORDERABLE_TYPES: readonly ColumnType[] = [
-  "text",
-  "integer",
-  "bigint",
-  "number",
-  "boolean",
-  "timestamp",
-  "date",
-  "uuid",
-];
+/** Types a keyset `order` (and `min`/`max`, `group_by`) can use: every scalar but `json`. */
+export const ORDERABLE_TYPES: readonly ColumnType[] = SCALAR_TYPES.filter((t) => t !== "json");
 /** Types `sum` / `avg` accept. */
 export const NUMERIC_TYPES: readonly ColumnType[] = ["integer", "bigint", "number"];
 
