@@ -31,10 +31,19 @@ export const quotaExceeded = (message: string) => new AppError(403, "quota_excee
 /** 409 with code `conflict`. */
 export const conflict = (message: string) => new AppError(409, "conflict", message);
 
-/** 503 `database_timeout`: a database round trip missed its deadline (the Worker's `db.ts`). */
+/**
+ * 503 `database_timeout`: a database round trip missed its deadline (the Worker's `db.ts`), or
+ * Postgres cancelled the statement at the role's `statement_timeout` (no `timeoutMs`; migration 0007).
+ */
 export class DatabaseTimeoutError extends AppError {
-  constructor(timeoutMs: number) {
-    super(503, "database_timeout", `the database did not answer within ${timeoutMs} ms; try again`);
+  constructor(timeoutMs?: number) {
+    super(
+      503,
+      "database_timeout",
+      timeoutMs === undefined
+        ? "the database cancelled the statement at its time limit; try again, or narrow the query"
+        : `the database did not answer within ${timeoutMs} ms; try again`,
+    );
     this.name = "DatabaseTimeoutError";
   }
 }
@@ -55,18 +64,27 @@ export class ResultTooLargeError extends AppError {
 }
 
 /**
+ * SQLSTATE 57014: Postgres cancelled the statement — the platform never cancels its own statements,
+ * so this is the role's `statement_timeout` (migration 0007).
+ */
+const QUERY_CANCELED = "57014";
+
+/**
  * The AppError an error is or carries: itself, or one the database driver (`sourceError`) or drizzle
  * (`cause`) wrapped — a query that missed its deadline surfaces as a `DatabaseTimeoutError` inside
- * their errors. Null for anything else (unexpected: rendered as a generic 500 / internal error).
+ * their errors, and a statement Postgres cancelled at its time limit becomes one. Null for anything
+ * else (unexpected: rendered as a generic 500 / internal error).
  */
 export function toAppError(err: unknown): AppError | null {
   for (let e = err, depth = 0; e && depth < 5; depth++) {
     if (e instanceof AppError) return e;
+    if ((e as { code?: unknown }).code === QUERY_CANCELED) return new DatabaseTimeoutError();
     const wrapper = e as { cause?: unknown; sourceError?: unknown };
     e = wrapper.cause ?? wrapper.sourceError;
   }
   return null;
 }
+
 
 /** A failed tool call as both MCP surfaces answer it: `isError` with `{error: {code, message}}`. */
 export interface ToolFailure {
