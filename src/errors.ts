@@ -85,7 +85,6 @@ export function toAppError(err: unknown): AppError | null {
   return null;
 }
 
-
 /** A failed tool call as both MCP surfaces answer it: `isError` with `{error: {code, message}}`. */
 export interface ToolFailure {
   value: { error: { code: string; message: string } };
