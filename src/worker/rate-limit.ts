@@ -69,6 +69,34 @@ function rememberRefusal(id: string): void {
   refusals.set(id, Date.now() + REFUSAL_MEMORY_MS);
 }
 
+/**
+ * Deadline of one binding call. In production the binding answers from a counter on the Worker's
+ * machine (microseconds); one that has not answered by then is broken, and a request waiting on it
+ * would hang: it is 503 `rate_limiter_unavailable` instead (retry).
+ */
+export const RATE_LIMIT_DEADLINE_MS = 1_000;
+
+/** 503 `rate_limiter_unavailable`: the binding did not answer within {@link RATE_LIMIT_DEADLINE_MS}. */
+export class RateLimiterUnavailableError extends AppError {
+  constructor() {
+    super(503, "rate_limiter_unavailable", "the rate limiter did not answer in time; try again");
+    this.name = "RateLimiterUnavailableError";
+  }
+}
+
+/** `binding.limit({key})` within {@link RATE_LIMIT_DEADLINE_MS}: its `success`, or the 503. */
+async function ask(binding: RateLimit, key: string): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RateLimiterUnavailableError()), RATE_LIMIT_DEADLINE_MS);
+  });
+  try {
+    return (await Promise.race([binding.limit({ key }), late])).success;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Count one request against `key` on `limiter`; throw 429 naming `what` when the limit is reached. */
 export async function enforceRateLimit(
   env: Partial<Pick<Env, RateLimiterName>>,
@@ -80,8 +108,7 @@ export async function enforceRateLimit(
   if (!binding) return;
   const id = `${limiter}|${key}`;
   if (refusedRecently(id)) throw new RateLimitedError(what);
-  const { success } = await binding.limit({ key });
-  if (success) return;
+  if (await ask(binding, key)) return;
   rememberRefusal(id);
   throw new RateLimitedError(what);
 }
@@ -90,7 +117,8 @@ export async function enforceRateLimit(
  * Count one request against `key` without waiting for the binding's answer (`Limiter.inBackground`):
  * throws at once when the key was refused moments ago; otherwise the answer is awaited through
  * `waitUntil`, after the response, and a refusal is remembered for REFUSAL_MEMORY_MS. A binding that
- * fails is not a refusal here (the request is already answered): the next call asks it again.
+ * fails or misses its deadline is not a refusal here (the request is already answered): logged, and
+ * the next call asks it again.
  */
 export function countInBackground(
   env: Partial<Pick<Env, RateLimiterName>>,
@@ -103,8 +131,8 @@ export function countInBackground(
   if (!binding) return;
   const id = `${limiter}|${key}`;
   if (refusedRecently(id)) throw new RateLimitedError(what);
-  const answer = binding.limit({ key }).then(
-    ({ success }) => {
+  const answer = ask(binding, key).then(
+    (success) => {
       if (!success) rememberRefusal(id);
     },
     (err) => console.error(`rate limiter ${limiter} failed`, err),

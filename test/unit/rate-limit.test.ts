@@ -4,7 +4,13 @@
  * not wait for the answer: a refusal it learns after the response refuses the key's next calls.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { RateLimitedError, REFUSAL_MEMORY_MS, rateLimiter } from "../../src/worker/rate-limit.ts";
+import {
+  RATE_LIMIT_DEADLINE_MS,
+  RateLimitedError,
+  RateLimiterUnavailableError,
+  REFUSAL_MEMORY_MS,
+  rateLimiter,
+} from "../../src/worker/rate-limit.ts";
 
 /** A binding that allows the first `allowed` calls per key, and counts every call. */
 function binding(allowed: number) {
@@ -80,6 +86,26 @@ describe("rate-limit port", () => {
     await Promise.all(pending);
     expect(error).toHaveBeenCalledOnce();
     limit.inBackground?.("f", "f"); // not remembered as a refusal: asked again
+    await Promise.all(pending);
+    expect(error).toHaveBeenCalledTimes(2);
+    error.mockRestore();
+  });
+
+  it("a binding that does not answer is 503 after its deadline, awaited; in the background it refuses nothing", async () => {
+    vi.useFakeTimers();
+    const hanging = { limit: () => new Promise<{ success: boolean }>(() => {}) };
+    const pending: Promise<unknown>[] = [];
+    const limit = rateLimiter({ RATE_LIMITER: hanging }, "RATE_LIMITER", (p) => pending.push(p));
+    const awaited = expect(limit("h", "h")).rejects.toBeInstanceOf(RateLimiterUnavailableError);
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    limit.inBackground?.("h", "h");
+    await vi.advanceTimersByTimeAsync(RATE_LIMIT_DEADLINE_MS);
+    await awaited;
+    await Promise.all(pending);
+    expect(error).toHaveBeenCalledOnce();
+    limit.inBackground?.("h", "h"); // not a refusal: asked again
+    expect(pending).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(RATE_LIMIT_DEADLINE_MS);
     await Promise.all(pending);
     expect(error).toHaveBeenCalledTimes(2);
     error.mockRestore();
