@@ -25,13 +25,17 @@ export default defineConfig({
               },
               // wrangler.toml's rate limits, but the caller tiers at a tenth (600, 60 and 6,000/min
               // instead of 6,000, 600 and 60,000): the tests that exhaust one (batches charged per
-              // call) then stay well inside one window.
+              // call) then stay well inside one window. The control plane's per-developer limit at a
+              // third (400 instead of 1,200): test/worker/cold-audit.test.ts spends it through the
+              // binding (≈ 2 ms a call here), and the busiest test developer (hostile.test.ts's
+              // admin) makes ≈ 250 requests.
               ratelimits: {
                 RATE_LIMITER: { namespace_id: "1001", simple: { limit: 600, period: 60 } },
                 RATE_LIMITER_LOW: { namespace_id: "1004", simple: { limit: 60, period: 60 } },
                 RATE_LIMITER_HIGH: { namespace_id: "1005", simple: { limit: 6000, period: 60 } },
                 AUTH_RATE_LIMITER: { namespace_id: "1002", simple: { limit: 10, period: 60 } },
                 AUTH_IP_RATE_LIMITER: { namespace_id: "1003", simple: { limit: 60, period: 60 } },
+                ADMIN_RATE_LIMITER: { namespace_id: "1006", simple: { limit: 400, period: 60 } },
               },
             },
           })),

@@ -12,11 +12,25 @@ const TOKEN_SHAPE = /^[ud]_[0-9a-f]{32}:[^:\s]+:[^:\s]+$/;
 export const subjectOf = (kind: "end_user" | "developer", id: string): string =>
   `${kind === "end_user" ? "u" : "d"}_${id.replaceAll("-", "").toLowerCase()}`;
 
-/** True when a Bearer has the shape of a token this authorization server issues. */
-export const isOAuthToken = (token: string): boolean => TOKEN_SHAPE.test(token);
+/**
+ * The longest client id, code or token handed to the provider, in UTF-8 bytes. The provider builds
+ * KV keys from them (`client:<client id>`, `grant:<subject>:<grant id>`, `token:…`), and KV throws
+ * on a key over 512 bytes instead of finding nothing: a longer value would be a 500. What the
+ * provider issues is far shorter (client and grant ids of 16 characters, secrets of 32), and so is
+ * a Client ID Metadata Document URL.
+ */
+export const MAX_OAUTH_ID_BYTES = 256;
+
+/** True when a client id, code or token is longer than any the provider issues or looks up. */
+export const oauthIdTooLong = (value: string): boolean =>
+  new TextEncoder().encode(value).length > MAX_OAUTH_ID_BYTES;
+
+/** True when a Bearer has the shape (and at most the length) of a token this authorization server issues. */
+export const isOAuthToken = (token: string): boolean => TOKEN_SHAPE.test(token) && !oauthIdTooLong(token);
 
 /** The `<subject>` and `<grant id>` a code, refresh or access token names, if it has the shape. */
 export function tokenGrantRef(token: string): { subject: string; grantId: string } | null {
+  if (oauthIdTooLong(token)) return null;
   const [subject, grantId, secret] = token.split(":");
   if (!subject || !grantId || !secret || !UUID_HEX.test(subject.slice(2))) return null;
   return { subject, grantId };

@@ -12,6 +12,8 @@
  *   sign-ups per client IP (REST and the platform MCP's `amba_developer_signup` share the key).
  * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP; OAuth
  *   client registrations per client IP (a key of their own).
+ * - `ADMIN_RATE_LIMITER` (1,200/min): the control plane per developer — admin REST requests,
+ *   platform MCP tool calls, console requests ({@link enforceDeveloperRateLimit}).
  */
 import type { RateLimitTier } from "../app-mcp/admin.ts";
 import { AppError } from "../errors.ts";
@@ -24,7 +26,8 @@ export type RateLimiterName =
   | "RATE_LIMITER_LOW"
   | "RATE_LIMITER_HIGH"
   | "AUTH_RATE_LIMITER"
-  | "AUTH_IP_RATE_LIMITER";
+  | "AUTH_IP_RATE_LIMITER"
+  | "ADMIN_RATE_LIMITER";
 
 /** The binding behind each app-MCP caller tier (wrangler.toml `[[ratelimits]]` with that limit). */
 export const TIER_LIMITERS: Record<RateLimitTier, RateLimiterName> = {
@@ -162,4 +165,25 @@ export function rateLimiter(
  */
 export function clientIp(headers: Headers): string | null {
   return headers.get("cf-connecting-ip")?.trim() || null;
+}
+
+/** The control-plane rate-limit key of a developer (`ADMIN_RATE_LIMITER`). */
+export const developerRateLimitKey = (developerId: string): string => `developer:${developerId}`;
+
+/**
+ * Count one control-plane request of a developer (an admin REST request, a platform MCP tool call, a
+ * console request) against `ADMIN_RATE_LIMITER`, whichever credential it came with (developer token,
+ * OAuth grant, console cookie): one budget per developer, so one developer's loop cannot keep the
+ * shared database busy for everyone else.
+ */
+export function enforceDeveloperRateLimit(
+  env: Partial<Pick<Env, RateLimiterName>>,
+  developerId: string,
+): Promise<void> {
+  return enforceRateLimit(
+    env,
+    developerRateLimitKey(developerId),
+    "this developer's admin API, platform MCP and console requests",
+    "ADMIN_RATE_LIMITER",
+  );
 }

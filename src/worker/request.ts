@@ -1,5 +1,5 @@
 /**
- * Request helpers for routes: the JSON body, validated with a valibot schema.
+ * Request helpers for routes: the JSON body, validated with a valibot schema; an HTML form's body.
  */
 import type { Context } from "hono";
 import type * as v from "valibot";
@@ -23,4 +23,22 @@ export async function jsonBody<S extends v.GenericSchema>(c: Context, schema: S)
   }
   checkInputLimits(body, "body");
   return parseInput(schema, body);
+}
+
+/**
+ * Read an HTML form's body (urlencoded or multipart; any other type reads as no fields). A body that
+ * does not parse as its declared type — a multipart body without its boundary — is 400
+ * `invalid_input`, never the parser's exception (a 500).
+ */
+export async function formBody(
+  c: Context,
+  options: { all?: boolean } = {},
+): Promise<Record<string, string | File | (string | File)[]>> {
+  try {
+    return await c.req.parseBody({ all: options.all ?? false });
+  } catch {
+    throw invalidInput(
+      "request body must be a form (application/x-www-form-urlencoded or multipart/form-data)",
+    );
+  }
 }

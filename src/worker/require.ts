@@ -16,21 +16,26 @@ import {
 } from "./auth.ts";
 import { cachedCredential, credentialKey } from "./credential-cache.ts";
 import type { AppEnv } from "./hono.ts";
+import { enforceDeveloperRateLimit } from "./rate-limit.ts";
 
-/** Developer Bearer → `c.var.developerId` (401 otherwise). */
+/** Developer Bearer → `c.var.developerId` (401 otherwise), counted against the developer's rate limit. */
 export const requireDeveloper = (): MiddlewareHandler<AppEnv> =>
   async function requireDeveloper(c, next) {
-    c.set("developerId", (await authenticateDeveloper(c)).developerId);
+    const { developerId } = await authenticateDeveloper(c);
+    await enforceDeveloperRateLimit(c.env, developerId);
+    c.set("developerId", developerId);
     await next();
   };
 
 /**
  * Developer Bearer, and the developer owns the project named by the path parameter `:id` (404
- * otherwise, as for an unknown project) → `c.var.developerId`, `c.var.project`, `c.var.appConfig`.
+ * otherwise, as for an unknown project) → `c.var.developerId`, `c.var.project`, `c.var.appConfig`;
+ * counted against the developer's rate limit.
  */
 export const requireProjectAdmin = (): MiddlewareHandler<AppEnv> =>
   async function requireProjectAdmin(c, next) {
     const { developerId, project, config } = await authenticateProjectAdmin(c, c.req.param("id") ?? "");
+    await enforceDeveloperRateLimit(c.env, developerId);
     c.set("developerId", developerId);
     c.set("project", project);
     c.set("appConfig", config);

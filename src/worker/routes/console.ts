@@ -10,6 +10,7 @@ import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { developers } from "../../../schema/index.ts";
+import { parseCredential } from "../../accounts/crypto.ts";
 import { listProjects } from "../../accounts/projects.ts";
 import {
   type AppMcpSettings,
@@ -36,12 +37,14 @@ import {
 } from "../../console/session.ts";
 import { collectionView } from "../../data/collections.ts";
 import { listCollections } from "../../data/service.ts";
-import { AppError, forbidden } from "../../errors.ts";
+import { AppError, forbidden, unauthorized } from "../../errors.ts";
 import { listFunctions } from "../../functions/service.ts";
 import { allClientConfigs, serverName } from "../../platform-mcp/client-configs.ts";
 import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
+import { enforceDeveloperRateLimit } from "../rate-limit.ts";
+import { formBody } from "../request.ts";
 
 type C = Context<AppEnv>;
 
@@ -49,9 +52,12 @@ export const consoleRoutes = new Hono<AppEnv>();
 
 /**
  * Make `token` the request's developer credential for the admin authentication functions. The
- * stand-in request has no body: read a form (`parseBody`) before calling this.
+ * stand-in request has no body: read a form (`formBody`) before calling this. Anything not shaped
+ * like a developer token is refused here (401), before it meets `Headers`: a cookie or form value
+ * with a control character (`%0A` in a cookie decodes to one) is no header value and would throw.
  */
 function useToken(c: C, token: string): void {
+  if (!parseCredential("developer", token)) throw unauthorized("invalid developer token");
   const headers = new Headers(c.req.raw.headers);
   headers.set("authorization", `Bearer ${token}`);
   c.req.raw = new Request(c.req.url, { method: c.req.method, headers });
@@ -66,14 +72,18 @@ function render(c: C, page: (nonce: string) => ReturnType<typeof signInPage>, st
 async function signedIn(c: C): Promise<{ developerId: string; token: string } | null> {
   const token = getCookie(c, SESSION_COOKIE);
   if (!token) return null;
-  useToken(c, token);
+  let developerId: string;
   try {
-    return { ...(await authenticateDeveloper(c)), token };
+    useToken(c, token);
+    ({ developerId } = await authenticateDeveloper(c));
   } catch (err) {
     if (!(err instanceof AppError) || err.status !== 401) throw err;
     deleteCookie(c, SESSION_COOKIE, { path: "/console" });
     return null;
   }
+  // Every signed-in console request counts against the developer's control-plane rate limit.
+  await enforceDeveloperRateLimit(c.env, developerId);
+  return { developerId, token };
 }
 
 /** A state-changing form: same origin, signed in, CSRF token of this session. Returns the form. */
@@ -81,7 +91,7 @@ async function checkedForm(
   c: C,
 ): Promise<{ token: string; form: Record<string, string | File | (string | File)[]> } | null> {
   if (!sameOrigin(c.req.header("origin"), c.req.url)) throw forbidden("cross-origin form post refused");
-  const form = await c.req.parseBody({ all: true });
+  const form = await formBody(c, { all: true });
   const session = await signedIn(c);
   if (!session) return null;
   if (!(await csrfMatches(session.token, form.csrf))) throw forbidden("invalid CSRF token: reload the page");
@@ -120,10 +130,10 @@ consoleRoutes.get("/console", async (c) => {
 
 consoleRoutes.post("/console/login", async (c) => {
   if (!sameOrigin(c.req.header("origin"), c.req.url)) throw forbidden("cross-origin form post refused");
-  const form = await c.req.parseBody();
+  const form = await formBody(c);
   const token = typeof form.token === "string" ? form.token.trim() : "";
-  useToken(c, token);
   try {
+    useToken(c, token);
     await authenticateDeveloper(c);
   } catch (err) {
     if (!(err instanceof AppError) || err.status !== 401) throw err;

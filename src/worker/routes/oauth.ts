@@ -14,6 +14,7 @@ import {
   AuthorizationError,
   type AuthRequest,
   authorizationErrorRedirect,
+  CimdFetchError,
   type OAuthHelpers,
 } from "@cloudflare/workers-oauth-provider";
 import { type Context, Hono } from "hono";
@@ -44,7 +45,7 @@ import {
   type OAuthProps,
   validateAccessToken,
 } from "../../oauth/server.ts";
-import { isOAuthToken, subjectOf } from "../../oauth/tokens.ts";
+import { isOAuthToken, MAX_OAUTH_ID_BYTES, oauthIdTooLong, subjectOf } from "../../oauth/tokens.ts";
 import {
   authenticateOAuthDeveloper,
   bearerToken,
@@ -56,6 +57,7 @@ import {
 import type { AppEnv } from "../hono.ts";
 import { INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
+import { formBody } from "../request.ts";
 import { requireEndUser, requireProjectAdmin } from "../require.ts";
 import { checkSigninPassword } from "./auth.ts";
 import { authorizePage, errorPage } from "./oauth-pages.ts";
@@ -189,6 +191,29 @@ oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.register, async (c) => {
   return asFetch(c, platformResource(issuer(c)));
 });
 
+/** The client id of an HTTP Basic client credential (RFC 6749 §2.3.1), still form-encoded; null for none. */
+function basicClientId(authorization: string | undefined): string | null {
+  const encoded = /^basic\s+(\S+)$/i.exec(authorization?.trim() ?? "")?.[1];
+  if (!encoded) return null;
+  try {
+    const credentials = atob(encoded);
+    return credentials.slice(0, Math.max(0, credentials.indexOf(":")));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a token request names a client, code or token longer than the provider can look up
+ * (`oauthIdTooLong`). Form-encoded values only shrink when decoded, so the raw Basic client id is
+ * measured as sent.
+ */
+function oversizedTokenRequest(form: FormData | null, authorization: string | undefined): boolean {
+  const named = ["client_id", "code", "refresh_token", "token"].map((field) => form?.get(field));
+  named.push(basicClientId(authorization));
+  return named.some((value) => typeof value === "string" && oauthIdTooLong(value));
+}
+
 oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
   // A code, refresh token or revoked token names its grant; the grant names its one resource.
   let resource = platformResource(issuer(c));
@@ -197,6 +222,14 @@ oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
       .clone()
       .formData()
       .catch(() => null);
+    if (oversizedTokenRequest(form, c.req.header("authorization")))
+      return c.json(
+        {
+          error: "invalid_request",
+          error_description: `client_id, code, refresh_token and token are at most ${MAX_OAUTH_ID_BYTES} bytes`,
+        },
+        400,
+      );
     const presented = form?.get("code") ?? form?.get("refresh_token") ?? form?.get("token");
     if (typeof presented === "string") resource = (await grantResource(c.env, presented)) ?? resource;
   }
@@ -290,14 +323,32 @@ async function parseRequest(
       "This sign-in request does not name one of this server's MCP endpoints (its resource parameter). Reconnect from your assistant.",
     );
   const resource = resourceOf(target, iss, c.env.APP_MCP_HOST_SUFFIX);
+  if (oauthIdTooLong(new URL(request.url).searchParams.get("client_id") ?? ""))
+    return refuse(
+      c,
+      400,
+      "This sign-in request is not valid",
+      "Its client_id is too long to be a client of this server.",
+    );
   const oauth = authorizationServer(iss, [resource]).getOAuthApi(c.env);
   try {
     return { oauth, authRequest: await oauth.parseAuthRequest(request), target, resource };
   } catch (err) {
-    if (err instanceof AuthorizationError) {
-      if (err.redirectTo) return c.redirect(err.redirectTo, 302);
+    // A client_id that is a URL (Client ID Metadata Document) whose document cannot be fetched
+    // names no client we can check: the client's fault, told to the person, not a 500.
+    if (err instanceof CimdFetchError)
+      return refuse(
+        c,
+        400,
+        "This sign-in request is not valid",
+        "The assistant's client metadata document (its client_id URL) could not be fetched.",
+      );
+    // Shown here, never redirected (even when the provider offers `redirectTo`): registration is
+    // open, so a redirect URI is whatever its registrant chose, and an automatic redirect on a
+    // malformed request would make this origin an open redirector (RFC 9700 §4.11.2). Only a person
+    // who saw this page (Allow or Deny) is sent back to the client.
+    if (err instanceof AuthorizationError)
       return refuse(c, 400, "This sign-in request is not valid", err.description);
-    }
     throw err;
   }
 }
@@ -358,7 +409,7 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
       throw err;
     }
   }
-  const form = v.safeParse(FormSchema, await c.req.parseBody());
+  const form = v.safeParse(FormSchema, await formBody(c));
   if (!form.success)
     return refuse(c, 400, "Incomplete form", "The sign-in form was incomplete. Go back and try again.");
   const input = form.output;

@@ -29,4 +29,15 @@ const documentOf = (c: { env: AppEnv["Bindings"]; req: { url: string } }) =>
 
 openApiRoutes.get("/openapi.json", (c) => c.json(documentOf(c)));
 
-openApiRoutes.get("/docs", (c) => c.html(referencePage(documentOf(c))));
+/**
+ * The reference page takes a developer token into its "Try it" form and sends requests with it, so
+ * no other site may frame it (a framed page can be overlaid to make a person click "Send").
+ */
+const DOCS_HEADERS = {
+  "x-frame-options": "DENY",
+  "content-security-policy": "frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+};
+
+openApiRoutes.get("/docs", (c) => c.html(referencePage(documentOf(c)), 200, DOCS_HEADERS));

@@ -17,7 +17,9 @@
  *   routes do (`authenticateProjectAdmin`: another developer's project is "project not found").
  *
  * A tool that ran and failed (AppError) answers `isError` with `{error: {code, message}}`, as the app
- * MCP does; an unknown tool is JSON-RPC -32602. Platform tool calls are not metered.
+ * MCP does; an unknown tool is JSON-RPC -32602. Platform tool calls are not metered; each one of a
+ * developer counts against the developer's control-plane rate limit (`ADMIN_RATE_LIMITER`, shared
+ * with the admin REST routes and the console).
  */
 import { type Context, Hono } from "hono";
 import { signupDeveloper, whoami } from "../../accounts/developers.ts";
@@ -75,6 +77,7 @@ import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
+import { enforceDeveloperRateLimit } from "../rate-limit.ts";
 import { developerSignupOrigin } from "./developers.ts";
 import { authenticatePlatformMcpOAuth, oauthHelpers, revokeProjectGrantOr404 } from "./oauth.ts";
 
@@ -158,6 +161,8 @@ async function runTool<N extends PlatformToolName>(
 ): Promise<unknown> {
   const { auth } = PLATFORM_TOOLS[name];
   if (auth !== "none" && developerId === null) throw unauthorized(NO_TOKEN);
+  // Per call, not per HTTP request: a JSON-RPC batch pays for each tool call in it.
+  if (developerId !== null) await enforceDeveloperRateLimit(c.env, developerId);
   checkInputLimits(args, "arguments");
   const call = parseToolArguments(name, args);
   const run = RUN[name] as Runner<PlatformToolName>;
