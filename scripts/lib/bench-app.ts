@@ -170,11 +170,13 @@ export async function openBenchRig(name: string, ports: number[]) {
   const recorder = recorded(backend);
   const endpoint: NeonEndpoint = await startNeonEndpoint(recorder.wrapped);
   const devVars = { FUNCTION_URL_POLICY: "dev" };
-  const raised = readFileSync(join(root, "wrangler.toml"), "utf8").replace(
-    /(name = "RATE_LIMITER"[^[]*?simple = \{ limit = )\d+/,
-    "$11000000000",
-  );
-  if (!raised.includes("limit = 1000000000")) throw new Error("could not raise RATE_LIMITER in the copy");
+  // The app callers' and the developers' (control plane: the benches seed through the admin API) limits.
+  let raised = readFileSync(join(root, "wrangler.toml"), "utf8");
+  for (const name of ["RATE_LIMITER", "ADMIN_RATE_LIMITER"]) {
+    const pattern = new RegExp(`(name = "${name}"[^[]*?simple = \\{ limit = )\\d+`);
+    if (!pattern.test(raised)) throw new Error(`could not raise ${name} in the copy`);
+    raised = raised.replace(pattern, "$11000000000");
+  }
   // `BENCH_LIMITER=off`: no `RATE_LIMITER` binding at all (the app then limits nothing), to measure
   // what the local binding — a Durable Object behind a fetch in miniflare — costs per call.
   const appToml =
