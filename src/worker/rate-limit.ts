@@ -13,9 +13,8 @@
  * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP; OAuth
  *   client registrations per client IP (a key of their own).
  */
-import type { RateLimitTier } from "../app-mcp/admin.ts";
 import { AppError } from "../errors.ts";
-import type { Limiter } from "../rate-limit.ts";
+import type { Limiter, RateLimitTier } from "../rate-limit.ts";
 import type { Env } from "./env.ts";
 
 /** The rate-limit bindings. */

@@ -16,7 +16,6 @@ import {
   AUTH_MODES,
   connectionBase,
   exposureView,
-  RATE_LIMIT_TIERS,
   readAppMcpConfig,
   setExposure,
   updateAppMcpConfig,
@@ -39,6 +38,7 @@ import { listCollections } from "../../data/service.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { listFunctions } from "../../functions/service.ts";
 import { allClientConfigs, serverName } from "../../platform-mcp/client-configs.ts";
+import { RATE_LIMIT_TIERS } from "../../rate-limit.ts";
 import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";

@@ -6,10 +6,8 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { appCallerKey } from "../../app-mcp/handlers.ts";
-import { projectCollection } from "../../app-mcp/surface.ts";
-import * as data from "../../data/service.ts";
 import { invalidInput, notFound } from "../../errors.ts";
+import { appCallerKey } from "../../rate-limit.ts";
 import { actorOf, isUuid } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { enforceRateLimit, TIER_LIMITERS } from "../rate-limit.ts";
@@ -27,7 +25,11 @@ const BASE = "/v1/projects/:id/collections/:name";
  */
 const caller = requireProjectCaller({ cached: true });
 
-/** The caller (set by `requireProjectCaller`) as a data-service actor, plus the collection's metadata. */
+/**
+ * The caller (set by `requireProjectCaller`) as a data-service actor, the collection's metadata and
+ * the data service. The service and the metadata cache are imported on the first data request, not
+ * at start-up (with them come the SQL compiler and drizzle's pg-core dialect).
+ */
 async function resolve(c: Context<AppEnv>) {
   const { principal, appConfig: config } = c.var;
   await enforceRateLimit(
@@ -39,8 +41,12 @@ async function resolve(c: Context<AppEnv>) {
   const actor = actorOf(principal);
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const name = c.req.param("name") as string;
+  const [data, { projectCollection }] = await Promise.all([
+    import("../../data/service.ts"),
+    import("../../app-mcp/surface.ts"),
+  ]);
   const meta = await projectCollection(c.env.META_KV, c.var.db, principal.project, name, waitUntil);
-  return { actor, meta };
+  return { actor, meta, data };
 }
 
 const ANY = v.unknown();
@@ -60,30 +66,30 @@ function limitParam(value: string | undefined): unknown {
 }
 
 dataRoutes.get(`${BASE}/rows`, caller, async (c) => {
-  const { actor, meta } = await resolve(c);
+  const { actor, meta, data } = await resolve(c);
   const cursor = c.req.query("cursor");
   const input = { limit: limitParam(c.req.query("limit")), cursor: cursor === "" ? undefined : cursor };
   return c.json(await data.listRows(c.var.db, actor, meta, input));
 });
 
 dataRoutes.get(`${BASE}/rows/:rowId`, caller, async (c) => {
-  const { actor, meta } = await resolve(c);
+  const { actor, meta, data } = await resolve(c);
   return c.json(await data.getRow(c.var.db, actor, meta, { id: rowId(c) }));
 });
 
 dataRoutes.post(`${BASE}/rows`, caller, async (c) => {
-  const { actor, meta } = await resolve(c);
+  const { actor, meta, data } = await resolve(c);
   return c.json(await data.insertRowFor(c.var.db, actor, meta, await body(c)), 201);
 });
 
 dataRoutes.patch(`${BASE}/rows/:rowId`, caller, async (c) => {
-  const { actor, meta } = await resolve(c);
+  const { actor, meta, data } = await resolve(c);
   const patch = await body(c);
   return c.json(await data.updateRowFor(c.var.db, actor, meta, { id: rowId(c), patch }));
 });
 
 dataRoutes.delete(`${BASE}/rows/:rowId`, caller, async (c) => {
-  const { actor, meta } = await resolve(c);
+  const { actor, meta, data } = await resolve(c);
   const hardParam = c.req.query("hard");
   if (hardParam !== undefined && hardParam !== "true" && hardParam !== "false") {
     throw invalidInput('hard: expected "true" or "false"');
@@ -93,16 +99,16 @@ dataRoutes.delete(`${BASE}/rows/:rowId`, caller, async (c) => {
 });
 
 dataRoutes.post(`${BASE}/find`, caller, async (c) => {
-  const { actor, meta } = await resolve(c);
+  const { actor, meta, data } = await resolve(c);
   return c.json(await data.findRows(c.var.db, actor, meta, await body(c)));
 });
 
 dataRoutes.post(`${BASE}/aggregate`, caller, async (c) => {
-  const { actor, meta } = await resolve(c);
+  const { actor, meta, data } = await resolve(c);
   return c.json(await data.aggregate(c.var.db, actor, meta, await body(c)));
 });
 
 dataRoutes.post(`${BASE}/nearest`, caller, async (c) => {
-  const { actor, meta } = await resolve(c);
+  const { actor, meta, data } = await resolve(c);
   return c.json(await data.nearest(c.var.db, actor, meta, await body(c)));
 });
