@@ -52,6 +52,7 @@ describe("the Worker's start-up closure", () => {
       "src/functions/service.ts",
       "src/app-mcp/handlers.ts",
       "src/app-mcp/tools.ts",
+      "src/app-mcp/definitions.ts",
       "node_modules/@valibot/to-json-schema/",
       "node_modules/@neondatabase/serverless/",
       "node_modules/@cloudflare/workers-oauth-provider/",

@@ -20,8 +20,9 @@ import {
   setExposure,
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
+import { appToolDefinitions } from "../../app-mcp/definitions.ts";
 import { loadAppMeta } from "../../app-mcp/surface.ts";
-import { buildAppTools, type Scope } from "../../app-mcp/tools.ts";
+import type { Scope } from "../../app-mcp/tools.ts";
 import { type Notice, projectPage, projectsPage, signInPage } from "../../console/pages.ts";
 import {
   csrfMatches,
@@ -181,13 +182,13 @@ async function showProject(c: C, token: string, notices: ProjectPageData["notice
         scope: "developer",
         label: "Developer token",
         refused: refusal(config, "developer"),
-        tools: buildAppTools(meta, "developer").map((t) => t.definition),
+        tools: appToolDefinitions(meta, "developer"),
       },
       {
         scope: "end_user",
         label: "End user (client key + session)",
         refused: refusal(config, "end_user"),
-        tools: buildAppTools(meta, "end_user").map((t) => t.definition),
+        tools: appToolDefinitions(meta, "end_user"),
       },
     ],
     clientConfigs: allClientConfigs(target),
