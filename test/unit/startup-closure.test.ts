@@ -45,6 +45,7 @@ describe("the Worker's start-up closure", () => {
     for (const path of [
       "schema/index.ts",
       "src/worker/db.ts",
+      "src/worker/hot-services.ts",
       "node_modules/drizzle-orm/pg-core/table.js",
       "node_modules/drizzle-orm/pg-core/db.js",
       "node_modules/drizzle-orm/pg-core/dialect.js",

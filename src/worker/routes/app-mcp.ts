@@ -49,8 +49,7 @@ async function appAllowedOrigins(c: Context<AppEnv>): Promise<readonly string[] 
   const selector = selectorOf(c);
   if (selector === null) return null;
   const db = c.var.db;
-  // The table objects come with the database handle (src/worker/app.ts), not at start-up.
-  const { appMcpConfigs, projects } = await import("../../../schema/index.ts");
+  const { appMcpConfigs, projects } = await import("../hot-services.ts");
   if ("slug" in selector) {
     const [row] = await db
       .select({ origins: appMcpConfigs.allowedOrigins })
@@ -111,15 +110,12 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     throw forbidden("this app MCP endpoint accepts only developer tokens (auth_mode developer_only)");
   }
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
-  // The MCP handlers (and the data and function services their tools run) load with the first
-  // request that gets this far, not at start-up.
-  const { appMcpHandlers } = await import("../../app-mcp/handlers.ts");
+  // Not at start-up: the handlers and the surface come with the first request that gets this far.
+  const { appMcpHandlers, appSurface } = await import("../hot-services.ts");
   // Lazy: only tools/list and tools/call need the surface (initialize, ping, notifications do not).
   let surface: Promise<AppSurface> | undefined;
   const loadSurface = () => {
-    surface ??= import("../../app-mcp/surface.ts").then(({ appSurface }) =>
-      appSurface(c.env.META_KV, c.var.db, principal.project, config, waitUntil),
-    );
+    surface ??= appSurface(c.env.META_KV, c.var.db, principal.project, config, waitUntil);
     return surface;
   };
   const ctx = {

@@ -27,8 +27,8 @@ const caller = requireProjectCaller({ cached: true });
 
 /**
  * The caller (set by `requireProjectCaller`) as a data-service actor, the collection's metadata and
- * the data service. The service and the metadata cache are imported on the first data request, not
- * at start-up (with them come the SQL compiler and drizzle's pg-core dialect).
+ * the data service (src/worker/hot-services.ts: imported by the first request that gets this far,
+ * not at start-up).
  */
 async function resolve(c: Context<AppEnv>) {
   const { principal, appConfig: config } = c.var;
@@ -41,10 +41,7 @@ async function resolve(c: Context<AppEnv>) {
   const actor = actorOf(principal);
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const name = c.req.param("name") as string;
-  const [data, { projectCollection }] = await Promise.all([
-    import("../../data/service.ts"),
-    import("../../app-mcp/surface.ts"),
-  ]);
+  const { data, projectCollection } = await import("../hot-services.ts");
   const meta = await projectCollection(c.env.META_KV, c.var.db, principal.project, name, waitUntil);
   return { actor, meta, data };
 }

@@ -1,7 +1,7 @@
 /**
  * The function execution path over REST: `POST /v1/projects/:id/functions/:name/invoke` (end-user
  * scope), on the hot path (src/worker/app.ts). The functions service (its tables, the upstream call)
- * is imported by the first invoke an isolate serves, not at start-up.
+ * is imported by the first invoke an isolate serves (src/worker/hot-services.ts), not at start-up.
  */
 import { Hono } from "hono";
 import * as v from "valibot";
@@ -16,7 +16,7 @@ export const functionInvokeRoutes = new Hono<AppEnv>();
 
 functionInvokeRoutes.post("/v1/projects/:id/functions/:name/invoke", requireProjectCaller(), async (c) => {
   const { principal } = c.var;
-  const { invokeFunction, loadFunction } = await import("../../functions/service.ts");
+  const { invokeFunction, loadFunction } = await import("../hot-services.ts");
   const fn = await loadFunction(c.var.db, principal.project.id, c.req.param("name"));
   const input = await jsonBody(c, v.unknown());
   const ports = {
