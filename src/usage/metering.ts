@@ -6,8 +6,9 @@
  * Counts are batched per isolate ({@link UsageMeter}): a call adds to an in-memory sum, and one
  * statement per flush window writes every sum, so metering costs the database one round trip per
  * window instead of one per call (on a single-connection database each per-call upsert queued in
- * front of the next call's query). Usage reads see the database, so they lag by at most the window (they are in src/usage/billing.ts:
- * the Worker's hot path writes usage, and only the control plane needs the table objects reads use).
+ * front of the next call's query). Usage reads see the database, so they lag by at most the window.
+ * The reads are in src/usage/billing.ts: this module is on the Worker's start-up path (every hot
+ * request meters), and the reads' table objects must not be.
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db.ts";
