@@ -60,6 +60,27 @@ export async function buildWorker(outdir = EDGE_DIR, minify = true): Promise<esb
 }
 
 /**
+ * The output files start-up compiles (paths as in the metafile): the entry and the chunks it imports
+ * statically, transitively. A module reached only through `import()` is not among them: it is
+ * compiled and evaluated when first imported (README "Decisions").
+ */
+export function startupClosure(meta: esbuild.Metafile): string[] {
+  // Every `import()` target is an entry point of its own in the metafile: start from the Worker's.
+  const entry = Object.keys(meta.outputs).find((path) =>
+    meta.outputs[path]?.entryPoint?.endsWith("src/worker/index.ts"),
+  );
+  const seen = new Set<string>();
+  const todo = entry ? [entry] : [];
+  for (let path = todo.pop(); path !== undefined; path = todo.pop()) {
+    if (seen.has(path)) continue;
+    seen.add(path);
+    for (const i of meta.outputs[path]?.imports ?? [])
+      if (i.kind === "import-statement" && !i.external) todo.push(i.path);
+  }
+  return [...seen];
+}
+
+/**
  * Writes `files` into `outdir` and removes what else is there. Chunk names carry content hashes, so
  * stale chunks of an earlier build must go (wrangler uploads every module it finds). Each file is
  * renamed into place and the entry written last, so a `wrangler dev` started alongside (the test

@@ -1,4 +1,17 @@
 /**
+ * The caller rate limits an app may choose, per minute and caller (project × developer or end
+ * user). Tiers, not any number: each is its own Workers Rate Limiting binding, and a binding's limit
+ * is fixed at deploy time (src/worker/rate-limit.ts maps them). Declared here, not with the app-MCP
+ * config (src/app-mcp/admin.ts), because credential resolution on the Worker's hot path needs the
+ * default while the config module (its tables, its schemas) loads only with the control plane.
+ */
+export const RATE_LIMIT_TIERS = [600, 6_000, 60_000] as const;
+export type RateLimitTier = (typeof RATE_LIMIT_TIERS)[number];
+
+/** The tier of an app that never chose one (the column's default). */
+export const DEFAULT_RATE_LIMIT: RateLimitTier = 6_000;
+
+/**
  * The rate-limit port services take: count one call against `key` and throw (429 `rate_limited`,
  * naming `what`) when the caller is over its limit. The Worker passes one backed by its Rate
  * Limiting bindings (`rateLimiter` in src/worker/rate-limit.ts); tests pass fakes.
@@ -14,6 +27,22 @@ export interface Limiter {
    * response; callers then await the call above.
    */
   inBackground?(key: string, what: string): void;
+}
+
+/**
+ * The rate-limit key of an app's caller: one per project and developer or end user, shared by the
+ * app MCP's tool calls and the SDK data routes, so the app's tier is one budget per caller. Here,
+ * not with the app MCP's handlers, because the data routes key on it before any service loads.
+ */
+export function appCallerKey(
+  principal: { project: { id: string } } & (
+    | { scope: "developer"; developerId: string }
+    | { scope: "end_user"; user: { id: string } }
+  ),
+): string {
+  const caller =
+    principal.scope === "developer" ? `dev:${principal.developerId}` : `user:${principal.user.id}`;
+  return `mcp:${principal.project.id}:${caller}`;
 }
 
 /** A limiter that never refuses (hosts without limits, tests that do not exercise them). */

@@ -16,7 +16,7 @@ import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";
 import { basename, delimiter, dirname, join } from "node:path";
 import type { Metafile } from "esbuild";
-import { buildWorker, EDGE_DIR } from "../build-worker.ts";
+import { buildWorker, EDGE_DIR, startupClosure } from "../build-worker.ts";
 
 const RUNS = Number(process.env.STARTUP_RUNS ?? 5);
 const root = join(import.meta.dirname, "../..");
@@ -85,18 +85,8 @@ for (let run = 0; run < RUNS; run++) {
 load.push(loadavg());
 
 /** KiB of the modules start-up compiles: the entry of a build and the chunks it imports statically. */
-function startupClosureKiB(meta: Metafile): number {
-  const entry = Object.keys(meta.outputs).find((path) => meta.outputs[path]?.entryPoint !== undefined);
-  const seen = new Set<string>();
-  const todo = entry ? [entry] : [];
-  for (let path = todo.pop(); path !== undefined; path = todo.pop()) {
-    if (seen.has(path)) continue;
-    seen.add(path);
-    for (const i of meta.outputs[path]?.imports ?? [])
-      if (i.kind === "import-statement" && !i.external) todo.push(i.path);
-  }
-  return [...seen].reduce((sum, path) => sum + (meta.outputs[path]?.bytes ?? 0), 0) / 1024;
-}
+const startupClosureKiB = (meta: Metafile): number =>
+  startupClosure(meta).reduce((sum, path) => sum + (meta.outputs[path]?.bytes ?? 0), 0) / 1024;
 
 // The two app builds again, outside wrangler, for their module graphs; the unminified one last and
 // into the same folder, so its chunks are the ones the unminified runs profiled (the per-file table

@@ -10,9 +10,10 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
+import { appToolDefinitions as definitions } from "../../src/app-mcp/definitions.ts";
 import { TOOLS_PAGE_SIZE } from "../../src/app-mcp/handlers.ts";
 import { advertisedInputSchema } from "../../src/app-mcp/input-schema.ts";
-import { type AppMeta, buildAppTools, type Scope } from "../../src/app-mcp/tools.ts";
+import type { AppMeta, Scope } from "../../src/app-mcp/tools.ts";
 import type { CollectionMeta, ColumnSpec } from "../../src/data/columns.ts";
 import { operationSchemas } from "../../src/data/schemas.ts";
 import { createMcpHandlers, dispatchText, type ToolDefinition } from "../../src/mcp/index.ts";
@@ -39,7 +40,6 @@ function app(count: number): AppMeta {
   return { projectId: "p1", projectName: "Recipe Box", metaRev: 1, collections, functions: [] };
 }
 
-const definitions = (meta: AppMeta, scope: Scope) => buildAppTools(meta, scope).map((t) => t.definition);
 const resultBytes = (meta: AppMeta, scope: Scope) =>
   Buffer.byteLength(JSON.stringify({ tools: definitions(meta, scope) }));
 

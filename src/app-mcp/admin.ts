@@ -21,6 +21,7 @@ import type { Db } from "../db.ts";
 import { isUniqueViolation } from "../db-errors.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
+import { RATE_LIMIT_TIERS, type RateLimitTier } from "../rate-limit.ts";
 import { parseInput } from "../validate.ts";
 
 /** Most names one exposure list may hold. */
@@ -51,17 +52,6 @@ export const AUTH_MODES = ["all", "client_only", "developer_only"] as const;
 
 /** Which credentials may connect to the app MCP surface. */
 export type AuthMode = (typeof AUTH_MODES)[number];
-
-/**
- * The caller rate limits an app may choose, per minute and caller (project × developer or end
- * user). Tiers, not any number: each is its own Workers Rate Limiting binding, and a binding's limit
- * is fixed at deploy time (src/worker/rate-limit.ts maps them).
- */
-export const RATE_LIMIT_TIERS = [600, 6_000, 60_000] as const;
-export type RateLimitTier = (typeof RATE_LIMIT_TIERS)[number];
-
-/** The tier of an app that never chose one (the column's default). */
-export const DEFAULT_RATE_LIMIT: RateLimitTier = 6_000;
 
 /** A project's app-MCP config as resolved with the credentials (defaults when the row is absent). */
 export interface AppMcpSettings {

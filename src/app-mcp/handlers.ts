@@ -13,7 +13,7 @@ import { toolFailure } from "../errors.ts";
 import type { FunctionUrlPolicy } from "../functions/outbound-policy.ts";
 import { invokeFunction } from "../functions/service.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
-import type { Limiter } from "../rate-limit.ts";
+import { appCallerKey, type Limiter } from "../rate-limit.ts";
 import type { Meter } from "../usage/metering.ts";
 import { checkInputLimits, parseInput } from "../validate.ts";
 import { APP_VERSION } from "../version.ts";
@@ -98,16 +98,6 @@ function listCollections(ctx: Resolved) {
       tool: toolsOf((b) => b.kind === "function" && b.fn.name === f.name)[0] ?? null,
     })),
   };
-}
-
-/**
- * The rate-limit key of an app's caller: one per project and developer or end user, shared by the
- * app MCP's tool calls and the SDK data routes, so the app's tier is one budget per caller.
- */
-export function appCallerKey(principal: AppCaller): string {
-  const caller =
-    principal.scope === "developer" ? `dev:${principal.developerId}` : `user:${principal.user.id}`;
-  return `mcp:${principal.project.id}:${caller}`;
 }
 
 async function execute(

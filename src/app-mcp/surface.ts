@@ -9,7 +9,7 @@ import { listCollections } from "../data/service.ts";
 import type { Db } from "../db.ts";
 import { notFound } from "../errors.ts";
 import { loadFunctions } from "../functions/service.ts";
-import type { ToolList } from "../mcp/index.ts";
+import type { ToolDefinition, ToolList } from "../mcp/index.ts";
 import type { AppMcpSettings } from "./admin.ts";
 import { type AppMeta, type AppTool, buildAppTools, type Scope } from "./tools.ts";
 
@@ -34,9 +34,11 @@ export interface AppSurface {
   tool(scope: Scope, name: string): AppTool | undefined;
   /**
    * The tool definitions of a scope: one list per (rev, scope), so tools/list reuses its pages; a
-   * page builds only its own tools' definitions.
+   * page builds only its own tools' definitions, each once. The definition builders
+   * (src/app-mcp/definitions.ts, with `@valibot/to-json-schema`) are imported by the first call:
+   * only tools/list needs them.
    */
-  definitions(scope: Scope): ToolList;
+  definitions(scope: Scope): Promise<ToolList>;
 }
 
 const MEMORY_LIMIT = 256;
@@ -71,7 +73,7 @@ const cacheKey = (projectId: string, rev: number) => `app-meta:v${FORMAT}:${proj
 
 function surfaceOf(meta: AppMeta): AppSurface {
   const generated = new Map<Scope, AppTool[]>();
-  const definitions = new Map<Scope, ToolList>();
+  const definitions = new Map<Scope, Promise<ToolList>>();
   const indexes = new Map<Scope, Map<string, AppTool>>();
   return {
     meta,
@@ -95,10 +97,18 @@ function surfaceOf(meta: AppMeta): AppSurface {
       let list = definitions.get(scope);
       if (!list) {
         const tools = this.tools(scope);
-        list = {
-          length: tools.length,
-          slice: (start, end) => tools.slice(start, end).map((t) => t.definition),
-        };
+        list = import("./definitions.ts").then(({ toolDefinition }) => {
+          const built = new Map<AppTool, ToolDefinition>();
+          const definition = (tool: AppTool) => {
+            let known = built.get(tool);
+            if (!known) {
+              known = toolDefinition(tool, meta, scope);
+              built.set(tool, known);
+            }
+            return known;
+          };
+          return { length: tools.length, slice: (start, end) => tools.slice(start, end).map(definition) };
+        });
         definitions.set(scope, list);
       }
       return list;

@@ -1,16 +1,15 @@
 /**
  * Tool generation for an app's MCP endpoint: a pure function of the app's metadata (exposed
- * collections and functions) and the caller's scope. No I/O. Input schemas are the data layer's
- * valibot operation schemas (the same ones that validate the call), converted to JSON Schema.
+ * collections and functions) and the caller's scope. No I/O. This module names and binds the tools
+ * (what `tools/call` needs); their definitions (descriptions and input schemas, what `tools/list`
+ * shows) are built by src/app-mcp/definitions.ts, which the Worker imports on the first
+ * `tools/list` only: the JSON Schema converter and the description builders are not needed to
+ * answer a call.
  */
 import * as v from "valibot";
-import { type CollectionMeta, NUMERIC_TYPES } from "../data/columns.ts";
-import { type OperationSchemas, operationSchemas } from "../data/schemas.ts";
+import type { CollectionMeta } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
 import type { FunctionMeta } from "../functions/definition.ts";
-import { functionArgumentsSchema, functionToolDescription } from "../functions/invoke.ts";
-import type { ToolDefinition } from "../mcp/server.ts";
-import { advertisedInputSchema } from "./input-schema.ts";
 
 /** The credential scope a tool list is generated for (the data service's actor scopes). */
 export type Scope = Actor["scope"];
@@ -45,28 +44,14 @@ export type ToolBinding =
 
 /**
  * A tool and what it runs. The call's arguments are validated where they are executed (the data
- * service, the function execution path) by the same schema `definition.inputSchema` came from.
- * `definition` (schemas and descriptions: the costly part) is built on first read, so a surface of
- * 1,000 collections names and binds its 7,000 tools at once but builds only the definitions a
- * `tools/list` page shows; a `tools/call` needs none.
+ * service, the function execution path) by the same schema its definition's `inputSchema` comes
+ * from (`toolDefinition`, src/app-mcp/definitions.ts). Naming and binding is cheap, so a surface of
+ * 1,000 collections names and binds its 7,000 tools at once; definitions (schemas and descriptions:
+ * the costly part) are built per `tools/list` page, and a `tools/call` needs none.
  */
 export interface AppTool {
   readonly name: string;
   readonly binding: ToolBinding;
-  readonly definition: ToolDefinition;
-}
-
-/** An {@link AppTool} whose definition is built (once) when first read. */
-function lazyTool(name: string, binding: ToolBinding, build: () => Omit<ToolDefinition, "name">): AppTool {
-  let definition: ToolDefinition | undefined;
-  return {
-    name,
-    binding,
-    get definition() {
-      definition ??= { name, ...build() };
-      return definition;
-    },
-  };
 }
 
 /** `<app>_fn_<name>` must fit MCP's 64 characters with 40-character function names. */
@@ -89,27 +74,6 @@ export function appToolPrefix(projectName: string): string {
   return /^[0-9]/.test(cleaned) ? `app_${cleaned}`.slice(0, MAX_PREFIX_LENGTH) : cleaned;
 }
 
-const typeLabel = (c: { type: string; dimensions?: number }) =>
-  c.type === "vector" ? `vector(${c.dimensions})` : c.type;
-
-/** `title (text, required): Dish name; calories (integer); …` — a collection's columns on one line. */
-function columnList(meta: CollectionMeta): string {
-  return meta.columns
-    .map((c) => {
-      const flags = [typeLabel(c), c.required ? "required" : null, c.unique ? "unique" : null]
-        .filter(Boolean)
-        .join(", ");
-      return `${c.name} (${flags})${c.description ? `: ${c.description}` : ""}`;
-    })
-    .join("; ");
-}
-
-const SERVER_MANAGED = "id, owner_id, created_at, updated_at (server-managed, never input)";
-
-/** The developer scope's policy, the same for every collection (said once, not per tool). */
-const DEVELOPER_SCOPE =
-  "Developer scope: every tool reads and writes all rows (no per-user scoping); a written row keeps its owner.";
-
 /** Whether this scope may write the collection at all (end users: only under the owner write policy). */
 export const canWrite = (meta: CollectionMeta, scope: Scope): boolean =>
   scope === "developer" || meta.access.write === "owner";
@@ -123,131 +87,8 @@ export function readOnlyReason(meta: CollectionMeta, scope: Scope): string | nul
   return `write policy: ${meta.access.write} — only the developer's credentials can write`;
 }
 
-/**
- * What a read returns for this scope: nothing for the developer, whose scope is the same for every
- * collection and said once, in `<app>_list_collections` ({@link DEVELOPER_SCOPE}).
- */
-function readPolicy(meta: CollectionMeta, scope: Scope): string {
-  if (scope === "developer") return "";
-  return meta.access.read === "owner"
-    ? "Only the signed-in user's own rows (read policy: owner)."
-    : "Every row (read policy: public).";
-}
-
-/** What a write may touch for this scope (only asked for tools this scope is shown; see readPolicy). */
-function writePolicy(op: "insert" | "update" | "delete", scope: Scope): string {
-  if (scope === "developer") return "";
-  return op === "insert"
-    ? "The row is stamped as the signed-in user's (owner_id)."
-    : "Only the signed-in user's own rows (write policy: owner).";
-}
-
-/**
- * How a collection is reachable from this scope, for `<app>_list_collections`: the columns once,
- * what reads return and, when the scope cannot write, that it is read-only and why (the developer
- * reads and writes every collection alike: {@link DEVELOPER_SCOPE} says so once).
- */
-function collectionSummary(meta: CollectionMeta, scope: Scope): string {
-  if (scope === "developer") return `- ${meta.name}: ${columnList(meta)}`;
-  const read = meta.access.read === "owner" ? "your own rows only" : "every row";
-  const reason = readOnlyReason(meta, scope);
-  const write = reason
-    ? `READ-ONLY here (${reason})`
-    : "read/write (writes stamped as yours, touch your rows only)";
-  return `- ${meta.name} [${write}; reads: ${read}]: ${columnList(meta)}`;
-}
-
-const vectorColumn = (meta: CollectionMeta) => meta.columns.find((c) => c.type === "vector");
-
-/** A filter for the find example, on the collection's own columns (a text match and a bound). */
-function exampleWhere(meta: CollectionMeta): string {
-  const text = meta.columns.find((c) => c.type === "text");
-  const numeric = meta.columns.find((c) => NUMERIC_TYPES.includes(c.type));
-  const parts = [
-    numeric ? `"${numeric.name}": {"lt": 200}` : null,
-    text ? `"${text.name}": {"ilike": "%cake%"}` : null,
-  ].filter(Boolean);
-  return parts.length ? `{${parts.join(", ")}}` : `{"created_at": {"gte": "2026-01-01T00:00:00Z"}}`;
-}
-
-/** The metrics of the aggregate example: a count, and a sum over the first numeric column. */
-function exampleMetrics(meta: CollectionMeta): { input: string; output: string } {
-  const numeric = meta.columns.find((c) => NUMERIC_TYPES.includes(c.type));
-  return numeric
-    ? {
-        input: `[{"fn": "count"}, {"fn": "sum", "column": "${numeric.name}"}]`,
-        output: `{"count": 2, "sum_${numeric.name}": 690, …group columns}`,
-      }
-    : { input: `[{"fn": "count"}]`, output: `{"count": 2, …group columns}` };
-}
-
-/**
- * A tool's description: what it does, one example where the input has structure, what it returns
- * and the policy this scope meets. The columns are in `<app>_list_collections` and `_insert`, and
- * every column's type and operators in the input schemas, so descriptions do not repeat them.
- */
-function describe(op: CollectionOp, meta: CollectionMeta, scope: Scope): string {
-  return describeOp(op, meta, scope).trimEnd();
-}
-
-function describeOp(op: CollectionOp, meta: CollectionMeta, scope: Scope): string {
-  const c = meta.name;
-  const page = 'Returns {"rows": [...], "next_cursor": string|null}; more: pass it as cursor.';
-  switch (op) {
-    case "list":
-      return `Page through rows of ${c}, newest first. ${page} ${readPolicy(meta, scope)}`;
-    case "get":
-      return `One row of ${c} by id (not_found when absent, deleted or not visible to you). ${readPolicy(meta, scope)}`;
-    case "find":
-      return `Query ${c} by column (each column's operators are in the schema), e.g. {"where": ${exampleWhere(meta)}, "limit": 20}. ${page} ${readPolicy(meta, scope)}`;
-    case "insert":
-      return `Insert a row into ${c} (its columns are the input; id, owner_id and the timestamps are the server's). Returns the row with its id. ${writePolicy(op, scope)}`;
-    case "update":
-      return `Merge-patch a row of ${c}: {"id", "patch": {<columns to change>}}; null clears an optional column. Returns the row. ${writePolicy(op, scope)}`;
-    case "delete":
-      return scope === "developer"
-        ? `Soft-delete a row of ${c} by id (gone from every read); "hard": true removes it for good. Returns {"id", "deleted": true, "hard"}. ${writePolicy(op, scope)}`
-        : `Soft-delete a row of ${c} by id (gone from every read). Returns {"id", "deleted": true, "hard": false}. ${writePolicy(op, scope)}`;
-    case "aggregate": {
-      const metrics = exampleMetrics(meta);
-      return `count / sum / avg / min / max over ${c}, optionally grouped and filtered, e.g. {"metrics": ${metrics.input}, "group_by": [...]}. Returns {"rows": [${metrics.output}]}. ${readPolicy(meta, scope)}`;
-    }
-    case "find_nearest": {
-      const vector = vectorColumn(meta);
-      return `Vector similarity search over ${c}.${vector?.name} (cosine distance; smaller is closer): {"vector": [${vector?.dimensions} numbers], "limit": 10, "where": {…}}. Returns {"rows": [{…row, "distance": 0.01}]}, closest first. ${readPolicy(meta, scope)}`;
-    }
-  }
-}
-
-const TITLES: Record<CollectionOp, string> = {
-  list: "List",
-  get: "Get",
-  find: "Find",
-  insert: "Insert into",
-  update: "Update",
-  delete: "Delete from",
-  aggregate: "Aggregate",
-  find_nearest: "Nearest in",
-};
-
-/**
- * Tool annotations, with what MCP defines as the default or as meaningless left out:
- * `destructiveHint` and `idempotentHint` only mean something when `readOnlyHint` is false, and
- * default to true and false. `readOnlyHint` stays explicit (hosts key their confirmation prompts on
- * it); `openWorldHint` defaults to true, so false is said.
- */
-const READ_ONLY = { readOnlyHint: true, openWorldHint: false };
-
-const ANNOTATIONS: Record<CollectionOp, Record<string, boolean>> = {
-  list: READ_ONLY,
-  get: READ_ONLY,
-  find: READ_ONLY,
-  aggregate: READ_ONLY,
-  find_nearest: READ_ONLY,
-  insert: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
-  update: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
-  delete: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
-};
+/** The collection's vector column, if it has one (`find_nearest` exists only then). */
+export const vectorColumn = (meta: CollectionMeta) => meta.columns.find((c) => c.type === "vector");
 
 /** The operations this scope is shown: only those its policy can ever accept (issue 15). */
 function listedOps(meta: CollectionMeta, scope: Scope, hasVector: boolean): CollectionOp[] {
@@ -259,74 +100,11 @@ function listedOps(meta: CollectionMeta, scope: Scope, hasVector: boolean): Coll
   });
 }
 
-/** Inputs no call from this scope can use: `hard` deletes are the developer's. */
-const REFUSED: Partial<Record<CollectionOp, Record<Scope, readonly string[]>>> = {
-  delete: { developer: [], end_user: ["hard"] },
-};
-
-/** The data layer's schema behind a collection tool (`nearest` exists with a vector column only). */
-function inputOf(op: CollectionOp, schemas: OperationSchemas): v.GenericSchema {
-  if (op === "find_nearest") {
-    if (!schemas.nearest)
-      throw new Error("find_nearest is listed only for a collection with a vector column");
-    return schemas.nearest;
-  }
-  return schemas[op];
-}
-
 function collectionTools(meta: CollectionMeta, scope: Scope): AppTool[] {
-  return listedOps(meta, scope, vectorColumn(meta) !== undefined).map((op) =>
-    lazyTool(`${meta.name}_${op}`, { kind: "collection", op, collection: meta }, () => {
-      const schemas = operationSchemas(meta);
-      return {
-        title: `${TITLES[op]} ${meta.name}`,
-        description: describe(op, meta, scope),
-        inputSchema: advertisedInputSchema(inputOf(op, schemas), {
-          where: schemas.where,
-          omit: REFUSED[op]?.[scope],
-          plainTypes: op === "insert",
-          // The typed per-column filter is shown once per collection, in find (seed 004); aggregate and
-          // find_nearest take the same filter and point to it.
-          ...(op === "find" ? {} : { whereDepth: 0, openWhere: `same shape as ${meta.name}_find's where` }),
-        }),
-        annotations: ANNOTATIONS[op],
-      };
-    }),
-  );
-}
-
-function functionTool(prefix: string, fn: FunctionMeta): AppTool {
-  return lazyTool(`${prefix}_fn_${fn.name}`, { kind: "function", fn }, () => ({
-    title: `Function ${fn.name}`,
-    description: functionToolDescription(fn),
-    inputSchema: advertisedInputSchema(functionArgumentsSchema(fn)),
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: true,
-    },
+  return listedOps(meta, scope, vectorColumn(meta) !== undefined).map((op) => ({
+    name: `${meta.name}_${op}`,
+    binding: { kind: "collection", op, collection: meta },
   }));
-}
-
-/**
- * Collections whose columns `<app>_list_collections`' description lists; past them it says how many
- * more there are. The description is on the first `tools/list` page whatever the app's size: at
- * 1,000 collections the full index was ≈ 110 KB of it (the call's result still has every one, and
- * each collection's input schemas type its columns).
- */
-export const INDEX_COLLECTIONS = 50;
-
-/** `<app>_list_collections` carries each collection's columns once, and what this scope may do with it. */
-function listCollectionsDescription(meta: AppMeta, scope: Scope): string {
-  const index = `The index of what this app (${meta.projectName}) exposes to agents: returns each collection with its columns, access policy and tools, and each function with its tool.`;
-  const intro = scope === "developer" ? `${index} ${DEVELOPER_SCOPE}` : index;
-  if (!meta.collections.length) return intro;
-  const byName = [...meta.collections].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const lines = byName.slice(0, INDEX_COLLECTIONS).map((c) => collectionSummary(c, scope));
-  const more = byName.length - lines.length;
-  if (more > 0) lines.push(`… and ${more} more: call this tool for every collection's columns and policy.`);
-  return `${intro}\nCollections (every row also has ${SERVER_MANAGED}):\n${lines.join("\n")}`;
 }
 
 /** The meta tools take no arguments (unknown keys are refused). */
@@ -340,24 +118,15 @@ export const NO_INPUT = v.strictObject({});
 export function buildAppTools(meta: AppMeta, scope: Scope): AppTool[] {
   const prefix = appToolPrefix(meta.projectName);
   const tools: AppTool[] = [
-    lazyTool(`${prefix}_list_collections`, { kind: "list_collections" }, () => ({
-      title: "List exposed collections and functions",
-      description: listCollectionsDescription(meta, scope),
-      inputSchema: advertisedInputSchema(NO_INPUT),
-      annotations: READ_ONLY,
-    })),
-    lazyTool(`${prefix}_whoami`, { kind: "whoami" }, () => ({
-      title: "Who am I connected as",
-      description: `Which app (${meta.projectName}) and which scope (developer or end user, and which user) this connection acts as.`,
-      inputSchema: advertisedInputSchema(NO_INPUT),
-      annotations: READ_ONLY,
-    })),
+    { name: `${prefix}_list_collections`, binding: { kind: "list_collections" } },
+    { name: `${prefix}_whoami`, binding: { kind: "whoami" } },
   ];
   const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   for (const collection of [...meta.collections].sort(byName))
     tools.push(...collectionTools(collection, scope));
   if (scope === "end_user") {
-    for (const fn of [...meta.functions].sort(byName)) tools.push(functionTool(prefix, fn));
+    for (const fn of [...meta.functions].sort(byName))
+      tools.push({ name: `${prefix}_fn_${fn.name}`, binding: { kind: "function", fn } });
   }
   // Names could collide (a collection "<app>_fn_x" and a function "x_list"): the first one listed wins,
   // so a call always reaches the tool the list shows.

@@ -5,7 +5,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import { RATE_LIMIT_TIERS } from "../app-mcp/admin.ts";
+import { RATE_LIMIT_TIERS } from "../rate-limit.ts";
 
 export type JsonSchema = Record<string, unknown>;
 

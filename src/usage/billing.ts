@@ -3,11 +3,77 @@
  * answer it, and per UTC day, as `GET …/billing/daily`, `amba_billing_daily` and the console chart
  * read it.
  */
+import { and, between, eq, sql } from "drizzle-orm";
 import * as v from "valibot";
+import { usageCounters } from "../../schema/index.ts";
 import type { Db } from "../db.ts";
 import { invalidInput } from "../errors.ts";
 import { parseInput } from "../validate.ts";
-import { DAY_MS, type DailyUsage, dailyUsageFor, usageDay, usageFor } from "./metering.ts";
+import { billingPeriod, DAY_MS, daysBetween, USAGE_METRICS, usageDay } from "./metering.ts";
+
+/** Every known metric at 0: what a period or day with nothing recorded reports. */
+const zeroUsage = (): Record<string, number> =>
+  Object.fromEntries(USAGE_METRICS.map((metric) => [metric, 0]));
+
+/** A project's usage for one period: every known metric (0 by default) plus any other recorded. */
+export async function usageFor(
+  db: Db,
+  projectId: string,
+  period: string = billingPeriod(),
+): Promise<{ period: string; usage: Record<string, number> }> {
+  const rows = await db
+    .select({ metric: usageCounters.metric, value: sql<string>`sum(${usageCounters.value})` })
+    .from(usageCounters)
+    .where(and(eq(usageCounters.projectId, projectId), eq(usageCounters.period, period)))
+    .groupBy(usageCounters.metric);
+  const usage = zeroUsage();
+  for (const row of rows) usage[row.metric] = Number(row.value);
+  return { period, usage };
+}
+
+/** One day's usage: every known metric (0 by default) plus any other recorded. */
+export interface DailyUsage {
+  day: string;
+  usage: Record<string, number>;
+}
+
+/**
+ * A project's usage per UTC day from `from` to `to` (`YYYY-MM-DD`, both included, `from` ≤ `to`),
+ * oldest first, every day present (zero-filled). One statement on the key prefix (project, period):
+ * the periods the range spans bound the scan, the days cut it.
+ */
+export async function dailyUsageFor(
+  db: Db,
+  projectId: string,
+  from: string,
+  to: string,
+): Promise<DailyUsage[]> {
+  const rows = await db
+    .select({
+      day: sql<string>`to_char(${usageCounters.day}, 'YYYY-MM-DD')`,
+      metric: usageCounters.metric,
+      value: sql<string>`sum(${usageCounters.value})`,
+    })
+    .from(usageCounters)
+    .where(
+      and(
+        eq(usageCounters.projectId, projectId),
+        between(usageCounters.period, from.slice(0, 7), to.slice(0, 7)),
+        between(usageCounters.day, from, to),
+      ),
+    )
+    .groupBy(usageCounters.day, usageCounters.metric);
+  const days = daysBetween(from, to).map((day) => ({
+    day,
+    usage: zeroUsage(),
+  }));
+  const byDay = new Map(days.map((d) => [d.day, d.usage]));
+  for (const row of rows) {
+    const usage = byDay.get(row.day);
+    if (usage) usage[row.metric] = Number(row.value);
+  }
+  return days;
+}
 
 /** `GET …/billing?period=YYYY-MM` (default: the current UTC month). */
 export const PeriodSchema = v.pipe(v.string(), v.regex(/^\d{4}-(0[1-9]|1[0-2])$/, "period must be YYYY-MM"));

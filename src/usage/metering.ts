@@ -7,9 +7,10 @@
  * statement per flush window writes every sum, so metering costs the database one round trip per
  * window instead of one per call (on a single-connection database each per-call upsert queued in
  * front of the next call's query). Usage reads see the database, so they lag by at most the window.
+ * The reads are in src/usage/billing.ts: this module is on the Worker's start-up path (every hot
+ * request meters), and the reads' table objects must not be.
  */
-import { and, between, eq, type SQL, sql } from "drizzle-orm";
-import { usageCounters } from "../../schema/index.ts";
+import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db.ts";
 
 /** Every metric the billing view reports (0 when nothing was recorded in the period). */
@@ -197,70 +198,6 @@ export class UsageMeter {
     }
     this.#scheduled = false;
   }
-}
-
-/** Every known metric at 0: what a period or day with nothing recorded reports. */
-const zeroUsage = (): Record<string, number> =>
-  Object.fromEntries(USAGE_METRICS.map((metric) => [metric, 0]));
-
-/** A project's usage for one period: every known metric (0 by default) plus any other recorded. */
-export async function usageFor(
-  db: Db,
-  projectId: string,
-  period: string = billingPeriod(),
-): Promise<{ period: string; usage: Record<string, number> }> {
-  const rows = await db
-    .select({ metric: usageCounters.metric, value: sql<string>`sum(${usageCounters.value})` })
-    .from(usageCounters)
-    .where(and(eq(usageCounters.projectId, projectId), eq(usageCounters.period, period)))
-    .groupBy(usageCounters.metric);
-  const usage = zeroUsage();
-  for (const row of rows) usage[row.metric] = Number(row.value);
-  return { period, usage };
-}
-
-/** One day's usage: every known metric (0 by default) plus any other recorded. */
-export interface DailyUsage {
-  day: string;
-  usage: Record<string, number>;
-}
-
-/**
- * A project's usage per UTC day from `from` to `to` (`YYYY-MM-DD`, both included, `from` ≤ `to`),
- * oldest first, every day present (zero-filled). One statement on the key prefix (project, period):
- * the periods the range spans bound the scan, the days cut it.
- */
-export async function dailyUsageFor(
-  db: Db,
-  projectId: string,
-  from: string,
-  to: string,
-): Promise<DailyUsage[]> {
-  const rows = await db
-    .select({
-      day: sql<string>`to_char(${usageCounters.day}, 'YYYY-MM-DD')`,
-      metric: usageCounters.metric,
-      value: sql<string>`sum(${usageCounters.value})`,
-    })
-    .from(usageCounters)
-    .where(
-      and(
-        eq(usageCounters.projectId, projectId),
-        between(usageCounters.period, from.slice(0, 7), to.slice(0, 7)),
-        between(usageCounters.day, from, to),
-      ),
-    )
-    .groupBy(usageCounters.day, usageCounters.metric);
-  const days = daysBetween(from, to).map((day) => ({
-    day,
-    usage: zeroUsage(),
-  }));
-  const byDay = new Map(days.map((d) => [d.day, d.usage]));
-  for (const row of rows) {
-    const usage = byDay.get(row.day);
-    if (usage) usage[row.metric] = Number(row.value);
-  }
-  return days;
 }
 
 /** One UTC day in ms (UTC has no daylight saving). */

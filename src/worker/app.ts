@@ -14,14 +14,13 @@ import { bodyLimit } from "hono/body-limit";
 import { getPath } from "hono/utils/url";
 import { toAppError } from "../errors.ts";
 import { forgetCredentials } from "./credential-cache.ts";
-import { createDb } from "./db.ts";
 import type { Env } from "./env.ts";
 import { renderError, renderNotFound } from "./errors.ts";
 import type { AppEnv } from "./hono.ts";
 import { pathGuard } from "./path-guard.ts";
 import { appMcpRoutes, slugFromHost } from "./routes/app-mcp.ts";
 import { dataRoutes } from "./routes/data.ts";
-import { functionInvokeRoutes } from "./routes/functions.ts";
+import { functionInvokeRoutes } from "./routes/function-invoke.ts";
 
 /** Largest request body the platform accepts (JSON rows, tool calls). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -54,7 +53,11 @@ export function buildApp(mount: (app: Hono<AppEnv>) => void): Hono<AppEnv> {
     }),
   );
   app.use("*", pathGuard());
+  // src/worker/db.ts is imported here, on an isolate's first request, not at start-up: with it come
+  // drizzle's pg-core (dialect, session, query builders) and the platform's table objects, whose
+  // evaluation was the largest share of start-up left (BENCHMARKS.md "Start-up and bundle").
   app.use("*", async function database(c, next) {
+    const { createDb } = await import("./db.ts");
     c.set("db", createDb(c.env));
     await next();
   });

@@ -25,16 +25,12 @@ import {
   parseCredential,
   sha256Hex,
 } from "../accounts/crypto.ts";
-import {
-  type AppMcpSettings,
-  type AuthMode,
-  DEFAULT_RATE_LIMIT,
-  type RateLimitTier,
-} from "../app-mcp/admin.ts";
+import type { AppMcpSettings, AuthMode } from "../app-mcp/admin.ts";
 
 import { UUID } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
 import { notFound, unauthorized } from "../errors.ts";
+import { DEFAULT_RATE_LIMIT, type RateLimitTier } from "../rate-limit.ts";
 import type { Db } from "./db.ts";
 import type { AppEnv } from "./hono.ts";
 

@@ -15,9 +15,8 @@
  * - `ADMIN_RATE_LIMITER` (1,200/min): the control plane per developer — admin REST requests,
  *   platform MCP tool calls, console requests ({@link enforceDeveloperRateLimit}).
  */
-import type { RateLimitTier } from "../app-mcp/admin.ts";
 import { AppError } from "../errors.ts";
-import type { Limiter } from "../rate-limit.ts";
+import type { Limiter, RateLimitTier } from "../rate-limit.ts";
 import type { Env } from "./env.ts";
 
 /** The rate-limit bindings. */

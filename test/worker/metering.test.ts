@@ -10,8 +10,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { DatabaseTimeoutError, toAppError } from "../../src/errors.ts";
-import { dailyUsage } from "../../src/usage/billing.ts";
-import { UsageMeter, usageDay, usageFor } from "../../src/usage/metering.ts";
+import { dailyUsage, usageFor } from "../../src/usage/billing.ts";
+import { UsageMeter, usageDay } from "../../src/usage/metering.ts";
 import { createDb } from "../../src/worker/db.ts";
 import type { Env } from "../../src/worker/env.ts";
 import { apiJson, signupDeveloper, testDb } from "./helpers.ts";

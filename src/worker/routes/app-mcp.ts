@@ -10,9 +10,7 @@
 import { eq } from "drizzle-orm";
 import type { Context, Next } from "hono";
 import { Hono } from "hono";
-import { appMcpConfigs, projects } from "../../../schema/index.ts";
-import { appMcpHandlers } from "../../app-mcp/handlers.ts";
-import { type AppSurface, appSurface } from "../../app-mcp/surface.ts";
+import type { AppSurface } from "../../app-mcp/surface.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
@@ -51,6 +49,7 @@ async function appAllowedOrigins(c: Context<AppEnv>): Promise<readonly string[] 
   const selector = selectorOf(c);
   if (selector === null) return null;
   const db = c.var.db;
+  const { appMcpConfigs, projects } = await import("../hot-services.ts");
   if ("slug" in selector) {
     const [row] = await db
       .select({ origins: appMcpConfigs.allowedOrigins })
@@ -111,6 +110,8 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     throw forbidden("this app MCP endpoint accepts only developer tokens (auth_mode developer_only)");
   }
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
+  // Not at start-up: the handlers and the surface come with the first request that gets this far.
+  const { appMcpHandlers, appSurface } = await import("../hot-services.ts");
   // Lazy: only tools/list and tools/call need the surface (initialize, ping, notifications do not).
   let surface: Promise<AppSurface> | undefined;
   const loadSurface = () => {

@@ -17,13 +17,13 @@ import {
   AUTH_MODES,
   connectionBase,
   exposureView,
-  RATE_LIMIT_TIERS,
   readAppMcpConfig,
   setExposure,
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
+import { appToolDefinitions } from "../../app-mcp/definitions.ts";
 import { loadAppMeta } from "../../app-mcp/surface.ts";
-import { buildAppTools, type Scope } from "../../app-mcp/tools.ts";
+import type { Scope } from "../../app-mcp/tools.ts";
 import { type Notice, projectPage, projectsPage, signInPage } from "../../console/pages.ts";
 import {
   csrfMatches,
@@ -40,6 +40,7 @@ import { listCollections } from "../../data/service.ts";
 import { AppError, forbidden, unauthorized } from "../../errors.ts";
 import { listFunctions } from "../../functions/service.ts";
 import { allClientConfigs, serverName } from "../../platform-mcp/client-configs.ts";
+import { RATE_LIMIT_TIERS } from "../../rate-limit.ts";
 import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
@@ -191,13 +192,13 @@ async function showProject(c: C, token: string, notices: ProjectPageData["notice
         scope: "developer",
         label: "Developer token",
         refused: refusal(config, "developer"),
-        tools: buildAppTools(meta, "developer").map((t) => t.definition),
+        tools: appToolDefinitions(meta, "developer"),
       },
       {
         scope: "end_user",
         label: "End user (client key + session)",
         refused: refusal(config, "end_user"),
-        tools: buildAppTools(meta, "end_user").map((t) => t.definition),
+        tools: appToolDefinitions(meta, "end_user"),
       },
     ],
     clientConfigs: allClientConfigs(target),

@@ -6,10 +6,8 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { appCallerKey } from "../../app-mcp/handlers.ts";
-import { projectCollection } from "../../app-mcp/surface.ts";
-import * as data from "../../data/service.ts";
 import { invalidInput, notFound } from "../../errors.ts";
+import { appCallerKey } from "../../rate-limit.ts";
 import { actorOf, isUuid } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { rateLimiter, TIER_LIMITERS } from "../rate-limit.ts";
@@ -28,10 +26,11 @@ const BASE = "/v1/projects/:id/collections/:name";
 const caller = requireProjectCaller({ cached: true });
 
 /**
- * The caller (set by `requireProjectCaller`) as a data-service actor, plus the collection's metadata.
- * The request counts against the app's caller tier first: a write waits for the limiter's answer, a
- * read is counted in the background (refused at once only when the caller was refused moments ago;
- * `limitedExecute` in src/app-mcp/handlers.ts argues why).
+ * The caller (set by `requireProjectCaller`) as a data-service actor, the collection's metadata and
+ * the data service (src/worker/hot-services.ts: imported by the first request that gets this far,
+ * not at start-up). The request counts against the app's caller tier first: a write waits for the
+ * limiter's answer, a read is counted in the background (refused at once only when the caller was
+ * refused moments ago; `limitedExecute` in src/app-mcp/handlers.ts argues why).
  */
 async function resolve(c: Context<AppEnv>, access: "read" | "write") {
   const { principal, appConfig: config } = c.var;
@@ -42,8 +41,9 @@ async function resolve(c: Context<AppEnv>, access: "read" | "write") {
   else await limit(key, "this app's caller");
   const actor = actorOf(principal);
   const name = c.req.param("name") as string;
+  const { data, projectCollection } = await import("../hot-services.ts");
   const meta = await projectCollection(c.env.META_KV, c.var.db, principal.project, name, waitUntil);
-  return { actor, meta };
+  return { actor, meta, data };
 }
 
 const ANY = v.unknown();
@@ -63,30 +63,30 @@ function limitParam(value: string | undefined): unknown {
 }
 
 dataRoutes.get(`${BASE}/rows`, caller, async (c) => {
-  const { actor, meta } = await resolve(c, "read");
+  const { actor, meta, data } = await resolve(c, "read");
   const cursor = c.req.query("cursor");
   const input = { limit: limitParam(c.req.query("limit")), cursor: cursor === "" ? undefined : cursor };
   return c.json(await data.listRows(c.var.db, actor, meta, input));
 });
 
 dataRoutes.get(`${BASE}/rows/:rowId`, caller, async (c) => {
-  const { actor, meta } = await resolve(c, "read");
+  const { actor, meta, data } = await resolve(c, "read");
   return c.json(await data.getRow(c.var.db, actor, meta, { id: rowId(c) }));
 });
 
 dataRoutes.post(`${BASE}/rows`, caller, async (c) => {
-  const { actor, meta } = await resolve(c, "write");
+  const { actor, meta, data } = await resolve(c, "write");
   return c.json(await data.insertRowFor(c.var.db, actor, meta, await body(c)), 201);
 });
 
 dataRoutes.patch(`${BASE}/rows/:rowId`, caller, async (c) => {
-  const { actor, meta } = await resolve(c, "write");
+  const { actor, meta, data } = await resolve(c, "write");
   const patch = await body(c);
   return c.json(await data.updateRowFor(c.var.db, actor, meta, { id: rowId(c), patch }));
 });
 
 dataRoutes.delete(`${BASE}/rows/:rowId`, caller, async (c) => {
-  const { actor, meta } = await resolve(c, "write");
+  const { actor, meta, data } = await resolve(c, "write");
   const hardParam = c.req.query("hard");
   if (hardParam !== undefined && hardParam !== "true" && hardParam !== "false") {
     throw invalidInput('hard: expected "true" or "false"');
@@ -96,16 +96,16 @@ dataRoutes.delete(`${BASE}/rows/:rowId`, caller, async (c) => {
 });
 
 dataRoutes.post(`${BASE}/find`, caller, async (c) => {
-  const { actor, meta } = await resolve(c, "read");
+  const { actor, meta, data } = await resolve(c, "read");
   return c.json(await data.findRows(c.var.db, actor, meta, await body(c)));
 });
 
 dataRoutes.post(`${BASE}/aggregate`, caller, async (c) => {
-  const { actor, meta } = await resolve(c, "read");
+  const { actor, meta, data } = await resolve(c, "read");
   return c.json(await data.aggregate(c.var.db, actor, meta, await body(c)));
 });
 
 dataRoutes.post(`${BASE}/nearest`, caller, async (c) => {
-  const { actor, meta } = await resolve(c, "read");
+  const { actor, meta, data } = await resolve(c, "read");
   return c.json(await data.nearest(c.var.db, actor, meta, await body(c)));
 });

@@ -1,7 +1,6 @@
 /**
- * Functions: deploy, list, versions, promote, delete (developer admin API) and the invoke execution
- * path `POST /v1/projects/:id/functions/:name/invoke` (end-user scope). Two sub-apps: the admin
- * routes load with the rest of the control plane, the invoke route is on the hot path (src/worker/app.ts).
+ * Functions: deploy, list, versions, promote, delete (developer admin API), loaded with the rest of
+ * the control plane. The invoke route is on the hot path, in routes/function-invoke.ts.
  */
 import { Hono } from "hono";
 import * as v from "valibot";
@@ -9,17 +8,13 @@ import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
   deployFunction,
-  invokeFunction,
   listFunctions,
   listVersions,
-  loadFunction,
   promoteFunction,
 } from "../../functions/service.ts";
 import type { AppEnv } from "../hono.ts";
-import { requestMeter } from "../metering.ts";
-import { rateLimiter } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
-import { requireProjectAdmin, requireProjectCaller } from "../require.ts";
+import { requireProjectAdmin } from "../require.ts";
 
 export const functionRoutes = new Hono<AppEnv>();
 
@@ -49,23 +44,4 @@ functionRoutes.post("/v1/admin/projects/:id/functions/:name/promote", requirePro
 functionRoutes.delete("/v1/admin/projects/:id/functions/:name", requireProjectAdmin(), async (c) => {
   const { project } = c.var;
   return c.json(await deleteFunction(c.var.db, project.id, c.req.param("name")));
-});
-
-export const functionInvokeRoutes = new Hono<AppEnv>();
-
-functionInvokeRoutes.post("/v1/projects/:id/functions/:name/invoke", requireProjectCaller(), async (c) => {
-  const { principal } = c.var;
-  const fn = await loadFunction(c.var.db, principal.project.id, c.req.param("name"));
-  const input = await jsonBody(c, v.unknown());
-  const ports = {
-    policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY),
-    limit: rateLimiter(c.env),
-    meter: requestMeter(c),
-  };
-  const result = await invokeFunction(ports, principal, fn, input);
-  c.header("x-amba-request-id", result.requestId);
-  if (result.status === 204 || result.status === 205 || result.status === 304) {
-    return c.body(null, result.status);
-  }
-  return c.json(result.body, result.status as 200);
 });

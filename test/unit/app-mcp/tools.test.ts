@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  type AppMeta,
-  appToolPrefix,
-  buildAppTools,
-  INDEX_COLLECTIONS,
-  readOnlyReason,
-} from "../../../src/app-mcp/tools.ts";
+import { appToolDefinitions, INDEX_COLLECTIONS, toolDefinition } from "../../../src/app-mcp/definitions.ts";
+import { type AppMeta, appToolPrefix, buildAppTools, readOnlyReason } from "../../../src/app-mcp/tools.ts";
 import type { CollectionMeta } from "../../../src/data/columns.ts";
 import { RECIPES_COLUMNS, WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 
@@ -37,7 +32,7 @@ const meta: AppMeta = {
   ],
 };
 
-const names = (scope: "developer" | "end_user") => buildAppTools(meta, scope).map((t) => t.definition.name);
+const names = (scope: "developer" | "end_user") => buildAppTools(meta, scope).map((t) => t.name);
 
 describe("buildAppTools", () => {
   it("lists the meta tools, then each collection's tools by name, deterministically", () => {
@@ -71,8 +66,8 @@ describe("buildAppTools", () => {
   });
 
   it("types insert from writable columns only; server-managed columns never appear as input", () => {
-    const insert = buildAppTools(meta, "developer").find((t) => t.definition.name === "recipes_insert")!;
-    const schema = insert.definition.inputSchema as {
+    const insert = appToolDefinitions(meta, "developer").find((t) => t.name === "recipes_insert")!;
+    const schema = insert.inputSchema as {
       properties: Record<string, { type?: string; description?: string }>;
       required: string[];
       additionalProperties: boolean;
@@ -91,9 +86,9 @@ describe("buildAppTools", () => {
   });
 
   it("lists the columns with their operators directly under the find tool's where, with no $ref", () => {
-    const find = buildAppTools(meta, "developer").find((t) => t.definition.name === "recipes_find")!;
+    const find = appToolDefinitions(meta, "developer").find((t) => t.name === "recipes_find")!;
     type Node = { type?: string; properties?: Record<string, Node>; items?: Node; description?: string };
-    const schema = find.definition.inputSchema as { properties: { where: Node } };
+    const schema = find.inputSchema as { properties: { where: Node } };
     const where = schema.properties.where.properties!;
     expect(Object.keys(where)).toEqual([
       "id",
@@ -117,18 +112,16 @@ describe("buildAppTools", () => {
     // accepts (the server validates it); no host has to resolve a reference.
     expect(where.and!.items).toEqual({ type: "object", description: "a where filter" });
     expect(where.not).toEqual({ type: "object", description: expect.stringContaining("NOT") });
-    for (const tool of buildAppTools(meta, "end_user")) {
-      expect(JSON.stringify(tool.definition.inputSchema), tool.definition.name).not.toMatch(
-        /\$ref|\$defs|\$schema/,
-      );
+    for (const tool of appToolDefinitions(meta, "end_user")) {
+      expect(JSON.stringify(tool.inputSchema), tool.name).not.toMatch(/\$ref|\$defs|\$schema/);
     }
-    expect(find.definition.description).toContain("next_cursor");
-    expect(find.definition.annotations).toMatchObject({ readOnlyHint: true });
+    expect(find.description).toContain("next_cursor");
+    expect(find.annotations).toMatchObject({ readOnlyHint: true });
   });
 
   it("leaves operand bounds and unknown operators inside where to the server, and keeps them elsewhere", () => {
-    const tools = buildAppTools(meta, "developer");
-    const input = (name: string) => tools.find((t) => t.definition.name === name)!.definition.inputSchema;
+    const tools = appToolDefinitions(meta, "developer");
+    const input = (name: string) => tools.find((t) => t.name === name)!.inputSchema;
     const where = (input("recipes_find") as { properties: { where: Record<string, unknown> } }).properties
       .where;
     const text = JSON.stringify(where);
@@ -144,28 +137,27 @@ describe("buildAppTools", () => {
     expect(JSON.stringify(input("recipes_update"))).toContain('"maximum":2147483647');
   });
 
-  it("names and binds every tool at once, and builds a definition only when it is read", () => {
-    // A column type the schema builder refuses: nothing of it is built until a definition is read.
+  it("names and binds every tool without building a definition; a definition is built on request", () => {
+    // A column type the schema builder refuses: naming and binding its tools builds nothing of it.
     const broken: CollectionMeta = {
       ...notes,
       name: "broken",
       columns: [{ name: "x", type: "bogus" as "text" }],
     };
-    const tools = buildAppTools({ ...meta, collections: [broken] }, "developer");
+    const withBroken = { ...meta, collections: [broken] };
+    const tools = buildAppTools(withBroken, "developer");
     expect(tools.map((t) => t.name)).toContain("broken_find");
     const find = tools.find((t) => t.name === "broken_find")!;
     expect(find.binding).toMatchObject({ kind: "collection", op: "find" });
-    expect(() => find.definition).toThrow(/unknown column type/);
-    // The definition is built once and kept.
+    expect(() => toolDefinition(find, withBroken, "developer")).toThrow(/unknown column type/);
     const list = buildAppTools(meta, "developer")[2]!;
-    expect(list.definition).toBe(list.definition);
-    expect(list.definition.name).toBe(list.name);
+    expect(toolDefinition(list, meta, "developer").name).toBe(list.name);
   });
 
   it("shows the typed filter once per collection: aggregate and find_nearest point to find's where", () => {
-    const tools = buildAppTools(meta, "end_user");
+    const tools = appToolDefinitions(meta, "end_user");
     for (const name of ["recipes_aggregate", "recipes_find_nearest"]) {
-      const schema = tools.find((t) => t.definition.name === name)!.definition.inputSchema as {
+      const schema = tools.find((t) => t.name === name)!.inputSchema as {
         properties: { where: unknown };
       };
       expect(schema.properties.where, name).toEqual({
@@ -176,12 +168,12 @@ describe("buildAppTools", () => {
   });
 
   it("carries each collection's columns in list_collections only (the input schemas type them)", () => {
-    const tools = buildAppTools(meta, "developer");
+    const tools = appToolDefinitions(meta, "developer");
     const carrying = tools
-      .filter((t) => t.definition.description!.includes("title (text, required): Dish name"))
-      .map((t) => t.definition.name);
+      .filter((t) => t.description!.includes("title (text, required): Dish name"))
+      .map((t) => t.name);
     expect(carrying).toEqual(["recipe_box_list_collections"]);
-    const index = tools[0]!.definition.description!;
+    const index = tools[0]!.description!;
     expect(index).toContain("- notes: body (text)");
     expect(index).toContain(
       "- recipes: title (text, required): Dish name; calories (integer); tags (text[]); embedding (vector(3))",
@@ -196,7 +188,7 @@ describe("buildAppTools", () => {
         name: `n_${String(i).padStart(3, "0")}`,
       })),
     });
-    const index = (count: number) => buildAppTools(many(count), "developer")[0]!.definition.description!;
+    const index = (count: number) => appToolDefinitions(many(count), "developer")[0]!.description!;
     expect(index(INDEX_COLLECTIONS)).not.toContain("more:");
     expect(index(INDEX_COLLECTIONS).match(/^- n_/gm)).toHaveLength(INDEX_COLLECTIONS);
     const capped = index(INDEX_COLLECTIONS + 7);
@@ -207,7 +199,7 @@ describe("buildAppTools", () => {
 
   it("builds the find and aggregate examples from the collection's own columns", () => {
     const description = (m: AppMeta, name: string) =>
-      buildAppTools(m, "developer").find((t) => t.definition.name === name)!.definition.description!;
+      appToolDefinitions(m, "developer").find((t) => t.name === name)!.description!;
     expect(description(meta, "recipes_find")).toContain(
       '{"where": {"calories": {"lt": 200}, "title": {"ilike": "%cake%"}}',
     );
@@ -219,7 +211,7 @@ describe("buildAppTools", () => {
 
   it("describes the policy the caller's scope will meet", () => {
     const list = (scope: "developer" | "end_user", name: string) =>
-      buildAppTools(meta, scope).find((t) => t.definition.name === name)!.definition.description!;
+      appToolDefinitions(meta, scope).find((t) => t.name === name)!.description!;
     // The developer's policy is the same for every collection: said once, in the index.
     expect(list("developer", "recipes_list")).not.toContain("rows.");
     expect(list("developer", "recipe_box_list_collections")).toContain(
@@ -245,20 +237,20 @@ describe("buildAppTools", () => {
     expect(readOnlyReason(recipes, "end_user")).toBeNull();
     expect(readOnlyReason(notes, "developer")).toBeNull();
     expect(readOnlyReason(recipes, "developer")).toBeNull();
-    const index = buildAppTools(meta, "end_user")[0]!.definition.description!;
+    const index = appToolDefinitions(meta, "end_user")[0]!.description!;
     expect(index).toContain(`- notes [READ-ONLY here (${readOnlyReason(notes, "end_user")}); `);
   });
 
   it("types a function tool from its declared schema, and says so honestly when there is none", () => {
-    const tools = buildAppTools(meta, "end_user");
-    const typed = tools.find((t) => t.definition.name === "recipe_box_fn_send_welcome_email")!.definition;
+    const tools = appToolDefinitions(meta, "end_user");
+    const typed = tools.find((t) => t.name === "recipe_box_fn_send_welcome_email")!;
     expect(typed.description).toContain("Send the branded welcome email to a user.");
     expect(typed.inputSchema).toMatchObject({
       type: "object",
       properties: { user_id: { type: "string" }, template: { enum: ["short", "full"] } },
       required: ["user_id"],
     });
-    const generic = tools.find((t) => t.definition.name === "recipe_box_fn_ping")!.definition;
+    const generic = tools.find((t) => t.name === "recipe_box_fn_ping")!;
     expect(generic.description).toContain("declares no input schema");
     expect(Object.keys((generic.inputSchema as { properties: object }).properties).sort()).toEqual([
       "body",
@@ -273,7 +265,7 @@ describe("buildAppTools", () => {
       collections: [{ ...recipes, name: "c".repeat(51) }],
       functions: [{ name: "f".repeat(40), version: 1, url: "https://fn.example", mcp: null }],
     };
-    const all = buildAppTools(longest, "end_user").map((t) => t.definition.name);
+    const all = appToolDefinitions(longest, "end_user").map((t) => t.name);
     expect(all).toContain(`${"c".repeat(51)}_find_nearest`);
     for (const name of all) expect(name.length, name).toBeLessThanOrEqual(64);
   });
@@ -285,7 +277,7 @@ describe("buildAppTools", () => {
       functions: [{ name: "x_list", version: 1, url: "https://fn.example", mcp: null }],
     };
     const tools = buildAppTools(clash, "end_user");
-    const listed = tools.filter((t) => t.definition.name === "recipe_box_fn_x_list");
+    const listed = tools.filter((t) => t.name === "recipe_box_fn_x_list");
     expect(listed).toHaveLength(1);
     expect(listed[0]!.binding.kind).toBe("collection");
   });
@@ -321,13 +313,13 @@ describe("buildAppTools per scope × access policy", () => {
   it.each(cases)(
     "read %s, write %s, %s scope: lists exactly what the policy can accept",
     (read, write, scope, ops) => {
-      const tools = buildAppTools(only({ read, write }), scope);
-      expect(tools.map((t) => t.definition.name)).toEqual([
+      const tools = appToolDefinitions(only({ read, write }), scope);
+      expect(tools.map((t) => t.name)).toEqual([
         "recipe_box_list_collections",
         "recipe_box_whoami",
         ...ops.map((op) => `recipes_${op}`),
       ]);
-      const del = tools.find((t) => t.definition.name === "recipes_delete")?.definition;
+      const del = tools.find((t) => t.name === "recipes_delete");
       const delInput = del?.inputSchema as
         | { properties: Record<string, unknown>; required: string[] }
         | undefined;
@@ -343,7 +335,7 @@ describe("buildAppTools per scope × access policy", () => {
       } else {
         expect(del).toBeUndefined();
       }
-      const index = tools[0]!.definition.description!;
+      const index = tools[0]!.description!;
       const readOnly = scope === "end_user" && write === "developer";
       expect(index.includes("- recipes [READ-ONLY here (write policy: developer"), index).toBe(readOnly);
     },
