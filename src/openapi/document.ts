@@ -29,8 +29,7 @@ const ERRORS: Record<string, string> = {
   "409": "Conflict (`conflict`)",
   "413": "Body too large (`payload_too_large`)",
   "429": "Rate limited (`rate_limited`)",
-  "503":
-    "The database or the rate limiter did not answer in time (`database_timeout`, `rate_limiter_unavailable`); retry",
+  "503": "The database did not answer in time (`database_timeout`); retry",
 };
 
 const errorResponse = (description: string) => ({

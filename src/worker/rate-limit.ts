@@ -72,28 +72,42 @@ function rememberRefusal(id: string): void {
 }
 
 /**
- * Deadline of one binding call. In production the binding answers from a counter on the Worker's
- * machine (microseconds); one that has not answered by then is broken, and a request waiting on it
- * would hang: it is 503 `rate_limiter_unavailable` instead (retry).
+ * How long a request waits for the binding. In production the binding answers from a counter on
+ * the Worker's own machine (microseconds); locally miniflare serves it from a Durable Object that
+ * answers a burst one call at a time. Past this the request goes on as allowed, and the answer,
+ * when it comes, still refuses the key's next calls: a slow or broken limiter must not take the
+ * platform down (fail open, as Envoy's rate-limit filter does by default).
  */
 export const RATE_LIMIT_DEADLINE_MS = 1_000;
 
-/** 503 `rate_limiter_unavailable`: the binding did not answer within {@link RATE_LIMIT_DEADLINE_MS}. */
-export class RateLimiterUnavailableError extends AppError {
-  constructor() {
-    super(503, "rate_limiter_unavailable", "the rate limiter did not answer in time; try again");
-    this.name = "RateLimiterUnavailableError";
-  }
+/**
+ * The binding's answer for `key` (true: allowed). A refusal is remembered (REFUSAL_MEMORY_MS)
+ * whenever it arrives; a binding that fails answers "allowed" (logged), so the next call asks again.
+ */
+function answer(binding: RateLimit, key: string, id: string, limiter: RateLimiterName): Promise<boolean> {
+  return binding.limit({ key }).then(
+    ({ success }) => {
+      if (!success) rememberRefusal(id);
+      return success;
+    },
+    (err) => {
+      console.error(`rate limiter ${limiter} failed; the request was allowed`, err);
+      return true;
+    },
+  );
 }
 
-/** `binding.limit({key})` within {@link RATE_LIMIT_DEADLINE_MS}: its `success`, or the 503. */
-async function ask(binding: RateLimit, key: string): Promise<boolean> {
+/** `answer` within {@link RATE_LIMIT_DEADLINE_MS}; "allowed" (logged) when it comes later. */
+async function answerInTime(answer: Promise<boolean>, limiter: RateLimiterName): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RateLimiterUnavailableError()), RATE_LIMIT_DEADLINE_MS);
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => {
+      console.error(`rate limiter ${limiter} did not answer within ${RATE_LIMIT_DEADLINE_MS} ms; allowed`);
+      resolve(true);
+    }, RATE_LIMIT_DEADLINE_MS);
   });
   try {
-    return (await Promise.race([binding.limit({ key }), late])).success;
+    return await Promise.race([answer, late]);
   } finally {
     clearTimeout(timer);
   }
@@ -110,17 +124,13 @@ export async function enforceRateLimit(
   if (!binding) return;
   const id = `${limiter}|${key}`;
   if (refusedRecently(id)) throw new RateLimitedError(what);
-  if (await ask(binding, key)) return;
-  rememberRefusal(id);
-  throw new RateLimitedError(what);
+  if (!(await answerInTime(answer(binding, key, id, limiter), limiter))) throw new RateLimitedError(what);
 }
 
 /**
  * Count one request against `key` without waiting for the binding's answer (`Limiter.inBackground`):
  * throws at once when the key was refused moments ago; otherwise the answer is awaited through
- * `waitUntil`, after the response, and a refusal is remembered for REFUSAL_MEMORY_MS. A binding that
- * fails or misses its deadline is not a refusal here (the request is already answered): logged, and
- * the next call asks it again.
+ * `waitUntil`, after the response, and a refusal is remembered for REFUSAL_MEMORY_MS.
  */
 export function countInBackground(
   env: Partial<Pick<Env, RateLimiterName>>,
@@ -133,13 +143,7 @@ export function countInBackground(
   if (!binding) return;
   const id = `${limiter}|${key}`;
   if (refusedRecently(id)) throw new RateLimitedError(what);
-  const answer = ask(binding, key).then(
-    (success) => {
-      if (!success) rememberRefusal(id);
-    },
-    (err) => console.error(`rate limiter ${limiter} failed`, err),
-  );
-  waitUntil(answer);
+  waitUntil(answer(binding, key, id, limiter));
 }
 
 /**
