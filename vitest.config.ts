@@ -45,6 +45,12 @@ export default defineConfig({
           include: ["test/worker/**/*.test.ts"],
           // One file at a time: the files share the embedded database and the rate-limit buckets.
           maxWorkers: 1,
+          // One workerd for all files, not one per file: starting it and loading the Worker's
+          // modules into it cost more CPU than the tests themselves. Every file works on projects
+          // and developers of its own (signupDeveloper), so none sees another's rows or buckets.
+          isolate: false,
+          // After the node files (a group of its own: groups differing in maxWorkers run in turn).
+          sequence: { groupOrder: 1 },
           globalSetup: ["./test/worker/global-setup.ts"],
           testTimeout: 20_000,
           hookTimeout: 60_000,
@@ -54,6 +60,8 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/{mcp,cli,cli-amba,browser,dev,unit}/**/*.test.ts"],
+          // Builds the CLIs once for every file that runs them.
+          globalSetup: ["./test/support/global-setup.ts"],
           // These files mostly wait on child processes (CLI bins, wrangler dev, Chromium): three at a
           // time, also on a 2-core machine (vitest's default there is one).
           maxWorkers: 3,

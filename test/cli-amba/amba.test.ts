@@ -3,28 +3,16 @@
  * a real Worker started like `npm run dev`. Each command goes through the platform MCP.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
-import { delimiter, join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildCli } from "../../scripts/build-cli.ts";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { NODE } from "../cli/helpers.ts";
 import { type DevServer, freePort, request, signupDeveloper, startDevServer } from "../support/dev-server.ts";
-
-const ROOT = resolve(import.meta.dirname, "../..");
-
-/** The first `node` on PATH outside node_modules (the machine's Node 20), else the current one. */
-function systemNode(): string {
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (dir.includes("node_modules")) continue;
-    if (existsSync(join(dir, "node"))) return join(dir, "node");
-  }
-  return process.execPath;
-}
 
 let server: DevServer;
 let bin: string;
-let outdir: string;
 let configHome: string;
 let dev: { token: string; projectId: string };
 
@@ -47,7 +35,7 @@ function amba(args: string[], env: Record<string, string | undefined> = {}, inpu
   const clean = Object.fromEntries(
     Object.entries(merged).filter(([, v]) => v !== undefined),
   ) as NodeJS.ProcessEnv;
-  const res = spawnSync(systemNode(), [bin, ...args], {
+  const res = spawnSync(NODE, [bin, ...args], {
     env: clean,
     encoding: "utf8",
     input,
@@ -63,18 +51,15 @@ const json = (run: Run) => {
 };
 
 beforeAll(async () => {
-  outdir = mkdtempSync(join(ROOT, "dist", ".test-amba-"));
   configHome = mkdtempSync(join(tmpdir(), "amba-config-"));
-  [server, bin] = await Promise.all([
-    startDevServer(),
-    buildCli(outdir).then(() => join(outdir, "amba.mjs")),
-  ]);
+  // Built by the node project's global setup (test/support/global-setup.ts), next to `amber`.
+  bin = join(dirname(inject("amberBin")), "amba.mjs");
+  server = await startDevServer();
   dev = await signupDeveloper(server.base);
 }, 120_000);
 
 afterAll(async () => {
   await server?.stop();
-  rmSync(outdir, { recursive: true, force: true });
   rmSync(configHome, { recursive: true, force: true });
 });
 

@@ -1,17 +1,13 @@
 /**
- * Black-box harness for the `amber` CLI: builds the bin once per test file into a private directory
- * (so parallel test files never race on dist/), runs it with the system Node 20 the way `npx amber`
+ * Black-box harness for the `amber` CLI: the bin built once per run into a private directory (so
+ * parallel runs never race on dist/cli), runs it with the system Node 20 the way `npx amber`
  * would, and talks to `session` / `mcp` processes line by line or frame by frame.
  */
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { buildCli } from "../../scripts/build-cli.ts";
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+import { delimiter, dirname, join } from "node:path";
+import { inject } from "vitest";
 
 /** The first `node` on PATH outside node_modules (the machine's Node 20), else the current one. */
 export function systemNode(): string {
@@ -25,11 +21,13 @@ export function systemNode(): string {
 
 export const NODE = systemNode();
 
-/** Builds the CLI into a fresh directory under dist/ and returns the bin path and a cleanup. */
+/**
+ * The CLI of this run: built once by the node project's global setup (test/support/global-setup.ts)
+ * into a private directory under dist/, which its teardown removes; `cleanup` is kept for the callers
+ * and has nothing left to do.
+ */
 export async function buildTestCli(): Promise<{ bin: string; cleanup: () => void }> {
-  const outdir = join(ROOT, "dist", `.test-${process.pid}-${randomBytes(4).toString("hex")}`);
-  const bin = await buildCli(outdir);
-  return { bin, cleanup: () => rmSync(outdir, { recursive: true, force: true }) };
+  return { bin: inject("amberBin"), cleanup: () => {} };
 }
 
 /** A scratch directory with the given files (paths relative to it). */

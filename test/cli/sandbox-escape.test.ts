@@ -1,7 +1,8 @@
 /**
  * The sandbox escape suite: one `amber session --sandbox` with a jail, and a tool file full of
  * attempts to get out of it by every route we know. Each must be denied or contained, show up in
- * the audit log, and leave the session answering.
+ * the audit log, and leave the session answering. The infinite loop has a session of its own with a
+ * shorter deadline (it spins a core until then; the memory bombs need the long one).
  */
 
 import { spawn } from "node:child_process";
@@ -12,6 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestCli, cleanEnv, LineClient, NODE, scratch } from "./helpers.ts";
 
 const SECRET = "s3cr3t-value-42";
+/**
+ * The main session's deadline: the memory bombs must meet the memory limit before it on a loaded
+ * machine (at 3 s one did not, with three test files running at once).
+ */
+const TIMEOUT_MS = 10_000;
+/** The infinite loop's session's deadline (the loop is refused by it whatever its length). */
+const LOOP_TIMEOUT_MS = 3_000;
 
 const ATTACKS = `
 const fs = require("node:fs");
@@ -226,6 +234,8 @@ describe("sandbox escape suite", () => {
   let dir: string;
   let server: Server;
   let client: LineClient;
+  /** The same jail and tools with the shorter deadline, for the attempts that end in a timeout. */
+  let loopClient: LineClient;
   let hits = 0;
 
   beforeAll(async () => {
@@ -243,31 +253,33 @@ describe("sandbox escape suite", () => {
       .replace("__OUTSIDE__", JSON.stringify(join(dir, "secret.txt")))
       .replace("__PORT__", String(port));
     writeFileSync(join(dir, "tools.js"), source);
-    client = new LineClient(
-      bin,
-      [
-        "session",
-        "--sandbox",
-        "--allow-read",
-        "jail",
-        "--allow-write",
-        "jail/out",
-        // 10 s: the memory bombs must meet the memory limit before the deadline on a loaded machine
-        // (at 3 s one did not, with three test files running at once).
-        "--timeout",
-        "10000",
-        "--max-memory",
-        "96",
-        "--audit-log",
-        "audit.jsonl",
-        "tools.js",
-      ],
-      { cwd: dir, env: { AMBER_TEST_SECRET: SECRET } },
-    );
+    const session = (timeoutMs: number, audit: string) =>
+      new LineClient(
+        bin,
+        [
+          "session",
+          "--sandbox",
+          "--allow-read",
+          "jail",
+          "--allow-write",
+          "jail/out",
+          "--timeout",
+          String(timeoutMs),
+          "--max-memory",
+          "96",
+          "--audit-log",
+          audit,
+          "tools.js",
+        ],
+        { cwd: dir, env: { AMBER_TEST_SECRET: SECRET } },
+      );
+    client = session(TIMEOUT_MS, "audit.jsonl");
+    loopClient = session(LOOP_TIMEOUT_MS, "audit-loop.jsonl");
   });
 
   afterAll(async () => {
     await client?.close();
+    await loopClient?.close();
     server?.close();
     cleanup();
   });
@@ -283,14 +295,19 @@ describe("sandbox escape suite", () => {
   for (const [tool, expected] of ATTEMPTS) {
     const label = expected.includes("/") ? `denied (${expected})` : expected;
     it(`${tool}: ${label}`, async () => {
-      const response = await client.call(tool);
+      const [session, auditLog] =
+        expected === "timeout" ? [loopClient, "audit-loop.jsonl"] : [client, "audit.jsonl"];
+      const response = await session.call(tool);
       const text = JSON.stringify(response);
       expect(text).not.toContain(SECRET);
       expect(text).not.toContain("root:");
       if (expected === "contained") {
         expect(response.error).toMatchObject({ code: -32000 });
       } else if (expected === "timeout") {
-        expect(response.error).toEqual({ code: -32000, message: "tool call timed out after 10000 ms" });
+        expect(response.error).toEqual({
+          code: -32000,
+          message: `tool call timed out after ${LOOP_TIMEOUT_MS} ms`,
+        });
       } else if (expected === "memory") {
         expect(response.error).toMatchObject({ code: -32000, message: expect.stringMatching(/memory/) });
       } else {
@@ -300,8 +317,8 @@ describe("sandbox escape suite", () => {
         });
       }
       // The session is still answering.
-      expect((await client.call("add", { a: 20, b: 22 })).result).toBe(42);
-      const audit = readFileSync(join(dir, "audit.jsonl"), "utf8")
+      expect((await session.call("add", { a: 20, b: 22 })).result).toBe(42);
+      const audit = readFileSync(join(dir, auditLog), "utf8")
         .trim()
         .split("\n")
         .map((line) => JSON.parse(line) as Record<string, string>);
@@ -529,8 +546,9 @@ export function runWithPath() {
     expect(hits).toBe(0);
     expect(() => readFileSync(join(dir, "secret.txt.pwned"))).toThrow();
     expect(() => readFileSync(join(dir, "jail/new.txt"))).toThrow();
-    const audit = readFileSync(join(dir, "audit.jsonl"), "utf8");
-    expect(audit).not.toContain(SECRET);
+    for (const log of ["audit.jsonl", "audit-loop.jsonl"])
+      expect(readFileSync(join(dir, log), "utf8")).not.toContain(SECRET);
     expect((await client.request("ping")).result).toEqual({});
+    expect((await loopClient.request("ping")).result).toEqual({});
   });
 });
