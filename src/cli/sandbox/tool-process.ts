@@ -58,6 +58,12 @@ export interface CancelSignal {
 /** How long a cancelled call may take to settle before its host is replaced. */
 export const CANCEL_GRACE_MS = 200;
 
+/**
+ * How long after an `--isolate-per-call` answer the next spare host starts: the client's turn to
+ * read the answer without a process start competing for the CPU (see ToolProcess#retire).
+ */
+export const SPARE_START_DELAY_MS = 20;
+
 /** The outcome of a cancelled call. */
 export const CANCELLED = "tool call was cancelled";
 
@@ -122,6 +128,9 @@ export class ToolProcess {
   /** The next host of an `--isolate-per-call` session, started while the current call runs. */
   #spare: Worker | undefined;
   #judge: Judge;
+  /** The host of the last `--isolate-per-call` call, ended once its answer is out. */
+  #retired: Worker | undefined;
+  #spareTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ToolProcessOptions) {
     this.#options = options;
@@ -158,6 +167,8 @@ export class ToolProcess {
   ): Promise<CallOutcome> {
     if (this.#closed) return { ok: false, error: "tool process is closed" };
     if (signal?.aborted) return { ok: false, error: CANCELLED };
+    // The previous host is gone before this call reaches any host.
+    this.#endRetired();
     const worker = this.#ensureWorker();
     const isolated = this.#options.isolatePerCall;
     const loadError = await worker.ready;
@@ -196,18 +207,39 @@ export class ToolProcess {
     // A fresh instance per call: this host has served its call; the spare takes the next one.
     if (isolated && this.#worker === worker) {
       this.#worker = undefined;
-      this.#kill(worker, "tool process was retired");
-      // Starting a process blocks this thread for a moment: do it once the answer is out.
-      setImmediate(() => {
-        if (!this.#closed) this.#ensureSpare();
-      });
+      this.#retire(worker);
     }
     return outcome;
+  }
+
+  /**
+   * Ends an isolated call's host and starts the next call's, both once the answer is out: the kill
+   * costs this thread ≈ 0.5 ms, and a starting Node process takes a core for ≈ 0.1 s (fork blocks
+   * this thread first) — right after the answer, they held the CPU the client needed to wake up and
+   * read it. A call that comes sooner ends the retired host itself and starts its own.
+   */
+  #retire(worker: Worker): void {
+    this.#retired = worker;
+    setImmediate(() => this.#endRetired());
+    clearTimeout(this.#spareTimer);
+    this.#spareTimer = setTimeout(() => {
+      this.#spareTimer = undefined;
+      // One process start at a time: a call that came meanwhile is waiting for its own.
+      if (!this.#closed && this.#worker === undefined) this.#ensureSpare();
+    }, SPARE_START_DELAY_MS);
+  }
+
+  #endRetired(): void {
+    const retired = this.#retired;
+    this.#retired = undefined;
+    if (retired) this.#kill(retired, "tool process was retired");
   }
 
   /** Stops the tool process. */
   close(): void {
     this.#closed = true;
+    clearTimeout(this.#spareTimer);
+    this.#endRetired();
     if (this.#worker) this.#kill(this.#worker, "tool process is closed");
     if (this.#spare) this.#kill(this.#spare, "tool process is closed");
   }
