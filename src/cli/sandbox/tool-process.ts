@@ -6,7 +6,7 @@
  * restriction the host runs under Node's permission model and `--frozen-intrinsics` with the broker
  * inside. A call that times out, blows the memory limit or crashes the host ends with an error; the
  * next call starts a fresh host, so the session keeps serving. With `--isolate-per-call` every call
- * gets a host of its own, taken from a spare started (and loaded) while the previous call ran.
+ * gets a host of its own, taken from a spare started (and loaded) after the previous answer.
  */
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -125,7 +125,7 @@ export class ToolProcess {
   #closed = false;
   #watchdog: NodeJS.Timeout | undefined;
   #queue: Promise<void> = Promise.resolve();
-  /** The next host of an `--isolate-per-call` session, started while the current call runs. */
+  /** The next host of an `--isolate-per-call` session, started once the previous answer is out. */
   #spare: Worker | undefined;
   #judge: Judge;
   /** The host of the last `--isolate-per-call` call, ended once its answer is out. */
