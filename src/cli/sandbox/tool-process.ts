@@ -16,7 +16,7 @@ import type { AuditSink } from "../audit-log.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
 import { Judge } from "./judge.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
-import type { CallMessage, ChildMessage, InitMessage, ResultMessage } from "./protocol.ts";
+import type { CallMessage, ChildMessage, InitMessage, ResultMessage, WarmMessage } from "./protocol.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -100,6 +100,9 @@ interface HostEvents {
 }
 
 const PAGE_SIZE = 4096;
+
+/** Asks a ready host to run its call path once (its `result` settles no call: ids start at 1). */
+const WARM_UP_LINE = `${JSON.stringify({ t: "warm" } satisfies WarmMessage)}\n`;
 
 /** The longest message the host may send (a result's JSON, in UTF-16 units): beyond it the call fails. */
 export const MAX_HOST_LINE_CHARS = 16 * 1024 * 1024;
@@ -413,6 +416,7 @@ export class ToolProcess {
     switch (message.t) {
       case "ready":
         worker.baselineRss = worker.host.rss();
+        if (message.error === undefined) worker.host.post(WARM_UP_LINE);
         markReady(message.error === undefined ? undefined : `Failed to load tool module: ${message.error}`);
         return;
       case "check": {
