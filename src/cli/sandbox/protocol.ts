@@ -3,7 +3,7 @@
  * the host gets as file descriptors (no Node IPC channel, nothing on the `process` object):
  * - fd 3, host → CLI: `ready`, `result`, `check`, `fault`, `abort`, each carrying the secret key
  *   handed over in `init` (a line without it means tool code wrote to the pipe: the CLI ends the host);
- * - fd 4, CLI → host: `init`, then one `call` at a time;
+ * - fd 4, CLI → host: `init`, then `warm` once the host is ready, then one `call` at a time;
  * - fd 5, CLI → host: the answer to each `check`, read synchronously while the host waits.
  * The CLI decides every check and writes the audit line; the host only enforces the answer.
  * The key keeps stray writes out, but tool code shares the host's memory (a heap snapshot shows
@@ -31,6 +31,18 @@ export interface InitMessage {
   code: string;
   filename: string;
 }
+
+/**
+ * CLI → host, once the host is ready: run the call path once on the host's own function (no tool
+ * code), answered by a `result` with {@link WARM_UP_ID}, so the first real call finds that path
+ * compiled — a fresh `--isolate-per-call` host's first call is the only one it gets.
+ */
+export interface WarmMessage {
+  t: "warm";
+}
+
+/** The id of the warm-up run's result (calls count from 1). */
+export const WARM_UP_ID = 0;
 
 /** CLI → host: call one export. */
 export interface CallMessage {
@@ -95,5 +107,5 @@ export interface FaultMessage {
   error: string;
 }
 
-export type ParentMessage = InitMessage | CallMessage;
+export type ParentMessage = InitMessage | WarmMessage | CallMessage;
 export type ChildMessage = ReadyMessage | ResultMessage | CheckMessage | FaultMessage;

@@ -23,6 +23,7 @@ import {
   HOST_OUT_FD,
   type InitMessage,
   type ParentMessage,
+  WARM_UP_ID,
 } from "./protocol.ts";
 
 /** Runs the module body; a body with top-level await returns the promise of its evaluation. */
@@ -256,10 +257,13 @@ function spread(args: unknown, params: (string | null)[] | undefined): unknown[]
   return out;
 }
 
-async function start(
-  init: InitMessage,
-  onCall: (listener: (message: CallMessage) => void) => void,
-): Promise<void> {
+/** Receives what the host serves once the module is loaded: calls, and the warm-up run. */
+type Serve = (call: (message: CallMessage) => void, warmUp: () => void) => void;
+
+/** What the warm-up run calls instead of an export: the host's own, so no tool code runs. */
+const warmUpTool = (args: unknown) => args;
+
+async function start(init: InitMessage, serve: Serve): Promise<void> {
   key = init.key;
   const broker = init.broker;
   if (broker) {
@@ -296,12 +300,19 @@ async function start(
   }
   send({ t: "ready" });
 
-  onCall(async ({ id, name, args, params }) => {
+  // One call: `lookup` finds the function inside the try (an export's getter may throw).
+  const run = async (
+    id: number,
+    name: string,
+    lookup: () => unknown,
+    args: unknown,
+    params?: (string | null)[],
+  ) => {
     inFlight.add(id);
     let ok = true;
     let value: unknown;
     try {
-      const fn = exports[name];
+      const fn = lookup();
       if (typeof fn !== "function") throw new Error(`tool not found: ${name}`);
       value = await (fn as (...args: unknown[]) => unknown)(...spread(args, params));
     } catch (error) {
@@ -311,7 +322,11 @@ async function start(
     if (!inFlight.delete(id)) return;
     if (ok) send({ t: "result", id, ok: true, value: value === undefined ? null : value });
     else send({ t: "result", id, ok: false, error: value as string });
-  });
+  };
+  serve(
+    ({ id, name, args, params }) => void run(id, name, () => exports[name], args, params),
+    () => void run(WARM_UP_ID, "", () => warmUpTool, {}),
+  );
 }
 
 // Calls arrive as lines on fd 4; the CLI sends the next call only after this one's result.
@@ -319,6 +334,7 @@ const calls = new net.Socket({ fd: HOST_CALLS_FD, readable: true, writable: fals
 calls.setEncoding("utf8");
 let buffered = "";
 let listener: ((message: CallMessage) => void) | undefined;
+let warmUp: (() => void) | undefined;
 let started = false;
 calls.on("data", (chunk: string) => {
   buffered += chunk;
@@ -337,8 +353,13 @@ calls.on("data", (chunk: string) => {
     if (!started) {
       started = true;
       if (message?.t !== "init") exitOriginal(70);
-      else void start(message, (l) => (listener = l));
+      else
+        void start(message, (call, warm) => {
+          listener = call;
+          warmUp = warm;
+        });
     } else if (message?.t === "call") listener?.(message);
+    else if (message?.t === "warm") warmUp?.();
   }
 });
 // The CLI went away (killed, or closed us): nothing is left to serve.

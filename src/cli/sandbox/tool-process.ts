@@ -6,7 +6,7 @@
  * restriction the host runs under Node's permission model and `--frozen-intrinsics` with the broker
  * inside. A call that times out, blows the memory limit or crashes the host ends with an error; the
  * next call starts a fresh host, so the session keeps serving. With `--isolate-per-call` every call
- * gets a host of its own, taken from a spare started (and loaded) while the previous call ran.
+ * gets a host of its own, taken from a spare started (and loaded) after the previous answer.
  */
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,7 +16,7 @@ import type { AuditSink } from "../audit-log.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
 import { Judge } from "./judge.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
-import type { CallMessage, ChildMessage, InitMessage, ResultMessage } from "./protocol.ts";
+import type { CallMessage, ChildMessage, InitMessage, ResultMessage, WarmMessage } from "./protocol.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -58,6 +58,12 @@ export interface CancelSignal {
 /** How long a cancelled call may take to settle before its host is replaced. */
 export const CANCEL_GRACE_MS = 200;
 
+/**
+ * How long after an `--isolate-per-call` answer the next spare host starts: the client's turn to
+ * read the answer without a process start competing for the CPU (see ToolProcess#retire).
+ */
+export const SPARE_START_DELAY_MS = 20;
+
 /** The outcome of a cancelled call. */
 export const CANCELLED = "tool call was cancelled";
 
@@ -95,6 +101,9 @@ interface HostEvents {
 
 const PAGE_SIZE = 4096;
 
+/** Asks a ready host to run its call path once (its `result` settles no call: ids start at 1). */
+const WARM_UP_LINE = `${JSON.stringify({ t: "warm" } satisfies WarmMessage)}\n`;
+
 /** The longest message the host may send (a result's JSON, in UTF-16 units): beyond it the call fails. */
 export const MAX_HOST_LINE_CHARS = 16 * 1024 * 1024;
 
@@ -119,9 +128,12 @@ export class ToolProcess {
   #closed = false;
   #watchdog: NodeJS.Timeout | undefined;
   #queue: Promise<void> = Promise.resolve();
-  /** The next host of an `--isolate-per-call` session, started while the current call runs. */
+  /** The next host of an `--isolate-per-call` session, started once the previous answer is out. */
   #spare: Worker | undefined;
   #judge: Judge;
+  /** The host of the last `--isolate-per-call` call, ended once its answer is out. */
+  #retired: Worker | undefined;
+  #spareTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ToolProcessOptions) {
     this.#options = options;
@@ -158,6 +170,8 @@ export class ToolProcess {
   ): Promise<CallOutcome> {
     if (this.#closed) return { ok: false, error: "tool process is closed" };
     if (signal?.aborted) return { ok: false, error: CANCELLED };
+    // The previous host is gone before this call reaches any host.
+    this.#endRetired();
     const worker = this.#ensureWorker();
     const isolated = this.#options.isolatePerCall;
     const loadError = await worker.ready;
@@ -196,18 +210,39 @@ export class ToolProcess {
     // A fresh instance per call: this host has served its call; the spare takes the next one.
     if (isolated && this.#worker === worker) {
       this.#worker = undefined;
-      this.#kill(worker, "tool process was retired");
-      // Starting a process blocks this thread for a moment: do it once the answer is out.
-      setImmediate(() => {
-        if (!this.#closed) this.#ensureSpare();
-      });
+      this.#retire(worker);
     }
     return outcome;
+  }
+
+  /**
+   * Ends an isolated call's host and starts the next call's, both once the answer is out: the kill
+   * costs this thread ≈ 0.5 ms, and a starting Node process takes a core for ≈ 0.1 s (fork blocks
+   * this thread first) — right after the answer, they held the CPU the client needed to wake up and
+   * read it. A call that comes sooner ends the retired host itself and starts its own.
+   */
+  #retire(worker: Worker): void {
+    this.#retired = worker;
+    setImmediate(() => this.#endRetired());
+    clearTimeout(this.#spareTimer);
+    this.#spareTimer = setTimeout(() => {
+      this.#spareTimer = undefined;
+      // One process start at a time: a call that came meanwhile is waiting for its own.
+      if (!this.#closed && this.#worker === undefined) this.#ensureSpare();
+    }, SPARE_START_DELAY_MS);
+  }
+
+  #endRetired(): void {
+    const retired = this.#retired;
+    this.#retired = undefined;
+    if (retired) this.#kill(retired, "tool process was retired");
   }
 
   /** Stops the tool process. */
   close(): void {
     this.#closed = true;
+    clearTimeout(this.#spareTimer);
+    this.#endRetired();
     if (this.#worker) this.#kill(this.#worker, "tool process is closed");
     if (this.#spare) this.#kill(this.#spare, "tool process is closed");
   }
@@ -381,6 +416,7 @@ export class ToolProcess {
     switch (message.t) {
       case "ready":
         worker.baselineRss = worker.host.rss();
+        if (message.error === undefined) worker.host.post(WARM_UP_LINE);
         markReady(message.error === undefined ? undefined : `Failed to load tool module: ${message.error}`);
         return;
       case "check": {
