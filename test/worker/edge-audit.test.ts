@@ -141,6 +141,26 @@ describe("edge audit", () => {
     expect(elsewhere.status).toBe(201);
   });
 
+  it("limits sign-in page views per address (each writes a transaction to KV)", async () => {
+    const view = (ip: string) =>
+      api("https://mcp.amba.dev/authorize?response_type=code", { headers: { "cf-connecting-ip": ip } });
+    await withinOneRateLimitWindow(60, 5_000);
+    const statuses: number[] = [];
+    for (let wave = 0; wave < 6; wave++) {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => view("203.0.113.91")));
+      statuses.push(...answers.map((r) => r.status));
+      await Promise.all(answers.map((r) => r.body?.cancel()));
+    }
+    expect(statuses.filter((s) => s === 429)).toEqual([]);
+    const refused = await view("203.0.113.91");
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("content-type")).toContain("text/html");
+    expect(await refused.text()).toContain("Too many sign-in requests");
+    const elsewhere = await view("203.0.113.92");
+    expect(elsewhere.status).not.toBe(429);
+    await elsewhere.body?.cancel();
+  });
+
   it("bounds the collections of a project and the projects of a developer (403 quota_exceeded)", async () => {
     // The quota counts metadata rows: fill them directly (no tables) rather than with 1,000 DDL requests.
     const quota = await signupDeveloper();

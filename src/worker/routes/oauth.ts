@@ -56,7 +56,7 @@ import {
 } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
-import { clientIp, enforceRateLimit } from "../rate-limit.ts";
+import { clientIp, enforceRateLimit, RateLimitedError } from "../rate-limit.ts";
 import { formBody } from "../request.ts";
 import { requireEndUser, requireProjectAdmin } from "../require.ts";
 import { checkSigninPassword } from "./auth.ts";
@@ -354,6 +354,22 @@ async function parseRequest(
 }
 
 oauthRoutes.get(OAUTH_PATHS.authorize, async (c) => {
+  // Open to anyone and each view costs a KV write, a query and maybe a client-metadata fetch: each
+  // address gets AUTH_IP_RATE_LIMITER's budget of views (under its own key), before any of them.
+  const ip = clientIp(c.req.raw.headers);
+  if (ip) {
+    try {
+      await enforceRateLimit(c.env, `oauth-authorize:${ip}`, "sign-in pages", "AUTH_IP_RATE_LIMITER");
+    } catch (err) {
+      if (!(err instanceof RateLimitedError)) throw err;
+      return refuse(
+        c,
+        429,
+        "Too many sign-in requests",
+        "Too many sign-in pages were opened from this address. Wait a minute, then try again.",
+      );
+    }
+  }
   const parsed = await parseRequest(c, c.req.raw);
   if (parsed instanceof Response) return parsed;
   const target = await signinTarget(c, parsed.target);
