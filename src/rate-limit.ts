@@ -20,14 +20,13 @@ export interface Limiter {
   (key: string, what: string): Promise<void>;
   /**
    * Count one call against `key` without waiting for the answer (reads only). Throws at once (429)
-   * when `key` was refused moments ago, answered from memory; otherwise returns `count`, which
-   * starts the count, and the caller goes on: the answer arrives after it, and a refusal refuses the
-   * key's next calls from memory. A caller over its limit therefore gets at most the reads it has in
-   * flight while the limiter answers, and a read costs no limiter round trip on its way. A caller
-   * may run its read before calling `count`, so the two do not compete for the isolate. Absent where
-   * the host cannot finish work after the response; callers then await the call above.
+   * when `key` was refused moments ago, answered from memory; otherwise the caller goes on and the
+   * answer arrives after it: a refusal refuses the key's next calls from memory. A caller over its
+   * limit therefore gets at most the reads it has in flight while the limiter answers, and a read
+   * costs no limiter round trip on its way. Absent where the host cannot finish work after the
+   * response; callers then await the call above.
    */
-  inBackground?(key: string, what: string): () => void;
+  inBackground?(key: string, what: string): void;
 }
 
 /**

@@ -145,17 +145,8 @@ async function limitedExecute(
   const key = appCallerKey(ctx.principal);
   const what = "this app MCP caller";
   const reads = binding.kind === "collection" && READ_OPS.has(binding.op);
-  if (reads && ctx.limit.inBackground) {
-    const count = ctx.limit.inBackground(key, what);
-    try {
-      return await execute(binding, args, ctx);
-    } finally {
-      // Once the read is done: locally the binding is a Durable Object in the same process, whose
-      // work would otherwise compete with the read (≈ 1 ms of the hot path, BENCHMARKS.md).
-      count();
-    }
-  }
-  await ctx.limit(key, what);
+  if (reads && ctx.limit.inBackground) ctx.limit.inBackground(key, what);
+  else await ctx.limit(key, what);
   return execute(binding, args, ctx);
 }
 

@@ -129,9 +129,8 @@ export async function enforceRateLimit(
 
 /**
  * Count one request against `key` without waiting for the binding's answer (`Limiter.inBackground`):
- * throws at once when the key was refused moments ago; otherwise returns the count to start, whose
- * answer is awaited through `waitUntil`, after the response, and a refusal is remembered for
- * REFUSAL_MEMORY_MS.
+ * throws at once when the key was refused moments ago; otherwise the answer is awaited through
+ * `waitUntil`, after the response, and a refusal is remembered for REFUSAL_MEMORY_MS.
  */
 export function countInBackground(
   env: Partial<Pick<Env, RateLimiterName>>,
@@ -139,12 +138,12 @@ export function countInBackground(
   what: string,
   limiter: RateLimiterName,
   waitUntil: (promise: Promise<unknown>) => void,
-): () => void {
+): void {
   const binding = env[limiter];
-  if (!binding) return () => {};
+  if (!binding) return;
   const id = `${limiter}|${key}`;
   if (refusedRecently(id)) throw new RateLimitedError(what);
-  return () => waitUntil(answer(binding, key, id, limiter));
+  waitUntil(answer(binding, key, id, limiter));
 }
 
 /**

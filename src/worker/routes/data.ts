@@ -37,7 +37,7 @@ async function resolve(c: Context<AppEnv>, access: "read" | "write") {
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const limit = rateLimiter(c.env, TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER", waitUntil);
   const key = appCallerKey(principal);
-  if (access === "read" && limit.inBackground) limit.inBackground(key, "this app's caller")();
+  if (access === "read" && limit.inBackground) limit.inBackground(key, "this app's caller");
   else await limit(key, "this app's caller");
   const actor = actorOf(principal);
   const name = c.req.param("name") as string;
