@@ -134,8 +134,9 @@ const READ_OPS: ReadonlySet<string> = new Set(["list", "get", "find", "aggregate
  * A read is counted in the background where the host offers it (`Limiter.inBackground`): it is
  * refused at once when the caller was refused moments ago, and otherwise answered without waiting
  * for the limiter, whose refusal then refuses the caller's next calls. The limiter protects the
- * database and the other tenants: a read it would refuse is one the database already answered, so
- * the caller's overshoot is bounded by its reads in flight, never by its rate.
+ * database and the other tenants, and a read refused after the fact has cost them no more than one
+ * refused and dropped (the read ran while the limiter answered before): the caller's overshoot is
+ * bounded by its reads in flight, never by its rate.
  */
 async function limitedExecute(
   binding: ToolBinding,

@@ -98,7 +98,7 @@ function answer(binding: RateLimit, key: string, id: string, limiter: RateLimite
 }
 
 /** `answer` within {@link RATE_LIMIT_DEADLINE_MS}; "allowed" (logged) when it comes later. */
-async function answerInTime(answer: Promise<boolean>, limiter: RateLimiterName): Promise<boolean> {
+async function answerInTime(pending: Promise<boolean>, limiter: RateLimiterName): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<boolean>((resolve) => {
     timer = setTimeout(() => {
@@ -107,7 +107,7 @@ async function answerInTime(answer: Promise<boolean>, limiter: RateLimiterName):
     }, RATE_LIMIT_DEADLINE_MS);
   });
   try {
-    return await Promise.race([answer, late]);
+    return await Promise.race([pending, late]);
   } finally {
     clearTimeout(timer);
   }

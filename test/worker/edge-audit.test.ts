@@ -155,6 +155,7 @@ describe("edge audit", () => {
     const refused = await view("203.0.113.91");
     expect(refused.status).toBe(429);
     expect(refused.headers.get("content-type")).toContain("text/html");
+    expect(refused.headers.get("retry-after")).toBe("60");
     expect(await refused.text()).toContain("Too many sign-in requests");
     const elsewhere = await view("203.0.113.92");
     expect(elsewhere.status).not.toBe(429);

@@ -362,6 +362,7 @@ oauthRoutes.get(OAUTH_PATHS.authorize, async (c) => {
       await enforceRateLimit(c.env, `oauth-authorize:${ip}`, "sign-in pages", "AUTH_IP_RATE_LIMITER");
     } catch (err) {
       if (!(err instanceof RateLimitedError)) throw err;
+      c.header("retry-after", err.headers["retry-after"]);
       return refuse(
         c,
         429,
