@@ -56,7 +56,8 @@ interface VersionRow {
  * Deploy a new version (1, 2, …) of a function and make it active, in one transaction with the
  * `meta_rev` bump. The body is checked here: `DeployFunctionSchema`, the MCP annotation's input
  * schema (`checkAnnotation`), the URL against the outbound `policy` (400 `invalid_url`). Concurrent
- * deploys of the same name can collide on the version number; the loser retries.
+ * deploys of the same name queue on the function's row and number their versions after it; a
+ * collision on the version number is still retried, as a guard.
  */
 export async function deployFunction(
   db: Db,
@@ -69,7 +70,7 @@ export async function deployFunction(
   checkFunctionUrl(input.url, policy);
   for (let attempt = 1; ; attempt++) {
     try {
-      const [, inserted] = await db.batch([
+      const [, , inserted] = await db.batch([
         db
           .insert(functions)
           .values({ projectId, name: input.name, activeVersion: 1 })
@@ -79,6 +80,13 @@ export async function deployFunction(
               activeVersion: sql`(select coalesce(max(v.version), 0) + 1 from function_versions v where v.function_id = ${functions.id})`,
             },
           }),
+        // The upsert above holds the function's row lock, so this statement (a fresh snapshot) sees
+        // every version committed by the deploys that held it before: the upsert's own subquery ran
+        // on the snapshot from before its wait, and concurrent deploys then collided on one number.
+        db.execute(sql`
+          update functions f set active_version = (
+            select coalesce(max(v.version), 0) + 1 from function_versions v where v.function_id = f.id)
+          where f.project_id = ${projectId} and f.name = ${input.name}`),
         db.execute<VersionRow & Record<string, unknown>>(sql`
           insert into function_versions (function_id, version, url, mcp)
           select f.id, f.active_version, ${input.url}, ${mcp === null ? null : JSON.stringify(mcp)}::jsonb
