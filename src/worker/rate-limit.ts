@@ -14,6 +14,10 @@
  *   client registrations per client IP (a key of their own).
  * - `ADMIN_RATE_LIMITER` (1,200/min): the control plane per developer — admin REST requests,
  *   platform MCP tool calls, console requests ({@link enforceDeveloperRateLimit}).
+ *
+ * A binding that fails or answers late lets the request go on (fail open), except the two AUTH
+ * limiters ({@link FAIL_CLOSED}): they are what slows password guessing, so without an answer the
+ * attempt is refused with 503 `rate_limiter_unavailable`.
  */
 import { AppError } from "../errors.ts";
 import type { Limiter, RateLimitTier } from "../rate-limit.ts";
@@ -81,29 +85,61 @@ function rememberRefusal(id: string): void {
 export const RATE_LIMIT_DEADLINE_MS = 1_000;
 
 /**
- * The binding's answer for `key` (true: allowed). A refusal is remembered (REFUSAL_MEMORY_MS)
- * whenever it arrives; a binding that fails answers "allowed" (logged), so the next call asks again.
+ * The limiters that refuse when they cannot answer: sign-in, sign-up and OAuth attempts. Their
+ * budgets are what makes guessing passwords (and filling the OAuth client store) slow; letting
+ * attempts through unlimited while the binding is down would hand an attacker exactly that window.
+ * Refusing them costs little: existing sessions and tokens keep working, and a person retries.
  */
-function answer(binding: RateLimit, key: string, id: string, limiter: RateLimiterName): Promise<boolean> {
+export const FAIL_CLOSED: ReadonlySet<RateLimiterName> = new Set([
+  "AUTH_RATE_LIMITER",
+  "AUTH_IP_RATE_LIMITER",
+]);
+
+/** How long a client should wait after a limiter that could not answer (it is usually brief). */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** 503 `rate_limiter_unavailable`: a {@link FAIL_CLOSED} limiter did not answer. */
+export class RateLimiterUnavailableError extends AppError {
+  override readonly headers = { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) };
+
+  constructor(what: string) {
+    super(
+      503,
+      "rate_limiter_unavailable",
+      `the rate limit for ${what} cannot be checked right now; retry in ${UNAVAILABLE_RETRY_AFTER_SECONDS} s`,
+    );
+    this.name = "RateLimiterUnavailableError";
+  }
+}
+
+/** A binding's answer: allowed, refused, or none (it failed or did not answer in time). */
+type Answer = "allowed" | "refused" | "none";
+
+/**
+ * The binding's answer for `key`. A refusal is remembered (REFUSAL_MEMORY_MS) whenever it arrives;
+ * a binding that fails answers "none" (logged), so the next call asks again.
+ */
+function answer(binding: RateLimit, key: string, id: string, limiter: RateLimiterName): Promise<Answer> {
   return binding.limit({ key }).then(
-    ({ success }) => {
-      if (!success) rememberRefusal(id);
-      return success;
+    ({ success }): Answer => {
+      if (success) return "allowed";
+      rememberRefusal(id);
+      return "refused";
     },
-    (err) => {
-      console.error(`rate limiter ${limiter} failed; the request was allowed`, err);
-      return true;
+    (err): Answer => {
+      console.error(`rate limiter ${limiter} failed`, err);
+      return "none";
     },
   );
 }
 
-/** `answer` within {@link RATE_LIMIT_DEADLINE_MS}; "allowed" (logged) when it comes later. */
-async function answerInTime(pending: Promise<boolean>, limiter: RateLimiterName): Promise<boolean> {
+/** `answer` within {@link RATE_LIMIT_DEADLINE_MS}; "none" (logged) when it comes later. */
+async function answerInTime(pending: Promise<Answer>, limiter: RateLimiterName): Promise<Answer> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<boolean>((resolve) => {
+  const late = new Promise<Answer>((resolve) => {
     timer = setTimeout(() => {
-      console.error(`rate limiter ${limiter} did not answer within ${RATE_LIMIT_DEADLINE_MS} ms; allowed`);
-      resolve(true);
+      console.error(`rate limiter ${limiter} did not answer within ${RATE_LIMIT_DEADLINE_MS} ms`);
+      resolve("none");
     }, RATE_LIMIT_DEADLINE_MS);
   });
   try {
@@ -113,7 +149,10 @@ async function answerInTime(pending: Promise<boolean>, limiter: RateLimiterName)
   }
 }
 
-/** Count one request against `key` on `limiter`; throw 429 naming `what` when the limit is reached. */
+/**
+ * Count one request against `key` on `limiter`; throw 429 naming `what` when the limit is reached.
+ * Without an answer the request goes on, unless `limiter` is {@link FAIL_CLOSED} (503).
+ */
 export async function enforceRateLimit(
   env: Partial<Pick<Env, RateLimiterName>>,
   key: string,
@@ -124,7 +163,9 @@ export async function enforceRateLimit(
   if (!binding) return;
   const id = `${limiter}|${key}`;
   if (refusedRecently(id)) throw new RateLimitedError(what);
-  if (!(await answerInTime(answer(binding, key, id, limiter), limiter))) throw new RateLimitedError(what);
+  const result = await answerInTime(answer(binding, key, id, limiter), limiter);
+  if (result === "refused") throw new RateLimitedError(what);
+  if (result === "none" && FAIL_CLOSED.has(limiter)) throw new RateLimiterUnavailableError(what);
 }
 
 /**

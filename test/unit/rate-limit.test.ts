@@ -5,8 +5,10 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
+  enforceRateLimit,
   RATE_LIMIT_DEADLINE_MS,
   RateLimitedError,
+  RateLimiterUnavailableError,
   REFUSAL_MEMORY_MS,
   rateLimiter,
 } from "../../src/worker/rate-limit.ts";
@@ -109,5 +111,25 @@ describe("rate-limit port", () => {
     refuse();
     await vi.advanceTimersByTimeAsync(0);
     await expect(limit("s", "slow caller")).rejects.toBeInstanceOf(RateLimitedError);
+  });
+
+  it("the auth limiters fail closed: a failing or late binding refuses the attempt with 503", async () => {
+    vi.useFakeTimers();
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    const failing = { limit: async () => Promise.reject(new Error("limiter down")) };
+    const silent = { limit: () => new Promise<{ success: boolean }>(() => {}) };
+    for (const name of ["AUTH_RATE_LIMITER", "AUTH_IP_RATE_LIMITER"] as const) {
+      const refused = enforceRateLimit({ [name]: failing }, "signin:p:e", "sign-ins", name);
+      await expect(refused).rejects.toBeInstanceOf(RateLimiterUnavailableError);
+      await expect(refused).rejects.toMatchObject({ status: 503, code: "rate_limiter_unavailable" });
+      const late = enforceRateLimit({ [name]: silent }, "signin:p:e", "sign-ins", name);
+      const settled = expect(late).rejects.toBeInstanceOf(RateLimiterUnavailableError);
+      await vi.advanceTimersByTimeAsync(RATE_LIMIT_DEADLINE_MS);
+      await settled;
+    }
+    // The same failures on a caller limiter let the request go on.
+    await enforceRateLimit({ RATE_LIMITER: failing }, "k", "k", "RATE_LIMITER");
+    await enforceRateLimit({ ADMIN_RATE_LIMITER: failing }, "k", "k", "ADMIN_RATE_LIMITER");
+    error.mockRestore();
   });
 });

@@ -56,7 +56,7 @@ import {
 } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
-import { clientIp, enforceRateLimit, RateLimitedError } from "../rate-limit.ts";
+import { clientIp, enforceRateLimit, RateLimitedError, RateLimiterUnavailableError } from "../rate-limit.ts";
 import { formBody } from "../request.ts";
 import { requireEndUser, requireProjectAdmin } from "../require.ts";
 import { checkSigninPassword } from "./auth.ts";
@@ -251,6 +251,34 @@ const page = (c: Ctx, body: ReturnType<typeof errorPage>, status = 200) =>
 const refuse = (c: Ctx, status: number, title: string, message: string) =>
   page(c, errorPage(title, message), status);
 
+/**
+ * Count a browser request against its address's `AUTH_IP_RATE_LIMITER` budget under `prefix`;
+ * over it (429) or with the limiter unable to answer (503, it fails closed), the page saying so,
+ * with `Retry-After`. Null: go on. Without a client IP (tests, other hosts) nothing is counted.
+ */
+async function pageRateLimit(
+  c: Ctx,
+  prefix: string,
+  what: string,
+  title: string,
+  message?: string,
+): Promise<Response | null> {
+  const ip = clientIp(c.req.raw.headers);
+  if (!ip) return null;
+  try {
+    await enforceRateLimit(c.env, `${prefix}:${ip}`, what, "AUTH_IP_RATE_LIMITER");
+    return null;
+  } catch (err) {
+    if (err instanceof RateLimiterUnavailableError) {
+      c.header("retry-after", err.headers["retry-after"]);
+      return refuse(c, 503, "Sign-in is briefly unavailable", err.message);
+    }
+    if (!(err instanceof RateLimitedError)) throw err;
+    c.header("retry-after", err.headers["retry-after"]);
+    return refuse(c, 429, title, message ?? err.message);
+  }
+}
+
 /** What the page may offer for a target: the app, and which sign-in kinds its auth mode allows. */
 interface SigninTarget {
   selector: ProjectSelector | null;
@@ -356,21 +384,14 @@ async function parseRequest(
 oauthRoutes.get(OAUTH_PATHS.authorize, async (c) => {
   // Open to anyone and each view costs a KV write, a query and maybe a client-metadata fetch: each
   // address gets AUTH_IP_RATE_LIMITER's budget of views (under its own key), before any of them.
-  const ip = clientIp(c.req.raw.headers);
-  if (ip) {
-    try {
-      await enforceRateLimit(c.env, `oauth-authorize:${ip}`, "sign-in pages", "AUTH_IP_RATE_LIMITER");
-    } catch (err) {
-      if (!(err instanceof RateLimitedError)) throw err;
-      c.header("retry-after", err.headers["retry-after"]);
-      return refuse(
-        c,
-        429,
-        "Too many sign-in requests",
-        "Too many sign-in pages were opened from this address. Wait a minute, then try again.",
-      );
-    }
-  }
+  const limited = await pageRateLimit(
+    c,
+    "oauth-authorize",
+    "sign-in pages",
+    "Too many sign-in requests",
+    "Too many sign-in pages were opened from this address. Wait a minute, then try again.",
+  );
+  if (limited) return limited;
   const parsed = await parseRequest(c, c.req.raw);
   if (parsed instanceof Response) return parsed;
   const target = await signinTarget(c, parsed.target);
@@ -416,16 +437,8 @@ const EXPIRED =
 
 oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
   // Sign-in attempts count against the caller's IP before anything else runs, as on /v1/auth/*.
-  const ip = clientIp(c.req.raw.headers);
-  if (ip) {
-    try {
-      await enforceRateLimit(c.env, `auth:${ip}`, "auth attempts from this address", "AUTH_IP_RATE_LIMITER");
-    } catch (err) {
-      if (err instanceof AppError && err.status === 429)
-        return refuse(c, 429, "Too many attempts", err.message);
-      throw err;
-    }
-  }
+  const limited = await pageRateLimit(c, "auth", "auth attempts from this address", "Too many attempts");
+  if (limited) return limited;
   const form = v.safeParse(FormSchema, await formBody(c));
   if (!form.success)
     return refuse(c, 400, "Incomplete form", "The sign-in form was incomplete. Go back and try again.");

@@ -4,8 +4,13 @@
  * `Retry-After`; end-user auth attempts per client IP (`cf-connecting-ip`); developer sign-ups per IP,
  * over REST and the platform MCP (official SDK client) against one shared budget.
  */
+
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { createApp } from "../../../src/worker/app.ts";
+import type { Env } from "../../../src/worker/env.ts";
 import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
 import {
   api,
@@ -149,5 +154,57 @@ describe("developer sign-ups over the platform MCP", () => {
       body: { error: RATE_LIMITED },
     });
     await client.close();
+  });
+});
+
+describe("auth limiters that cannot answer", () => {
+  it("refuse the attempt (503, Retry-After) instead of letting guesses through; caller limits still fail open", async () => {
+    const dev = await signupDeveloper();
+    const user = await signupUser(dev.projectId, dev.clientKey);
+    const broken = { limit: async () => Promise.reject(new Error("limiter down")) };
+    const brokenEnv: Env = {
+      ...(env as unknown as Env),
+      AUTH_RATE_LIMITER: broken,
+      AUTH_IP_RATE_LIMITER: broken,
+      RATE_LIMITER: broken,
+    };
+    const app = createApp();
+    const call = async (path: string, init: RequestInit) => {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(new Request(new URL(path, "https://mcp.amba.dev"), init), brokenEnv, ctx);
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const signin = await call("/v1/auth/signin", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-api-key": dev.clientKey,
+          "cf-connecting-ip": freshIp(),
+        },
+        body: JSON.stringify({ email: user.email, password: user.password }),
+      });
+      expect(signin.status).toBe(503);
+      expect(signin.headers.get("retry-after")).toBe("5");
+      expect(await signin.json()).toMatchObject({ error: { code: "rate_limiter_unavailable" } });
+
+      const page = await call("/authorize?response_type=code", {
+        headers: { "cf-connecting-ip": freshIp() },
+      });
+      expect(page.status).toBe(503);
+      expect(page.headers.get("content-type")).toContain("text/html");
+      expect(page.headers.get("retry-after")).toBe("5");
+      expect(await page.text()).toContain("Sign-in is briefly unavailable");
+
+      // The data plane's caller limit fails open: the developer's read goes through.
+      const rows = await call(`/v1/projects/${dev.projectId}/collections/nothing_here/rows`, {
+        headers: { authorization: `Bearer ${dev.token}` },
+      });
+      expect(rows.status).toBe(404);
+    } finally {
+      logged.mockRestore();
+    }
   });
 });
