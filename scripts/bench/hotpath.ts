@@ -87,7 +87,10 @@ const CASES: [string, () => Promise<unknown>][] = [
 ];
 
 const latencies = new Map<string, number[]>(CASES.map(([name]) => [name, []]));
+/** Each round's p50 per case: ratios within a round pair the paths under the same machine state. */
+const roundP50s = new Map<string, number[]>(CASES.map(([name]) => [name, []]));
 const throughput = new Map<string, number[]>(CASES.map(([name]) => [name, []]));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const shuffle = seededShuffler(11);
 const order = [...CASES];
 for (let round = 0; round <= ROUNDS; round++) {
@@ -109,13 +112,13 @@ for (let round = 0; round <= ROUNDS; round++) {
     const perSecond = PARALLEL / ((performance.now() - start) / 1000);
     if (round === 0) continue; // warm-up
     latencies.get(name)?.push(...serial);
+    roundP50s.get(name)?.push(median(serial));
     throughput.get(name)?.push(perSecond);
   }
   process.stdout.write(round === 0 ? "warm-up round done\n" : `round ${round}/${ROUNDS} done\n`);
 }
 load.push(loadavg());
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const p50 = new Map(CASES.map(([name]) => [name, median(latencies.get(name) ?? [])]));
 const rps = new Map(CASES.map(([name]) => [name, median(throughput.get(name) ?? [])]));
 const [a, , c] = CASES.map(([name]) => name) as [string, string, string];
@@ -133,6 +136,25 @@ for (const [name] of CASES) {
   const r = rps.get(name) as number;
   console.log(
     `| ${name} | ${ms.toFixed(2)} | ${x(ms / (p50.get(c) as number))} | ${x(ms / (p50.get(a) as number))} | ${r.toFixed(0)} | ${x(r / (rps.get(c) as number))} | ${x(r / (rps.get(a) as number))} |`,
+  );
+}
+
+// The same ratios paired per round (each round's p50 of a path over the baseline's in that round):
+// the spread says how much of a single run's ratio is the machine.
+const perRound = (name: string, base: string, by: Map<string, number[]>) => {
+  const ours = by.get(name) ?? [];
+  const theirs = by.get(base) ?? [];
+  return ours.map((v, i) => v / (theirs[i] as number));
+};
+console.log(
+  "\n| path | per-round p50 × (c): median | min | max | per-round req/s × (c): median | min | max |",
+);
+console.log("|---|---|---|---|---|---|---|");
+for (const [name] of CASES.slice(3)) {
+  const lat = perRound(name, c, roundP50s);
+  const thr = perRound(name, c, throughput);
+  console.log(
+    `| ${name} | ${x(median(lat))} | ${x(Math.min(...lat))} | ${x(Math.max(...lat))} | ${x(median(thr))} | ${x(Math.min(...thr))} | ${x(Math.max(...thr))} |`,
   );
 }
 
