@@ -29,7 +29,8 @@ const ERRORS: Record<string, string> = {
   "409": "Conflict (`conflict`)",
   "413": "Body too large (`payload_too_large`)",
   "429": "Rate limited (`rate_limited`)",
-  "503": "The database did not answer in time (`database_timeout`), or a sign-in rate limit could not be checked (`rate_limiter_unavailable`); retry after `Retry-After`",
+  "503":
+    "The database did not answer in time (`database_timeout`), or a sign-in rate limit could not be checked (`rate_limiter_unavailable`); retry after `Retry-After`",
 };
 
 const errorResponse = (description: string) => ({

@@ -248,7 +248,9 @@ function sessionCredential(c: Context): ParsedCredential {
 }
 
 /** Developer scope: `Authorization: Bearer <developer token>` → the developer (401 otherwise). */
-export async function authenticateDeveloper(c: Context<AppEnv>): Promise<{ developerId: string }> {
+export async function authenticateDeveloper<E extends AppEnv>(
+  c: Context<E>,
+): Promise<{ developerId: string }> {
   const cred = developerCredential(c);
   const row = await resolve(c.var.db, { developer: cred }, { none: true });
   return { developerId: await checkDeveloper(cred, row) };
@@ -259,7 +261,10 @@ export async function authenticateDeveloper(c: Context<AppEnv>): Promise<{ devel
  * developer scope (the developer must own the project, else 404); otherwise `X-Api-Key` + a session
  * Bearer select end-user scope (key and session must belong to the project, else 401).
  */
-export async function authenticateProject(c: Context<AppEnv>, ref: ProjectSelector): Promise<ProjectAccess> {
+export async function authenticateProject<E extends AppEnv>(
+  c: Context<E>,
+  ref: ProjectSelector,
+): Promise<ProjectAccess> {
   const bearer = bearerToken(c);
   const developerMode = bearer?.startsWith(CREDENTIAL_PREFIX.developer) || apiKeyHeader(c) === undefined;
   if (developerMode && bearer?.startsWith(CREDENTIAL_PREFIX.session)) {
@@ -294,8 +299,8 @@ export async function authenticateProject(c: Context<AppEnv>, ref: ProjectSelect
  * Admin routes: developer Bearer only, and the developer must own the project (else 404). One round
  * trip; returns the project and its app-MCP config.
  */
-export async function authenticateProjectAdmin(
-  c: Context<AppEnv>,
+export async function authenticateProjectAdmin<E extends AppEnv>(
+  c: Context<E>,
   projectId: string,
 ): Promise<{ developerId: string; project: ProjectRef; config: AppMcpSettings }> {
   const cred = developerCredential(c);
@@ -330,8 +335,8 @@ function signinCandidate(row: ResolvedRow): SigninCandidate | null {
  * `X-Api-Key` alone (end-user sign-up / sign-in): the key's project. With `signinEmail`, the same
  * round trip also returns that project's user with this email (or null) for the password check.
  */
-export async function authenticateClientKey(
-  c: Context<AppEnv>,
+export async function authenticateClientKey<E extends AppEnv>(
+  c: Context<E>,
   options: { signinEmail?: string } = {},
 ): Promise<{ clientKeyId: string; project: ProjectRef; signinUser: SigninCandidate | null }> {
   const cred = clientKeyCredential(c);
@@ -347,7 +352,9 @@ export async function authenticateClientKey(
 }
 
 /** `X-Api-Key` + session Bearer without a project in the path (`/v1/auth/me`, sign-out). */
-export async function authenticateEndUser(c: Context<AppEnv>): Promise<{
+export async function authenticateEndUser<E extends AppEnv>(
+  c: Context<E>,
+): Promise<{
   clientKeyId: string;
   sessionId: string;
   project: ProjectRef;

@@ -1,5 +1,10 @@
 /**
- * The Hono environment shared by every sub-app: bindings plus per-request variables.
+ * The Hono environment shared by every sub-app: bindings plus the variable every request has. What
+ * a route knows of its caller comes from the `require*()` middleware it declares
+ * (src/worker/require.ts), typed {@link Authenticated}: Hono types a handler's `c.var` by the
+ * middleware on its route, so reading a variable no middleware of the route sets does not compile.
+ * Helpers that take a context are generic over `E extends AppEnv` (Hono's `Context` is invariant
+ * in its environment).
  */
 import type { AppMcpSettings } from "../app-mcp/admin.ts";
 import type { Principal, ProjectRef } from "./auth.ts";
@@ -11,19 +16,26 @@ export interface AppEnv {
   Variables: {
     /** drizzle over the Neon driver, set by the `database` middleware. */
     db: Db;
-    // The authenticated caller, set by the `require*()` middleware a route declares
-    // (src/worker/require.ts); a handler reads only what its route's middleware sets.
-    /** The developer (developer token): `requireDeveloper()`, `requireProjectAdmin()`. */
-    developerId: string;
-    /** The addressed project: `requireProjectAdmin()`, `requireClientKey()`, `requireEndUser()`. */
-    project: ProjectRef;
-    /** The project's app-MCP config, from the same statement: `requireProjectAdmin()`, `requireProjectCaller()`. */
-    appConfig: AppMcpSettings;
-    /** Developer or end user, for the project in the path: `requireProjectCaller()`. */
-    principal: Principal;
-    /** The signed-in end user (client key + session): `requireEndUser()`. */
-    endUser: { id: string; email: string };
-    /** That end user's session row id: `requireEndUser()`. */
-    sessionId: string;
   };
 }
+
+/** What the `require*()` middleware put into the context, by name. */
+export interface CallerVariables {
+  /** The developer (developer token): `requireDeveloper()`, `requireProjectAdmin()`. */
+  developerId: string;
+  /** The addressed project: `requireProjectAdmin()`, `requireClientKey()`, `requireEndUser()`. */
+  project: ProjectRef;
+  /** The project's app-MCP config, from the same statement: `requireProjectAdmin()`, `requireProjectCaller()`. */
+  appConfig: AppMcpSettings;
+  /** Developer or end user, for the project in the path: `requireProjectCaller()`. */
+  principal: Principal;
+  /** The signed-in end user (client key + session): `requireEndUser()`. */
+  endUser: { id: string; email: string };
+  /** That end user's session row id: `requireEndUser()`. */
+  sessionId: string;
+}
+
+/** The environment of a route whose middleware set the variables `K`. */
+export type Authenticated<K extends keyof CallerVariables> = AppEnv & {
+  Variables: Pick<CallerVariables, K>;
+};

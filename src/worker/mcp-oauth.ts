@@ -25,7 +25,7 @@ type Ctx = Context<AppEnv>;
 /** Issuers by `PUBLIC_BASE_URL` (one per deployment): every app MCP request asks, and it parses a URL. */
 const issuers = new Map<string, string>();
 
-export function issuer(c: Ctx): string {
+export function issuer<E extends AppEnv>(c: Context<E>): string {
   const base = c.env.PUBLIC_BASE_URL;
   // Without a base the issuer is the request's own origin.
   if (!base?.trim()) return issuerOf(base, c.req.url);

@@ -11,5 +11,5 @@ import type { AppEnv } from "./hono.ts";
 export const isolateMeter = new UsageMeter();
 
 /** The metering port of one request. */
-export const requestMeter = (c: Context<AppEnv>): Meter =>
+export const requestMeter = <E extends AppEnv>(c: Context<E>): Meter =>
   isolateMeter.port(c.var.db, (promise) => c.executionCtx.waitUntil(promise));

@@ -1,7 +1,8 @@
 /**
  * Routes declare their auth: `routes.get(path, requireProjectAdmin(), async (c) => …)`. Each factory
  * authenticates once (through src/worker/auth.ts, one SQL statement) and puts the typed principal
- * into the context (`c.var.developerId`, `c.var.project`, … — declared in `AppEnv`, src/worker/hono.ts).
+ * into the context (`c.var.developerId`, `c.var.project`, …); each factory's type says which
+ * (`Authenticated<…>`, src/worker/hono.ts), so only a route that declares it can read them.
  * A failure throws the same 401/404 `AppError` the handler used to throw, before the handler (and
  * so before its body is read). The MCP endpoints authenticate by hand: they add OAuth Bearers and
  * answer a 401 with a `WWW-Authenticate` challenge (routes/app-mcp.ts, routes/platform-mcp.ts).
@@ -15,11 +16,11 @@ import {
   authenticateProjectAdmin,
 } from "./auth.ts";
 import { cachedCredential, credentialKey } from "./credential-cache.ts";
-import type { AppEnv } from "./hono.ts";
+import type { Authenticated } from "./hono.ts";
 import { enforceDeveloperRateLimit } from "./rate-limit.ts";
 
 /** Developer Bearer → `c.var.developerId` (401 otherwise), counted against the developer's rate limit. */
-export const requireDeveloper = (): MiddlewareHandler<AppEnv> =>
+export const requireDeveloper = (): MiddlewareHandler<Authenticated<"developerId">> =>
   async function requireDeveloper(c, next) {
     const { developerId } = await authenticateDeveloper(c);
     await enforceDeveloperRateLimit(c.env, developerId);
@@ -32,7 +33,9 @@ export const requireDeveloper = (): MiddlewareHandler<AppEnv> =>
  * otherwise, as for an unknown project) → `c.var.developerId`, `c.var.project`, `c.var.appConfig`;
  * counted against the developer's rate limit.
  */
-export const requireProjectAdmin = (): MiddlewareHandler<AppEnv> =>
+export const requireProjectAdmin = (): MiddlewareHandler<
+  Authenticated<"developerId" | "project" | "appConfig">
+> =>
   async function requireProjectAdmin(c, next) {
     const { developerId, project, config } = await authenticateProjectAdmin(c, c.req.param("id") ?? "");
     await enforceDeveloperRateLimit(c.env, developerId);
@@ -47,7 +50,9 @@ export const requireProjectAdmin = (): MiddlewareHandler<AppEnv> =>
  * `c.var.principal`, `c.var.appConfig`. With `cached`, a resolution is reused from the isolate's
  * credential cache (src/worker/credential-cache.ts) — the REST data routes, on the hot path.
  */
-export const requireProjectCaller = (options: { cached?: boolean } = {}): MiddlewareHandler<AppEnv> =>
+export const requireProjectCaller = (
+  options: { cached?: boolean } = {},
+): MiddlewareHandler<Authenticated<"principal" | "appConfig">> =>
   async function requireProjectCaller(c, next) {
     const projectId = c.req.param("id") ?? "";
     const load = () => authenticateProject(c, { projectId });
@@ -63,14 +68,14 @@ export const requireProjectCaller = (options: { cached?: boolean } = {}): Middle
   };
 
 /** `X-Api-Key` alone (end-user sign-up) → `c.var.project`, the key's project. */
-export const requireClientKey = (): MiddlewareHandler<AppEnv> =>
+export const requireClientKey = (): MiddlewareHandler<Authenticated<"project">> =>
   async function requireClientKey(c, next) {
     c.set("project", (await authenticateClientKey(c)).project);
     await next();
   };
 
 /** `X-Api-Key` + session Bearer, no project in the path → `c.var.endUser`, `c.var.project`, `c.var.sessionId`. */
-export const requireEndUser = (): MiddlewareHandler<AppEnv> =>
+export const requireEndUser = (): MiddlewareHandler<Authenticated<"endUser" | "project" | "sessionId">> =>
   async function requireEndUser(c, next) {
     const { user, project, sessionId } = await authenticateEndUser(c);
     c.set("endUser", user);

@@ -18,7 +18,7 @@ import { requireProjectAdmin } from "../require.ts";
 
 export const collectionRoutes = new Hono<AppEnv>();
 
-const body = (c: Context<AppEnv>): Promise<unknown> => jsonBody(c, v.unknown());
+const body = <E extends AppEnv>(c: Context<E>): Promise<unknown> => jsonBody(c, v.unknown());
 
 collectionRoutes.post("/v1/admin/projects/:id/collections", requireProjectAdmin(), async (c) => {
   const { project } = c.var;

@@ -9,7 +9,7 @@ import * as v from "valibot";
 import { invalidInput, notFound } from "../../errors.ts";
 import { appCallerKey } from "../../rate-limit.ts";
 import { actorOf, isUuid } from "../auth.ts";
-import type { AppEnv } from "../hono.ts";
+import type { AppEnv, Authenticated } from "../hono.ts";
 import { rateLimiter, TIER_LIMITERS } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 import { requireProjectCaller } from "../require.ts";
@@ -32,7 +32,7 @@ const caller = requireProjectCaller({ cached: true });
  * limiter's answer, a read is counted in the background (refused at once only when the caller was
  * refused moments ago; `limitedExecute` in src/app-mcp/handlers.ts argues why).
  */
-async function resolve(c: Context<AppEnv>, access: "read" | "write") {
+async function resolve(c: Context<Authenticated<"principal" | "appConfig">>, access: "read" | "write") {
   const { principal, appConfig: config } = c.var;
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const limit = rateLimiter(c.env, TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER", waitUntil);
@@ -47,10 +47,10 @@ async function resolve(c: Context<AppEnv>, access: "read" | "write") {
 }
 
 const ANY = v.unknown();
-const body = (c: Context<AppEnv>): Promise<unknown> => jsonBody(c, ANY);
+const body = <E extends AppEnv>(c: Context<E>): Promise<unknown> => jsonBody(c, ANY);
 
 /** The `:rowId` path segment; a value that cannot be a row id names no row (404, as an absent one). */
-function rowId(c: Context<AppEnv>): string {
+function rowId<E extends AppEnv>(c: Context<E>): string {
   const id = c.req.param("rowId") as string;
   if (!isUuid(id)) throw notFound(`row "${id}" not found`);
   return id;

@@ -69,7 +69,7 @@ const TX_TTL_S = 600;
 const txKey = (tx: string) => `amba-oauth:tx:${tx}`;
 
 /** The OAuth helpers (grants, clients) of this deployment's authorization server. */
-export function oauthHelpers(c: Ctx): OAuthHelpers {
+export function oauthHelpers<E extends AppEnv>(c: Context<E>): OAuthHelpers {
   const iss = issuer(c);
   return authorizationServer(iss, [platformResource(iss)]).getOAuthApi(c.env);
 }
@@ -91,7 +91,11 @@ export async function authenticatePlatformMcpOAuth(
 // ── Grants ──────────────────────────────────────────────────────────────────────────────────────
 
 /** Revoke a project's grant, or 404. */
-export async function revokeProjectGrantOr404(c: Ctx, projectId: string, grantId: string) {
+export async function revokeProjectGrantOr404<E extends AppEnv>(
+  c: Context<E>,
+  projectId: string,
+  grantId: string,
+) {
   if (!(await revokeProjectGrant(c.env, oauthHelpers(c), projectId, grantId)))
     throw notFound("grant not found");
   return { id: grantId, revoked: true };
