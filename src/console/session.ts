@@ -7,16 +7,12 @@
  * refused outright.
  */
 
+import { base64url, constantTimeEqual } from "../accounts/crypto.ts";
+
 /** Name of the session cookie. */
 export const SESSION_COOKIE = "amba_console";
 /** Session cookie lifetime: 8 hours. */
 export const SESSION_MAX_AGE_SECONDS = 8 * 60 * 60;
-
-const base64url = (bytes: ArrayBuffer) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes)))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
 
 /** The CSRF token of a session (deterministic per developer token). */
 export async function csrfToken(sessionToken: string): Promise<string> {
@@ -24,17 +20,13 @@ export async function csrfToken(sessionToken: string): Promise<string> {
     "SHA-256",
     new TextEncoder().encode(`amba-console-csrf:${sessionToken}`),
   );
-  return base64url(digest);
+  return base64url(new Uint8Array(digest));
 }
 
 /** True when `given` is the CSRF token of `sessionToken` (compared without early exit). */
 export async function csrfMatches(sessionToken: string, given: unknown): Promise<boolean> {
   if (typeof given !== "string") return false;
-  const expected = await csrfToken(sessionToken);
-  if (given.length !== expected.length) return false;
-  let diff = 0;
-  for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ given.charCodeAt(i);
-  return diff === 0;
+  return constantTimeEqual(given, await csrfToken(sessionToken));
 }
 
 /** True when a POST's `Origin` (if any) is the console's own origin. */
@@ -50,7 +42,7 @@ export function secureCookie(requestUrl: string): boolean {
 
 /** A per-response nonce for the inline script (Content-Security-Policy). */
 export function scriptNonce(): string {
-  return base64url(crypto.getRandomValues(new Uint8Array(16)).buffer);
+  return base64url(crypto.getRandomValues(new Uint8Array(16)));
 }
 
 /** Headers of every console page: no caching, no framing, scripts only with the nonce. */

@@ -20,7 +20,7 @@ import {
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
-import { randomSecret } from "../../accounts/crypto.ts";
+import { constantTimeEqual, randomSecret } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
 import {
@@ -448,7 +448,8 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
     return refuse(c, 400, "Incomplete form", "The sign-in form was incomplete. Go back and try again.");
   const input = form.output;
   // CSRF: the transaction must be the one this browser was given (cookie) and still unused (KV).
-  if (getCookie(c, TX_COOKIE) !== input.tx) return refuse(c, 403, "Form expired", EXPIRED);
+  if (!constantTimeEqual(getCookie(c, TX_COOKIE) ?? "", input.tx))
+    return refuse(c, 403, "Form expired", EXPIRED);
   const stored = await c.env.OAUTH_KV.get<{ query: string }>(txKey(input.tx), { type: "json" });
   if (!stored) return refuse(c, 403, "Form expired", EXPIRED);
   const parsed = await parseRequest(c, new Request(`${issuer(c)}${OAUTH_PATHS.authorize}${stored.query}`));
