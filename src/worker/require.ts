@@ -16,6 +16,7 @@ import {
 } from "./auth.ts";
 import { cachedCredential, credentialKey } from "./credential-cache.ts";
 import type { AppEnv } from "./hono.ts";
+import { noteActiveUser } from "./metering.ts";
 import { enforceDeveloperRateLimit } from "./rate-limit.ts";
 
 /** Developer Bearer → `c.var.developerId` (401 otherwise), counted against the developer's rate limit. */
@@ -59,6 +60,7 @@ export const requireProjectCaller = (options: { cached?: boolean } = {}): Middle
       : await load();
     c.set("principal", principal);
     c.set("appConfig", config);
+    if (principal.scope === "end_user") noteActiveUser(c, principal.project.id, principal.user.id);
     await next();
   };
 
@@ -73,6 +75,7 @@ export const requireClientKey = (): MiddlewareHandler<AppEnv> =>
 export const requireEndUser = (): MiddlewareHandler<AppEnv> =>
   async function requireEndUser(c, next) {
     const { user, project, sessionId } = await authenticateEndUser(c);
+    noteActiveUser(c, project.id, user.id);
     c.set("endUser", user);
     c.set("project", project);
     c.set("sessionId", sessionId);

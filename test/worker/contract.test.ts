@@ -341,6 +341,19 @@ describe("public contract", () => {
     expect(names).toContain("recipes_list");
   });
 
+  it("reports MAU and storage next to agent tool calls (seed 004: metering)", async () => {
+    // Alice and Bob signed up and called the app this month; the developer is no end user.
+    await vi.waitFor(async () => {
+      const { usage } = (await apiJson(admin("/billing"), { token })).body;
+      expect(usage.mau).toBe(2);
+    });
+    const { usage } = (await apiJson(admin("/billing"), { token })).body;
+    expect(usage.storage_bytes).toBeGreaterThan(0);
+    const past = await apiJson(admin("/billing?period=2001-01"), { token });
+    expect(past.body.usage.mau).toBe(0);
+    expect(past.body.usage.storage_bytes).toBeUndefined();
+  });
+
   it("lists the platform tools the seed names", async () => {
     const client = await connectClient("http://local/mcp", IP);
     const names = (await client.listTools()).tools.map((t) => t.name);
