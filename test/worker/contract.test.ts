@@ -370,6 +370,28 @@ describe("public contract", () => {
     }
   });
 
+  it("answers a JSON-RPC batch of 101 on the platform MCP with one -32600 and runs nothing", async () => {
+    const projects = async () => (await apiJson("/v1/admin/projects", { token })).body.projects.length;
+    const before = await projects();
+    const create = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "amba_projects_create", arguments: { name: `batch ${id}` } },
+    });
+    const batch = (n: number) =>
+      apiJson("/mcp", {
+        headers: { ...dev(), accept: "application/json, text/event-stream" },
+        json: Array.from({ length: n }, (_, i) => create(i)),
+      });
+    const refused = await batch(101);
+    expect(refused.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
+    expect(await projects()).toBe(before);
+    const one = await batch(1);
+    expect(one.body).toHaveLength(1);
+    expect(await projects()).toBe(before + 1);
+  });
+
   it("serves /console, /docs and /openapi.json, and renders unknown routes as JSON errors", async () => {
     const console = await api("/console");
     expect(console.status).toBe(200);
