@@ -218,6 +218,29 @@ export const usageCounters = pgTable(
   (t) => [primaryKey({ columns: [t.projectId, t.period, t.metric, t.day, t.shard] })],
 );
 
+/**
+ * Monthly active end users: one row per project, billing period (`YYYY-MM`) and end user who signed
+ * up, signed in or called the app (REST data routes, function invoke, app MCP) in that period. The
+ * billing view counts them as `mau`; written with the usage flush (src/usage/metering.ts).
+ */
+export const usageActiveUsers = pgTable(
+  "usage_active_users",
+  {
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    period: text("period").notNull(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => appUsers.id, { onDelete: "cascade" }),
+  },
+  // user_id indexed: deleting a project cascades through its users, each delete looks up its rows.
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.period, t.userId] }),
+    index("usage_active_users_user_idx").on(t.userId),
+  ],
+);
+
 export type Developer = typeof developers.$inferSelect;
 export type Project = typeof projects.$inferSelect;
 export type ClientKey = typeof clientKeys.$inferSelect;

@@ -278,7 +278,11 @@ export const OPERATIONS: readonly OperationSpec[] = [
     summary: "Usage of a billing period",
     access: "developer",
     query: [period],
-    response: { status: 200, schema: "Billing", description: "Usage, including agent_tool_calls" },
+    response: {
+      status: 200,
+      schema: "Billing",
+      description: "Usage: agent_tool_calls, function_invocations, mau; storage_bytes for the current period",
+    },
   },
   {
     method: "get",

@@ -275,7 +275,7 @@ export const PLATFORM_TOOLS = {
   amba_billing_status: spec({
     title: "Billing status",
     description:
-      'A project\'s usage for a billing period (UTC month): {"period": "YYYY-MM", "usage": {"agent_tool_calls", "function_invocations", …}} (same as GET /v1/admin/projects/:id/billing). agent_tool_calls counts successful app MCP tool calls.',
+      'A project\'s usage for a billing period (UTC month): {"period": "YYYY-MM", "usage": {"agent_tool_calls", "function_invocations", "mau", "storage_bytes", …}} (same as GET /v1/admin/projects/:id/billing). agent_tool_calls counts successful app MCP tool calls; mau the end users active in the period; storage_bytes (current period only) the size of the collection tables now.',
     auth: "project",
     params: {
       ...PROJECT,

@@ -5,7 +5,8 @@
  */
 import { and, between, eq, sql } from "drizzle-orm";
 import * as v from "valibot";
-import { usageCounters } from "../../schema/index.ts";
+import { usageActiveUsers, usageCounters } from "../../schema/index.ts";
+import { projectSchemaName } from "../data/sql.ts";
 import type { Db } from "../db.ts";
 import { invalidInput } from "../errors.ts";
 import { parseInput } from "../validate.ts";
@@ -15,19 +16,42 @@ import { billingPeriod, DAY_MS, daysBetween, USAGE_METRICS, usageDay } from "./m
 const zeroUsage = (): Record<string, number> =>
   Object.fromEntries(USAGE_METRICS.map((metric) => [metric, 0]));
 
-/** A project's usage for one period: every known metric (0 by default) plus any other recorded. */
+/** The bytes of the project's collection tables (rows, TOAST and indexes) in its own schema. */
+const storageBytes = (projectId: string) =>
+  sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${projectSchemaName(projectId)} and c.relkind = 'r'`;
+
+/**
+ * A project's usage for one period: every known metric (0 by default) plus any other recorded,
+ * `mau` (end users active in the period) and, for the current period, `storage_bytes` (what the
+ * project's collection tables hold now, indexes included; no history is kept, so a past period
+ * has none).
+ */
 export async function usageFor(
   db: Db,
   projectId: string,
   period: string = billingPeriod(),
 ): Promise<{ period: string; usage: Record<string, number> }> {
-  const rows = await db
-    .select({ metric: usageCounters.metric, value: sql<string>`sum(${usageCounters.value})` })
-    .from(usageCounters)
-    .where(and(eq(usageCounters.projectId, projectId), eq(usageCounters.period, period)))
-    .groupBy(usageCounters.metric);
+  const current = period === billingPeriod();
+  const [rows, [totals]] = await Promise.all([
+    db
+      .select({ metric: usageCounters.metric, value: sql<string>`sum(${usageCounters.value})` })
+      .from(usageCounters)
+      .where(and(eq(usageCounters.projectId, projectId), eq(usageCounters.period, period)))
+      .groupBy(usageCounters.metric),
+    db
+      .select({
+        mau: sql<string>`count(*)`,
+        storage: current ? sql<string>`(${storageBytes(projectId)})` : sql<null>`null`,
+      })
+      .from(usageActiveUsers)
+      .where(and(eq(usageActiveUsers.projectId, projectId), eq(usageActiveUsers.period, period))),
+  ]);
   const usage = zeroUsage();
   for (const row of rows) usage[row.metric] = Number(row.value);
+  usage.mau = Number(totals?.mau ?? 0);
+  if (current) usage.storage_bytes = Number(totals?.storage ?? 0);
   return { period, usage };
 }
 

@@ -59,13 +59,30 @@ export interface UsageCount {
   n: number;
 }
 
-/** Counts taken out for writing, under an id the database remembers once they are added. */
+/** An end user active in a billing period (`mau` in the billing view: one per period, however often). */
+export interface ActiveUser {
+  projectId: string;
+  period: string;
+  userId: string;
+}
+
+/** Counts (and active users) taken out for writing, under an id the database remembers once the counts are added. */
 interface UsageBatch {
   id: string;
   counts: UsageCount[];
+  users: ActiveUser[];
 }
 
 const keyOf = (c: Pick<UsageCount, "projectId" | "day" | "metric">) => `${c.projectId}|${c.day}|${c.metric}`;
+
+const userKeyOf = (u: ActiveUser) => `${u.projectId}|${u.period}|${u.userId}`;
+
+/**
+ * Active users an isolate remembers as already sent, so a user's next calls schedule no flush. At
+ * this many the memory starts over: the users are then sent once more, which adds nothing (the
+ * insert ignores rows it has).
+ */
+const MAX_KNOWN_USERS = 50_000;
 
 /** One flush in this many also deletes the batch ids older than {@link BATCH_ID_RETENTION}. */
 const PRUNE_EVERY = 64;
@@ -92,7 +109,11 @@ export async function writeUsage(db: Db, batches: readonly UsageBatch[]): Promis
         sql`(${batch.id}::uuid, ${c.projectId}::uuid, ${c.day}::date, ${c.metric}::text, ${c.n}::bigint)`,
     ),
   );
-  if (rows.length === 0) return;
+  const users = activeUsersInsert(batches.flatMap((batch) => batch.users));
+  if (rows.length === 0) {
+    if (users) await db.execute(users);
+    return;
+  }
   const shard = Math.floor(Math.random() * USAGE_SHARDS);
   const prune =
     Math.random() * PRUNE_EVERY < 1
@@ -103,7 +124,7 @@ export async function writeUsage(db: Db, batches: readonly UsageBatch[]): Promis
     fresh as (
       insert into usage_batches (id) select distinct batch_id from counts
       on conflict do nothing returning id
-    )${prune}
+    )${prune}${users ? sql`, active as (${users})` : sql``}
     insert into usage_counters (project_id, period, metric, day, shard, value)
     select c.project_id, to_char(c.day, 'YYYY-MM'), c.metric, c.day, ${shard}::smallint, sum(c.n)
     from counts c
@@ -116,6 +137,22 @@ export async function writeUsage(db: Db, batches: readonly UsageBatch[]): Promis
 }
 
 /**
+ * The insert of active users (null when there are none): a row per (project, period, user) that is
+ * not there yet, so sending a user twice (a retried batch, another isolate) adds nothing and needs
+ * no batch id. In key order (no deadlocks between isolates); users deleted meanwhile are dropped.
+ */
+function activeUsersInsert(users: readonly ActiveUser[]): SQL | null {
+  const unique = [...new Map(users.map((u) => [userKeyOf(u), u])).values()];
+  if (unique.length === 0) return null;
+  const values = unique.map((u) => sql`(${u.projectId}::uuid, ${u.period}::text, ${u.userId}::uuid)`);
+  return sql`insert into usage_active_users (project_id, period, user_id)
+    select u.project_id, u.period, u.user_id from (values ${sql.join(values, sql`, `)}) as u (project_id, period, user_id)
+    where exists (select 1 from app_users a where a.id = u.user_id and a.project_id = u.project_id)
+    order by u.project_id, u.period, u.user_id
+    on conflict do nothing`;
+}
+
+/**
  * An isolate's pending usage. Exact by construction: a flush takes the pending sums out in one
  * synchronous step (counts added while its statement runs go to the next flush) as a batch with a
  * fresh id, and writes it in ONE statement (atomic: all or none). A batch whose flush failed is
@@ -125,6 +162,9 @@ export async function writeUsage(db: Db, batches: readonly UsageBatch[]): Promis
  */
 export class UsageMeter {
   readonly #pending = new Map<string, UsageCount>();
+  readonly #pendingUsers = new Map<string, ActiveUser>();
+  /** Active users pending or sent: seen again in the same period, they cost nothing. */
+  readonly #knownUsers = new Set<string>();
   /** Batches whose flush failed: maybe written, maybe not; their ids decide. */
   #unsettled: UsageBatch[] = [];
   #scheduled = false;
@@ -143,6 +183,20 @@ export class UsageMeter {
     else this.#pending.set(keyOf(count), count);
   }
 
+  /**
+   * Note an end user active on the UTC month of `at`. True when the isolate had not noted them in
+   * that month yet (the user is then pending and a flush must write it).
+   */
+  addActiveUser(projectId: string, userId: string, at: Date = new Date()): boolean {
+    const user = { projectId, period: billingPeriod(at), userId };
+    const key = userKeyOf(user);
+    if (this.#knownUsers.has(key)) return false;
+    if (this.#knownUsers.size >= MAX_KNOWN_USERS) this.#knownUsers.clear();
+    this.#knownUsers.add(key);
+    this.#pendingUsers.set(key, user);
+    return true;
+  }
+
   /** The sums not known to be written (pending and failed batches), as a flush would add them. */
   pending(): UsageCount[] {
     const sums = new Map<string, UsageCount>();
@@ -158,9 +212,11 @@ export class UsageMeter {
   async flush(db: Db): Promise<void> {
     const batches = this.#unsettled;
     this.#unsettled = [];
-    if (this.#pending.size > 0) {
-      batches.push({ id: crypto.randomUUID(), counts: [...this.#pending.values()] });
+    if (this.#pending.size > 0 || this.#pendingUsers.size > 0) {
+      const counts = [...this.#pending.values()];
+      batches.push({ id: crypto.randomUUID(), counts, users: [...this.#pendingUsers.values()] });
       this.#pending.clear();
+      this.#pendingUsers.clear();
     }
     try {
       await writeUsage(db, batches);
@@ -177,10 +233,28 @@ export class UsageMeter {
   port(db: Db, waitUntil: (promise: Promise<unknown>) => void): Meter {
     return (projectId, metric, n = 1) => {
       this.add(projectId, metric, n);
-      if (this.#scheduled) return;
-      this.#scheduled = true;
-      waitUntil(this.#flushLater(db));
+      this.#schedule(db, waitUntil);
     };
+  }
+
+  /**
+   * Note the request's end user as active this month; only a user new to the isolate in that month
+   * schedules a flush (same window and statement as the counts).
+   */
+  noteActiveUser(
+    db: Db,
+    waitUntil: (promise: Promise<unknown>) => void,
+    projectId: string,
+    userId: string,
+  ): void {
+    if (this.addActiveUser(projectId, userId)) this.#schedule(db, waitUntil);
+  }
+
+  /** The first pending usage of a window schedules its one flush, kept alive by that request. */
+  #schedule(db: Db, waitUntil: (promise: Promise<unknown>) => void): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    waitUntil(this.#flushLater(db));
   }
 
   /** The scheduled flush: after the window; a failure is retried (longer wait) unless a newer flush will carry it. */

@@ -1,7 +1,7 @@
 /**
- * The isolate's usage meter (src/usage/metering.ts) wired to a request: counts from every request
- * this isolate serves are summed in one place, and the request whose count opens a window carries
- * that window's flush in its `waitUntil`, on its database client.
+ * The isolate's usage meter (src/usage/metering.ts) wired to a request: counts (and the end users
+ * seen, for `mau`) from every request this isolate serves are gathered in one place, and the request
+ * that opens a window carries that window's flush in its `waitUntil`, on its database client.
  */
 import type { Context } from "hono";
 import { type Meter, UsageMeter } from "../usage/metering.ts";
@@ -13,3 +13,11 @@ export const isolateMeter = new UsageMeter();
 /** The metering port of one request. */
 export const requestMeter = <E extends AppEnv>(c: Context<E>): Meter =>
   isolateMeter.port(c.var.db, (promise) => c.executionCtx.waitUntil(promise));
+
+/**
+ * Notes the request's end user as active this month (`mau` in the billing view): sign-up, sign-in
+ * and every request made with their session (REST, function invoke, app MCP). Written with the next
+ * flush; a user the isolate already noted this month costs a set lookup.
+ */
+export const noteActiveUser = <E extends AppEnv>(c: Context<E>, projectId: string, userId: string): void =>
+  isolateMeter.noteActiveUser(c.var.db, (promise) => c.executionCtx.waitUntil(promise), projectId, userId);

@@ -17,6 +17,7 @@ import {
 } from "./auth.ts";
 import { cachedCredential, credentialKey } from "./credential-cache.ts";
 import type { Authenticated } from "./hono.ts";
+import { noteActiveUser } from "./metering.ts";
 import { enforceDeveloperRateLimit } from "./rate-limit.ts";
 
 /** Developer Bearer → `c.var.developerId` (401 otherwise), counted against the developer's rate limit. */
@@ -64,6 +65,7 @@ export const requireProjectCaller = (
       : await load();
     c.set("principal", principal);
     c.set("appConfig", config);
+    if (principal.scope === "end_user") noteActiveUser(c, principal.project.id, principal.user.id);
     await next();
   };
 
@@ -78,6 +80,7 @@ export const requireClientKey = (): MiddlewareHandler<Authenticated<"project">> 
 export const requireEndUser = (): MiddlewareHandler<Authenticated<"endUser" | "project" | "sessionId">> =>
   async function requireEndUser(c, next) {
     const { user, project, sessionId } = await authenticateEndUser(c);
+    noteActiveUser(c, project.id, user.id);
     c.set("endUser", user);
     c.set("project", project);
     c.set("sessionId", sessionId);

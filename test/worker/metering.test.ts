@@ -14,7 +14,7 @@ import { dailyUsage, usageFor } from "../../src/usage/billing.ts";
 import { UsageMeter, usageDay } from "../../src/usage/metering.ts";
 import { createDb } from "../../src/worker/db.ts";
 import type { Env } from "../../src/worker/env.ts";
-import { apiJson, signupDeveloper, testDb } from "./helpers.ts";
+import { apiJson, signupDeveloper, signupUser, testDb } from "./helpers.ts";
 
 /** A database client behind the faulty endpoint: `hang` (every statement) or `lose` (every answer). */
 const faultyDb = (mode: "hang" | "lose") =>
@@ -47,12 +47,17 @@ describe("usage meter", () => {
     meter.add(dev.projectId, "function_invocations", 2);
 
     expect(await timedOut(meter.flush(hangingDb()))).toBe(true);
-    expect(await usage(dev.projectId)).toEqual({ agent_tool_calls: 0, function_invocations: 0 });
+    expect(await usage(dev.projectId)).toMatchObject({ agent_tool_calls: 0, function_invocations: 0 });
     expect(meter.pending()).toHaveLength(2);
 
     meter.add(dev.projectId, "agent_tool_calls");
     await meter.flush(testDb());
-    expect(await usage(dev.projectId)).toEqual({ agent_tool_calls: 8, function_invocations: 2 });
+    expect(await usage(dev.projectId)).toEqual({
+      agent_tool_calls: 8,
+      function_invocations: 2,
+      mau: 0,
+      storage_bytes: 0,
+    });
     expect(meter.pending()).toEqual([]);
     const today = usageDay();
     expect((await dailyUsage(testDb(), dev.projectId, { from: today, to: today })).days).toEqual([
@@ -60,7 +65,12 @@ describe("usage meter", () => {
     ]);
     // Nothing left to write twice.
     await meter.flush(testDb());
-    expect(await usage(dev.projectId)).toEqual({ agent_tool_calls: 8, function_invocations: 2 });
+    expect(await usage(dev.projectId)).toEqual({
+      agent_tool_calls: 8,
+      function_invocations: 2,
+      mau: 0,
+      storage_bytes: 0,
+    });
   });
 
   it("does not count a batch twice when its statement committed but the answer was lost", async () => {
@@ -149,6 +159,26 @@ describe("usage meter", () => {
       /^400 invalid_input: from: the range may span at most 366 days/,
     );
     expect(await refused({ from: "2025-01-01", to: "2026-01-01" })).toBe("answered");
+  });
+
+  it("counts each end user once per period as mau, across isolates, retries and flushes", async () => {
+    const dev = await signupDeveloper();
+    const users = await Promise.all([
+      signupUser(dev.projectId, dev.clientKey),
+      signupUser(dev.projectId, dev.clientKey),
+    ]);
+    const [a, b] = [new UsageMeter(), new UsageMeter()];
+    expect(a.addActiveUser(dev.projectId, users[0]!.userId)).toBe(true);
+    expect(a.addActiveUser(dev.projectId, users[0]!.userId)).toBe(false);
+    a.addActiveUser(dev.projectId, users[1]!.userId);
+    b.addActiveUser(dev.projectId, users[0]!.userId);
+    b.addActiveUser(dev.projectId, users[0]!.userId, new Date("2001-01-15T00:00:00Z"));
+    // A flush that fails keeps its users for the next one; a user sent twice counts once.
+    expect(await timedOut(b.flush(hangingDb()))).toBe(true);
+    await Promise.all([a.flush(testDb()), b.flush(testDb())]);
+    await b.flush(testDb());
+    expect((await usage(dev.projectId)).mau).toBe(2);
+    expect((await usage(dev.projectId, "2001-01")).mau).toBe(1);
   });
 
   it("writes many projects in one flush and drops the counts of a project deleted meanwhile", async () => {

@@ -19,7 +19,7 @@ import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
-import { requestMeter } from "../metering.ts";
+import { noteActiveUser, requestMeter } from "../metering.ts";
 import { rateLimiter, TIER_LIMITERS } from "../rate-limit.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
@@ -109,6 +109,7 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   if (config.authMode === "developer_only" && principal.scope === "end_user") {
     throw forbidden("this app MCP endpoint accepts only developer tokens (auth_mode developer_only)");
   }
+  if (principal.scope === "end_user") noteActiveUser(c, principal.project.id, principal.user.id);
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   // Not at start-up: the handlers and the surface come with the first request that gets this far.
   const { appMcpHandlers, appSurface } = await import("../hot-services.ts");

@@ -16,6 +16,7 @@ import { parseInput } from "../../validate.ts";
 import { authenticateClientKey, SESSION_TTL_MS, type SigninCandidate } from "../auth.ts";
 import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
+import { noteActiveUser } from "../metering.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 import { requireClientKey, requireEndUser } from "../require.ts";
@@ -89,6 +90,7 @@ authRoutes.post("/v1/auth/signup", requireClientKey(), async (c) => {
     if (isUniqueViolation(err)) throw conflict("a user with this email already exists");
     throw err;
   }
+  noteActiveUser(c, project.id, userId);
   return c.json(
     { session_token: session.token, expires_at: session.expiresAt, user: { id: userId, email: input.email } },
     201,
@@ -108,6 +110,7 @@ authRoutes.post("/v1/auth/signin", async (c) => {
   if (!user) throw unauthorized(BAD_CREDENTIALS);
   const session = await newSession(c.var.db, project.id, user.id);
   await session.insert;
+  noteActiveUser(c, project.id, user.id);
   return c.json({
     session_token: session.token,
     expires_at: session.expiresAt,

@@ -220,7 +220,7 @@ describe("/v1/admin/projects/:id/billing", () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       period: new Date().toISOString().slice(0, 7),
-      usage: { agent_tool_calls: 0, function_invocations: 0 },
+      usage: { agent_tool_calls: 0, function_invocations: 0, mau: 0, storage_bytes: 0 },
     });
   });
 
@@ -237,11 +237,14 @@ describe("/v1/admin/projects/:id/billing", () => {
     await Promise.all(meters.map((meter) => meter.flush(db)));
 
     const res = await apiJson(path(dev), { token: dev.token });
-    expect(res.body.usage).toEqual({ agent_tool_calls: 12, function_invocations: 3 });
+    expect(res.body.usage).toMatchObject({ agent_tool_calls: 12, function_invocations: 3 });
     expect((await apiJson(path(other), { token: other.token })).body.usage.agent_tool_calls).toBe(5);
 
     const past = await apiJson(path(dev, "?period=2001-01"), { token: dev.token });
-    expect(past.body).toEqual({ period: "2001-01", usage: { agent_tool_calls: 0, function_invocations: 0 } });
+    expect(past.body).toEqual({
+      period: "2001-01",
+      usage: { agent_tool_calls: 0, function_invocations: 0, mau: 0 },
+    });
     expectError(await apiJson(path(dev, "?period=2001-13"), { token: dev.token }), 400, "period");
     expectError(await apiJson(path(dev), { token: other.token }), 404);
   });
