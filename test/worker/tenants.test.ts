@@ -1,10 +1,11 @@
 /**
- * One tenant against the others (README "Decisions", "Per-app aggregate rate limit"): every caller
- * of an app also counts against the app's one aggregate budget (`PROJECT_RATE_LIMITER`), so an app
+ * One tenant against the others. An app's callers share one aggregate budget (README "Decisions",
+ * "Per-app aggregate rate limit"): every caller also counts against `PROJECT_RATE_LIMITER`, so an app
  * cannot multiply its caller tier by signing up end users. The real Worker app serves the requests;
  * its `PROJECT_RATE_LIMITER` is a binding that allows 3 calls per key and records every key (spending
  * the real binding's 6,000 here would take ≈ 25 s at ≈ 4 ms a call): the fourth call of the app —
  * from a caller fresh to its own tier — is refused, over REST and the app MCP, and another app is not.
+ * And an attacker's app reaches none of another app's rows with its ids, cursors or client key.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -12,8 +13,8 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/worker/app.ts";
 import type { Env } from "../../src/worker/env.ts";
 import { projectRateLimitKey } from "../../src/worker/rate-limit.ts";
-import { type Caller, createCollection, dataProject } from "./data/fixtures.ts";
-import { endUserHeaders, signupUser } from "./helpers.ts";
+import { type Caller, createCollection, data, dataProject, insert } from "./data/fixtures.ts";
+import { apiJson, endUserHeaders, signupUser } from "./helpers.ts";
 
 /** A Rate Limiting binding that allows `allowed` calls per key and records them. */
 function budget(allowed: number) {
@@ -87,5 +88,57 @@ describe("an app's callers share one aggregate budget", () => {
     expect((await send(rows(other), other.userA, { json: { body: "y" } })).status).toBe(201);
     expect((await send(rows(other), other.userA)).status).toBe(200);
     await waitOnExecutionContext(ctx);
+  });
+});
+
+describe("one app's callers cannot reach another app's rows", () => {
+  it("row ids, cursors and credentials of another app find nothing, through warm caches", async () => {
+    const [victim, attacker] = await Promise.all([dataProject(), dataProject()]);
+    const notes = {
+      name: "notes",
+      columns: [{ name: "body", type: "text" }],
+      access: { read: "public", write: "owner" },
+    };
+    await Promise.all([createCollection(victim, notes), createCollection(attacker, notes)]);
+    const secret = await insert(victim, victim.userA, "notes", { body: "victim secret" });
+    await insert(victim, victim.userA, "notes", { body: "victim second" });
+    await insert(attacker, attacker.userA, "notes", { body: "attacker own" });
+    // The victim's caches are warm (credential resolution, collection metadata).
+    const page = await data(victim, victim.developer, "notes", "rows?limit=1");
+    expect(page.status).toBe(200);
+    const victimCursor = page.body.next_cursor as string;
+    expect(victimCursor).toEqual(expect.any(String));
+
+    // The victim's row id under the attacker's app: nothing to read, change or delete.
+    for (const caller of [attacker.developer, attacker.userA]) {
+      expect((await data(attacker, caller, "notes", `rows/${secret.id}`)).status).toBe(404);
+      const patch = await data(attacker, caller, "notes", `rows/${secret.id}`, {
+        method: "PATCH",
+        json: { body: "x" },
+      });
+      expect(patch.status).toBe(404);
+      expect((await data(attacker, caller, "notes", `rows/${secret.id}`, { method: "DELETE" })).status).toBe(
+        404,
+      );
+      // A cursor is a position, not a capability: the victim's cursor pages the attacker's own rows.
+      const listed = await data(attacker, caller, "notes", `rows?cursor=${victimCursor}`);
+      expect(listed.status).toBe(200);
+      expect(JSON.stringify(listed.body)).not.toContain("victim");
+      const counted = await data(attacker, caller, "notes", "aggregate", {
+        json: { metrics: [{ fn: "count" }] },
+      });
+      expect(counted.body.rows).toEqual([{ count: 1 }]);
+    }
+    // The attacker's credentials on the victim's app: 404 for a developer, 401 for an end user — also
+    // with the victim's client key, which ships inside the victim's client apps.
+    const victimRows = `/v1/projects/${victim.dev.projectId}/collections/notes/rows`;
+    expect((await apiJson(victimRows, { token: attacker.dev.token })).status).toBe(404);
+    const session = (attacker.userA.headers as Record<string, string>).authorization as string;
+    const borrowedKey = { "x-api-key": victim.dev.clientKey, authorization: session };
+    expect((await apiJson(victimRows, { headers: borrowedKey })).status).toBe(401);
+    expect((await apiJson(victimRows, { headers: attacker.userA.headers })).status).toBe(401);
+    expect((await data(victim, victim.developer, "notes", `rows/${secret.id}`)).body.body).toBe(
+      "victim secret",
+    );
   });
 });
