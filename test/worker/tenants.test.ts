@@ -133,10 +133,11 @@ describe("one app's callers cannot reach another app's rows", () => {
     // with the victim's client key, which ships inside the victim's client apps.
     const victimRows = `/v1/projects/${victim.dev.projectId}/collections/notes/rows`;
     expect((await apiJson(victimRows, { token: attacker.dev.token })).status).toBe(404);
-    const session = (attacker.userA.headers as Record<string, string>).authorization as string;
-    const borrowedKey = { "x-api-key": victim.dev.clientKey, authorization: session };
+    const session = attacker.userA.user.sessionToken;
+    const borrowedKey = endUserHeaders(victim.dev.clientKey, session);
     expect((await apiJson(victimRows, { headers: borrowedKey })).status).toBe(401);
-    expect((await apiJson(victimRows, { headers: attacker.userA.headers })).status).toBe(401);
+    const ownKey = endUserHeaders(attacker.dev.clientKey, session);
+    expect((await apiJson(victimRows, { headers: ownKey })).status).toBe(401);
     expect((await data(victim, victim.developer, "notes", `rows/${secret.id}`)).body.body).toBe(
       "victim secret",
     );
