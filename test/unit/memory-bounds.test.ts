@@ -13,6 +13,7 @@ import type { Db } from "../../src/db.ts";
 import { createMcpHandlers, dispatch, RAW_PAGES_BUDGET_CHARS, type RawJson } from "../../src/mcp/index.ts";
 import { WeightedLru } from "../../src/mcp/lru.ts";
 import { CREDENTIAL_BUDGET_CHARS, cachedCredential } from "../../src/worker/credential-cache.ts";
+import { openApiDocument } from "../../src/worker/routes/openapi.ts";
 
 describe("WeightedLru", () => {
   it("keeps the total weight within the budget, least recently used out", () => {
@@ -139,5 +140,12 @@ describe("isolate caches a tenant sizes", () => {
       await cachedCredential(`memory-bounds-${i}`, resolve);
     await cachedCredential("memory-bounds-first", resolve);
     expect(loads).toBeGreaterThan(2 + Math.floor(CREDENTIAL_BUDGET_CHARS / weight));
+  });
+
+  it("OpenAPI documents: a few server URLs (without PUBLIC_BASE_URL the URL is the request's Host)", () => {
+    const first = openApiDocument("https://first.example", "1");
+    expect(openApiDocument("https://first.example", "1")).toBe(first);
+    for (let i = 0; i < 8; i++) openApiDocument(`https://h${i}.example`, "1");
+    expect(openApiDocument("https://first.example", "1")).not.toBe(first);
   });
 });
