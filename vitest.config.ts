@@ -23,8 +23,8 @@ export default defineConfig({
                 LOCAL_DB_URL: inject<string>("localDbUrl"),
                 FUNCTION_URL_POLICY: "dev",
               },
-              // wrangler.toml's rate limits, but the caller tiers at a tenth (600, 60 and 6,000/min
-              // instead of 6,000, 600 and 60,000): the tests that exhaust one (batches charged per
+              // wrangler.toml's rate limits, but the caller tiers and the per-app budget at a tenth
+              // (600, 60, 6,000 and 6,000/min instead of 6,000, 600, 60,000 and 60,000): the tests that exhaust one (batches charged per
               // call) then stay well inside one window. The control plane's per-developer limit at a
               // third (400 instead of 1,200): test/worker/cold-audit.test.ts spends it through the
               // binding (≈ 2 ms a call here), and the busiest test developer (hostile.test.ts's
@@ -36,6 +36,7 @@ export default defineConfig({
                 AUTH_RATE_LIMITER: { namespace_id: "1002", simple: { limit: 10, period: 60 } },
                 AUTH_IP_RATE_LIMITER: { namespace_id: "1003", simple: { limit: 60, period: 60 } },
                 ADMIN_RATE_LIMITER: { namespace_id: "1006", simple: { limit: 400, period: 60 } },
+                PROJECT_RATE_LIMITER: { namespace_id: "1007", simple: { limit: 6000, period: 60 } },
               },
             },
           })),

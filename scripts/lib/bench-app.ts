@@ -170,21 +170,23 @@ export async function openBenchRig(name: string, ports: number[]) {
   const recorder = recorded(backend);
   const endpoint: NeonEndpoint = await startNeonEndpoint(recorder.wrapped);
   const devVars = { FUNCTION_URL_POLICY: "dev" };
-  // The app callers' and the developers' (control plane: the benches seed through the admin API) limits.
+  // The app callers', the apps' and the developers' (control plane: the benches seed through the
+  // admin API) limits.
   let raised = readFileSync(join(root, "wrangler.toml"), "utf8");
-  for (const name of ["RATE_LIMITER", "ADMIN_RATE_LIMITER"]) {
+  for (const name of ["RATE_LIMITER", "PROJECT_RATE_LIMITER", "ADMIN_RATE_LIMITER"]) {
     const pattern = new RegExp(`(name = "${name}"[^[]*?simple = \\{ limit = )\\d+`);
     if (!pattern.test(raised)) throw new Error(`could not raise ${name} in the copy`);
     raised = raised.replace(pattern, "$11000000000");
   }
-  // `BENCH_LIMITER=off`: no `RATE_LIMITER` binding at all (the app then limits nothing), to measure
-  // what the local binding — a Durable Object behind a fetch in miniflare — costs per call.
+  // `BENCH_LIMITER=off`: no `RATE_LIMITER` and `PROJECT_RATE_LIMITER` bindings at all (the app then
+  // limits nothing), to measure what the local bindings — a Durable Object behind a fetch in
+  // miniflare — cost per call.
   const appToml =
     process.env.BENCH_LIMITER === "off"
-      ? raised.replace(/\[\[ratelimits\]\]\nname = "RATE_LIMITER"\n[^[]*/, "")
+      ? raised.replace(/\[\[ratelimits\]\]\nname = "(PROJECT_)?RATE_LIMITER"\n[^[]*/g, "")
       : raised;
-  if (process.env.BENCH_LIMITER === "off" && /name = "RATE_LIMITER"\n/.test(appToml))
-    throw new Error("could not drop RATE_LIMITER from the copy");
+  if (process.env.BENCH_LIMITER === "off" && /name = "(PROJECT_)?RATE_LIMITER"\n/.test(appToml))
+    throw new Error("could not drop RATE_LIMITER and PROJECT_RATE_LIMITER from the copy");
 
   /** `wrangler dev` of `config` on `port`, waited for until `readyPath` answers. */
   async function wranglerDev(config: string, port: number, readyPath: string, vars: Record<string, string>) {

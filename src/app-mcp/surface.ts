@@ -9,7 +9,8 @@ import { listCollections } from "../data/service.ts";
 import type { Db } from "../db.ts";
 import { notFound } from "../errors.ts";
 import { loadFunctions } from "../functions/service.ts";
-import type { ToolDefinition, ToolList } from "../mcp/index.ts";
+import type { ToolList } from "../mcp/index.ts";
+import { WeightedLru } from "../mcp/lru.ts";
 import type { AppMcpSettings } from "./admin.ts";
 import { type AppMeta, type AppTool, buildAppTools, type Scope } from "./tools.ts";
 
@@ -22,7 +23,7 @@ export interface SurfaceProject {
 
 /** Where surfaces are cached across isolates (the Worker's `META_KV` namespace). */
 export interface MetaStore {
-  get(key: string, type: "json"): Promise<unknown>;
+  get(key: string, type: "text"): Promise<string | null>;
   put(key: string, value: string, options: { expirationTtl: number }): Promise<void>;
 }
 
@@ -33,15 +34,23 @@ export interface AppSurface {
   /** One tool of a scope by name (an index built once per (rev, scope): a call does not scan 7 × N tools). */
   tool(scope: Scope, name: string): AppTool | undefined;
   /**
-   * The tool definitions of a scope: one list per (rev, scope), so tools/list reuses its pages; a
-   * page builds only its own tools' definitions, each once. The definition builders
+   * The tool definitions of a scope: one list per (rev, scope), so tools/list reuses its pages
+   * (serialised, within their own budget: `RAW_PAGES_BUDGET_CHARS` in src/mcp/server.ts); a page
+   * builds only its own tools' definitions, and keeps none of them. The definition builders
    * (src/app-mcp/definitions.ts, with `@valibot/to-json-schema`) are imported by the first call:
    * only tools/list needs them.
    */
   definitions(scope: Scope): Promise<ToolList>;
 }
 
-const MEMORY_LIMIT = 256;
+/**
+ * Characters of metadata JSON the isolate keeps surfaces (and, separately, REST collection lists)
+ * for. Weighed, not counted: one project's metadata may be megabytes (1,000 collections, 100
+ * columns with 500-character descriptions), and its objects, tools and per-collection schemas take
+ * several times its JSON. Least recently used first out; a project over the budget alone is loaded
+ * per request (from KV, then Postgres).
+ */
+export const METADATA_BUDGET_CHARS = 4 * 1024 * 1024;
 const KV_TTL_SECONDS = 24 * 60 * 60;
 /**
  * Deadline of one cache read. The cache only saves a database round trip, so a read that fails or
@@ -49,23 +58,32 @@ const KV_TTL_SECONDS = 24 * 60 * 60;
  */
 export const KV_READ_DEADLINE_MS = 1_000;
 
-/** `store.get(key)`, or null when it fails or has not answered within {@link KV_READ_DEADLINE_MS}. */
+/**
+ * `store.get(key)` as text (its length weighs the entry in memory), or null when it fails or has not
+ * answered within {@link KV_READ_DEADLINE_MS}.
+ */
 export async function cachedRead(
   store: MetaStore,
   key: string,
   deadlineMs = KV_READ_DEADLINE_MS,
-): Promise<unknown> {
+): Promise<string | null> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), deadlineMs);
   });
   try {
-    return await Promise.race([store.get(key, "json").catch(() => null), late]);
+    return await Promise.race([store.get(key, "text").catch(() => null), late]);
   } finally {
     clearTimeout(timer);
   }
 }
-const memory = new Map<string, AppSurface>();
+/** A cached value and the characters of the JSON it was read from. */
+interface Weighed<T> {
+  value: T;
+  chars: number;
+}
+
+const memory = new WeightedLru<string, Weighed<AppSurface>>(METADATA_BUDGET_CHARS, (e) => e.chars);
 
 /** Bump when the shape of `AppMeta` changes, so a deploy never reads the previous format. */
 const FORMAT = 1;
@@ -97,18 +115,10 @@ function surfaceOf(meta: AppMeta): AppSurface {
       let list = definitions.get(scope);
       if (!list) {
         const tools = this.tools(scope);
-        list = import("./definitions.ts").then(({ toolDefinition }) => {
-          const built = new Map<AppTool, ToolDefinition>();
-          const definition = (tool: AppTool) => {
-            let known = built.get(tool);
-            if (!known) {
-              known = toolDefinition(tool, meta, scope);
-              built.set(tool, known);
-            }
-            return known;
-          };
-          return { length: tools.length, slice: (start, end) => tools.slice(start, end).map(definition) };
-        });
+        list = import("./definitions.ts").then(({ toolDefinition }) => ({
+          length: tools.length,
+          slice: (start, end) => tools.slice(start, end).map((tool) => toolDefinition(tool, meta, scope)),
+        }));
         definitions.set(scope, list);
       }
       return list;
@@ -116,9 +126,9 @@ function surfaceOf(meta: AppMeta): AppSurface {
   };
 }
 
-function remember(key: string, surface: AppSurface): AppSurface {
-  if (memory.size >= MEMORY_LIMIT) memory.delete(memory.keys().next().value as string);
-  memory.set(key, surface);
+function remember(key: string, meta: AppMeta, chars: number): AppSurface {
+  const surface = surfaceOf(meta);
+  memory.set(key, { value: surface, chars });
   return surface;
 }
 
@@ -149,19 +159,23 @@ export async function appSurface(
 ): Promise<AppSurface> {
   const key = cacheKey(project.id, project.metaRev);
   const hit = memory.get(key);
-  if (hit) return hit;
-  const stored = (await cachedRead(store, key)) as AppMeta | null;
-  if (stored) return remember(key, surfaceOf(stored));
+  if (hit) return hit.value;
+  const stored = await cachedRead(store, key);
+  if (stored) return remember(key, JSON.parse(stored) as AppMeta, stored.length);
   const meta = await loadAppMeta(db, project, config);
+  const text = JSON.stringify(meta);
   waitUntil(
-    store.put(key, JSON.stringify(meta), { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
+    store.put(key, text, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
       console.error("metadata cache write failed", err);
     }),
   );
-  return remember(key, surfaceOf(meta));
+  return remember(key, meta, text.length);
 }
 
-const collectionMemory = new Map<string, Map<string, CollectionMeta>>();
+const collectionMemory = new WeightedLru<string, Weighed<Map<string, CollectionMeta>>>(
+  METADATA_BUDGET_CHARS,
+  (e) => e.chars,
+);
 const collectionsKey = (projectId: string, rev: number) => `collections:v${FORMAT}:${projectId}:${rev}`;
 
 /**
@@ -177,22 +191,22 @@ export async function projectCollection(
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<CollectionMeta> {
   const key = collectionsKey(project.id, project.metaRev);
-  let byName = collectionMemory.get(key);
+  let byName = collectionMemory.get(key)?.value;
   if (!byName) {
-    let list = (await cachedRead(store, key)) as CollectionMeta[] | null;
-    if (!list) {
+    let text = await cachedRead(store, key);
+    let list: CollectionMeta[];
+    if (text) list = JSON.parse(text) as CollectionMeta[];
+    else {
       list = await listCollections(db, project.id);
-      const stored = JSON.stringify(list);
+      text = JSON.stringify(list);
       waitUntil(
-        store.put(key, stored, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
+        store.put(key, text, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
           console.error("collection metadata cache write failed", err);
         }),
       );
     }
     byName = new Map(list.map((meta) => [meta.name, meta]));
-    if (collectionMemory.size >= MEMORY_LIMIT)
-      collectionMemory.delete(collectionMemory.keys().next().value as string);
-    collectionMemory.set(key, byName);
+    collectionMemory.set(key, { value: byName, chars: text.length });
   }
   const meta = byName.get(name);
   if (!meta) throw notFound(`collection "${name}" not found`);

@@ -6,6 +6,7 @@
  */
 import * as v from "valibot";
 import { isPlainObject } from "../mcp/jsonrpc.ts";
+import { WeightedLru } from "../mcp/lru.ts";
 import {
   arrayElementType,
   type CollectionMeta,
@@ -419,7 +420,20 @@ export function buildOperationSchemas(meta: CollectionMeta): OperationSchemas {
   return schemas;
 }
 
-const cache = new WeakMap<CollectionMeta, OperationSchemas>();
+/**
+ * Columns whose operation schemas the isolate keeps (a collection weighs its columns plus the four
+ * server-managed ones). The schemas are large — measured ≈ 12–19 KiB per column, 1.2 MiB for a
+ * collection of 100 described columns — and a project may hold 1,000 collections: kept for every
+ * loaded metadata object (a WeakMap, as before), one app's `tools/list` or a walk over its
+ * collections held hundreds of megabytes in an isolate other tenants share. Least recently used
+ * out; rebuilding costs ≈ 50 µs for a small collection.
+ */
+export const SCHEMA_CACHE_COLUMNS = 1000;
+
+const cache = new WeightedLru<CollectionMeta, OperationSchemas>(
+  SCHEMA_CACHE_COLUMNS,
+  (_schemas, meta) => meta.columns.length + VISIBLE_SERVER_COLUMNS.length,
+);
 
 /** `buildOperationSchemas`, memoized per metadata object (metadata is immutable once loaded). */
 export function operationSchemas(meta: CollectionMeta): OperationSchemas {

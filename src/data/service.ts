@@ -10,6 +10,7 @@ import { sql } from "drizzle-orm";
 import type * as v from "valibot";
 import { pgError } from "../db-errors.ts";
 import { AppError, conflict, forbidden, invalidInput, notFound } from "../errors.ts";
+import { WeightedLru } from "../mcp/lru.ts";
 import { parseInput } from "../validate.ts";
 import type { Access, CollectionMeta, ColumnSpec } from "./columns.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
@@ -324,18 +325,15 @@ const asText = (value: unknown): string => (typeof value === "string" ? value : 
 
 // Loaded metadata is interned by content: every request loads it afresh, and the per-metadata caches
 // (operation schemas ≈ 50 µs to build, the rendered row SELECT) are keyed by object. Entries are
-// frozen (shared) and the map is bounded (least recently used out).
-const MAX_INTERNED = 512;
-const interned = new Map<string, CollectionMeta>();
+// frozen (shared) and the map is bounded by the characters of their content (a collection of 100
+// described columns is ≈ 60 KB), least recently used out.
+const INTERNED_BUDGET_CHARS = 2 * 1024 * 1024;
+const interned = new WeightedLru<string, CollectionMeta>(INTERNED_BUDGET_CHARS, (_meta, key) => key.length);
 
 function toMeta(projectId: string, row: MetaRow): CollectionMeta {
   const key = `${projectId}\n${row.name}\n${asText(row.columns)}\n${asText(row.access)}`;
   const known = interned.get(key);
-  if (known) {
-    interned.delete(key);
-    interned.set(key, known);
-    return known;
-  }
+  if (known) return known;
   const columns = parseJson(row.columns);
   for (const column of columns) Object.freeze(column);
   const meta: CollectionMeta = Object.freeze({
@@ -345,7 +343,6 @@ function toMeta(projectId: string, row: MetaRow): CollectionMeta {
     access: Object.freeze(parseJson(row.access)),
   });
   interned.set(key, meta);
-  if (interned.size > MAX_INTERNED) interned.delete(interned.keys().next().value as string);
   return meta;
 }
 

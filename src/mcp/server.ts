@@ -15,6 +15,7 @@ import {
   RpcError,
   UNSUPPORTED_PROTOCOL_VERSION,
 } from "./jsonrpc.ts";
+import { WeightedLru } from "./lru.ts";
 
 /** Versions negotiated through `initialize`, oldest first. */
 export const INITIALIZE_PROTOCOL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] as const;
@@ -187,6 +188,26 @@ function renderedTools(list: ToolList, protocolVersion: string): ToolDefinition[
   return tools;
 }
 
+/**
+ * Characters of serialised `tools/list` pages one handler table keeps (`rawToolPages`). A page of
+ * 100 tools of collections with 100 described columns is megabytes, and every (list, version, page)
+ * is its own text, so an unbounded cache let one app's paging hold most of an isolate's memory; the
+ * least recently served pages go first and are rendered again when asked for.
+ */
+export const RAW_PAGES_BUDGET_CHARS = 8 * 1024 * 1024;
+
+/** A number per provider list (its identity), for keys of a map that may forget them. */
+const listSerials = new WeakMap<ToolList, number>();
+let lastListSerial = 0;
+function listSerial(list: ToolList): number {
+  let serial = listSerials.get(list);
+  if (serial === undefined) {
+    serial = ++lastListSerial;
+    listSerials.set(list, serial);
+  }
+  return serial;
+}
+
 const CURSOR_PREFIX = "tools:";
 
 /** The opaque cursor of the page starting at `offset`. */
@@ -286,8 +307,8 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
   const resultMeta = { [META_SERVER_INFO]: serverInfo };
   const lists = options.lists ?? ["prompts", "resources"];
   const CAPABILITIES: Record<string, object> = { tools: {} };
-  /** `tools/list` results serialised per provider list and `"<version> <offset>"` (`rawToolPages`). */
-  const servedPages = new WeakMap<ToolList, Map<string, RawJson>>();
+  /** `tools/list` results serialised per provider list, version and offset (`rawToolPages`). */
+  const servedPages = new WeightedLru<string, RawJson>(RAW_PAGES_BUDGET_CHARS, (page) => page.text.length);
   for (const kind of lists) CAPABILITIES[kind] = {};
 
   /** Adds the 2026-07-28 result fields (and caching hints for cacheable results). */
@@ -394,19 +415,15 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
         return build((start, end) => renderedTools(list, info.protocolVersion).slice(start, end));
       // The page depends on nothing but the list, the version (which also decides the 2026-07-28
       // fields, constant per handler table) and the offset.
-      let byPage = servedPages.get(list);
-      if (!byPage) {
-        byPage = new Map();
-        servedPages.set(list, byPage);
-      }
-      const key = `${info.protocolVersion} ${offset}`;
-      let page = byPage.get(key);
+      const key = `${listSerial(list)} ${info.protocolVersion} ${offset}`;
+      let page = servedPages.get(key);
       if (!page) {
-        // Served once per key from here on: only this page's tools are taken from the list.
+        // Served from memory from here on, while it stays within the budget: only this page's tools
+        // are taken from the list.
         const render = (start: number, end?: number) =>
           list.slice(start, end).map((tool) => renderToolDefinition(tool, info.protocolVersion));
         page = new RawJson(JSON.stringify(build(render)));
-        byPage.set(key, page);
+        servedPages.set(key, page);
       }
       return page;
     },

@@ -10,17 +10,26 @@
  * Only successful resolutions are cached; failures always go to the database.
  */
 import { sha256Hex } from "../accounts/crypto.ts";
+import { WeightedLru } from "../mcp/lru.ts";
 
 /** How long a resolved credential is reused without asking the database. */
 export const CREDENTIAL_TTL_MS = 5_000;
-const LIMIT = 1024;
+/**
+ * Characters of JSON the cached resolutions may hold together. Weighed, not counted: a resolution
+ * carries the app's config, whose exposed collection and function names (up to 1,000 each) make it
+ * up to ≈ 100 KB, and an app has as many valid credentials as it signs up end users.
+ */
+export const CREDENTIAL_BUDGET_CHARS = 1024 * 1024;
 
 interface Entry<T> {
   value: T;
   expires: number;
 }
 
-const entries = new Map<string, Entry<unknown>>();
+const entries = new WeightedLru<string, Entry<unknown>>(
+  CREDENTIAL_BUDGET_CHARS,
+  (entry, key) => key.length + JSON.stringify(entry.value).length,
+);
 
 /** The cache key of these credential strings (raw, as presented) and selector. */
 export const credentialKey = (...parts: (string | undefined)[]): Promise<string> =>
@@ -33,7 +42,6 @@ export async function cachedCredential<T>(key: string, load: () => Promise<T>): 
   if (hit && hit.expires > now) return hit.value as T;
   if (hit) entries.delete(key);
   const value = await load();
-  if (entries.size >= LIMIT) entries.delete(entries.keys().next().value as string);
   entries.set(key, { value, expires: now + CREDENTIAL_TTL_MS });
   return value;
 }

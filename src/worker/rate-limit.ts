@@ -14,6 +14,8 @@
  *   client registrations per client IP (a key of their own).
  * - `ADMIN_RATE_LIMITER` (1,200/min): the control plane per developer — admin REST requests,
  *   platform MCP tool calls, console requests ({@link enforceDeveloperRateLimit}).
+ * - `PROJECT_RATE_LIMITER` (60,000/min): everything an app's callers send to the data plane
+ *   together, whatever tier the app chose ({@link withProjectLimit}).
  *
  * A binding that fails or answers late lets the request go on (fail open), except the two AUTH
  * limiters ({@link FAIL_CLOSED}): they are what slows password guessing, so without an answer the
@@ -30,7 +32,8 @@ export type RateLimiterName =
   | "RATE_LIMITER_HIGH"
   | "AUTH_RATE_LIMITER"
   | "AUTH_IP_RATE_LIMITER"
-  | "ADMIN_RATE_LIMITER";
+  | "ADMIN_RATE_LIMITER"
+  | "PROJECT_RATE_LIMITER";
 
 /** The binding behind each app-MCP caller tier (wrangler.toml `[[ratelimits]]` with that limit). */
 export const TIER_LIMITERS: Record<RateLimitTier, RateLimiterName> = {
@@ -201,6 +204,39 @@ export function rateLimiter(
     limit.inBackground = (key, what) => countInBackground(env, key, what, limiter, waitUntil);
   }
   return limit;
+}
+
+/** The key of a project's aggregate budget on `PROJECT_RATE_LIMITER`. */
+export const projectRateLimitKey = (projectId: string): string => `project:${projectId}`;
+
+/**
+ * `limit` (an app caller's tier), with every call also counted against the app's aggregate budget,
+ * `PROJECT_RATE_LIMITER` under {@link projectRateLimitKey}. The caller tier is per project and
+ * caller, and an app has as many callers as it signs up end users, so the tier alone never bounded
+ * what one app sends to the database every tenant shares; the aggregate budget does, whichever tier
+ * the app chose (a tier is the developer's own choice, so the budget cannot follow it). Counted the
+ * way the caller is: a read in the background (both keys refused at once only when refused moments
+ * ago), anything else awaiting both answers, asked together — no round trip is added to either.
+ */
+export function withProjectLimit(
+  env: Partial<Pick<Env, RateLimiterName>>,
+  limit: Limiter,
+  projectId: string,
+  waitUntil?: (promise: Promise<unknown>) => void,
+): Limiter {
+  const project = projectRateLimitKey(projectId);
+  const what = "this app (all its callers together)";
+  const both: Limiter = async (key, callerWhat) => {
+    await Promise.all([limit(key, callerWhat), enforceRateLimit(env, project, what, "PROJECT_RATE_LIMITER")]);
+  };
+  const { inBackground } = limit;
+  if (inBackground && waitUntil) {
+    both.inBackground = (key, callerWhat) => {
+      inBackground(key, callerWhat);
+      countInBackground(env, project, what, "PROJECT_RATE_LIMITER", waitUntil);
+    };
+  }
+  return both;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   RateLimiterUnavailableError,
   REFUSAL_MEMORY_MS,
   rateLimiter,
+  withProjectLimit,
 } from "../../src/worker/rate-limit.ts";
 
 /** A binding that allows the first `allowed` calls per key, and counts every call. */
@@ -131,5 +132,27 @@ describe("rate-limit port", () => {
     await enforceRateLimit({ RATE_LIMITER: failing }, "k", "k", "RATE_LIMITER");
     await enforceRateLimit({ ADMIN_RATE_LIMITER: failing }, "k", "k", "ADMIN_RATE_LIMITER");
     error.mockRestore();
+  });
+
+  it("counts every caller of an app against the app's aggregate budget too, awaited or in the background", async () => {
+    const RATE_LIMITER = binding(100);
+    const PROJECT_RATE_LIMITER = binding(3);
+    const env = { RATE_LIMITER, PROJECT_RATE_LIMITER };
+    const pending: Promise<unknown>[] = [];
+    const waitUntil = (p: Promise<unknown>) => pending.push(p);
+    const app = (id: string) =>
+      withProjectLimit(env, rateLimiter(env, "RATE_LIMITER", waitUntil), id, waitUntil);
+    await app("p1")("mcp:p1:user:1", "caller 1");
+    app("p1").inBackground?.("mcp:p1:user:2", "caller 2");
+    await Promise.all(pending);
+    await app("p1")("mcp:p1:user:3", "caller 3");
+    expect(PROJECT_RATE_LIMITER.calls.get("project:p1")).toBe(3);
+    // A fourth caller, new to its own tier, is over the app's budget.
+    await expect(app("p1")("mcp:p1:user:4", "caller 4")).rejects.toThrow(
+      /this app \(all its callers together\)/,
+    );
+    expect(() => app("p1").inBackground?.("mcp:p1:user:5", "caller 5")).toThrow(RateLimitedError);
+    // Another app is untouched.
+    await app("p2")("mcp:p2:user:1", "caller 1");
   });
 });

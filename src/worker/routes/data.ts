@@ -2,7 +2,7 @@
  * The SDK data routes: /v1/projects/:id/collections/:name/… (rows, find, aggregate, nearest).
  * Developer Bearer, or X-Api-Key + end-user session Bearer. Thin: every route resolves the caller,
  * counts the request against the app's caller tier (the app MCP's budget: one per caller and app)
- * and the collection, then calls the data service, where validation and access policy live.
+ * and the app's aggregate budget, loads the collection, then calls the data service, where validation and access policy live.
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
@@ -10,7 +10,7 @@ import { invalidInput, notFound } from "../../errors.ts";
 import { appCallerKey } from "../../rate-limit.ts";
 import { actorOf, isUuid } from "../auth.ts";
 import type { AppEnv, Authenticated } from "../hono.ts";
-import { rateLimiter, TIER_LIMITERS } from "../rate-limit.ts";
+import { rateLimiter, TIER_LIMITERS, withProjectLimit } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 import { requireProjectCaller } from "../require.ts";
 
@@ -35,7 +35,8 @@ const caller = requireProjectCaller({ cached: true });
 async function resolve(c: Context<Authenticated<"principal" | "appConfig">>, access: "read" | "write") {
   const { principal, appConfig: config } = c.var;
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
-  const limit = rateLimiter(c.env, TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER", waitUntil);
+  const tier = rateLimiter(c.env, TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER", waitUntil);
+  const limit = withProjectLimit(c.env, tier, principal.project.id, waitUntil);
   const key = appCallerKey(principal);
   if (access === "read" && limit.inBackground) limit.inBackground(key, "this app's caller");
   else await limit(key, "this app's caller");

@@ -5,14 +5,19 @@
 import { Hono } from "hono";
 import { connectionBase } from "../../app-mcp/admin.ts";
 import { CONSOLE_OPERATIONS } from "../../console/operations.ts";
+import { WeightedLru } from "../../mcp/lru.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../openapi/document.ts";
 import { OPERATIONS } from "../../openapi/operations.ts";
 import { referencePage } from "../../openapi/reference.ts";
 import type { AppEnv } from "../hono.ts";
 
-const documents = new Map<string, OpenApiDocument>();
+/**
+ * Documents by server URL, a few at most: without `PUBLIC_BASE_URL` the URL is the request's own
+ * origin, which the caller writes (`Host`), and an unbounded map would keep one document per name.
+ */
+const documents = new WeightedLru<string, OpenApiDocument>(8, () => 1);
 
-/** The document for a server URL (built once per URL and isolate). */
+/** The document for a server URL (built once per URL and isolate, while it is among the last few). */
 export function openApiDocument(serverUrl: string, version: string): OpenApiDocument {
   let doc = documents.get(serverUrl);
   if (!doc) {

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { cachedRead, type MetaStore } from "../../../src/app-mcp/surface.ts";
 
-const store = (get: () => Promise<unknown>): MetaStore => ({ get, put: async () => {} });
+const store = (get: () => Promise<string | null>): MetaStore => ({ get, put: async () => {} });
 
 describe("the metadata cache read", () => {
   it("returns what the cache holds", async () => {
     expect(
       await cachedRead(
-        store(async () => ({ rev: 3 })),
+        store(async () => '{"rev":3}'),
         "k",
       ),
-    ).toEqual({ rev: 3 });
+    ).toBe('{"rev":3}');
   });
 
   it("is a miss when the cache fails", async () => {

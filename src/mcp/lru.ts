@@ -1,0 +1,64 @@
+/**
+ * A map bounded by the total weight of its values, forgetting the least recently used first. The
+ * isolate's caches use it where a tenant decides how large a value is (a project's metadata, the
+ * schemas of a collection with 100 columns, a `tools/list` page): a count of entries alone would let
+ * a few large values fill the isolate's 128 MB, and the requests of every tenant it serves would
+ * fail with it. Pure.
+ */
+export class WeightedLru<K, V> {
+  readonly #entries = new Map<K, { value: V; weight: number }>();
+  #total = 0;
+  /** The most total weight kept (an entry heavier than this alone is not kept at all). */
+  readonly budget: number;
+  readonly #weigh: (value: V, key: K) => number;
+
+  /** @param weigh the weight of an entry, in the unit of `budget` (characters of its JSON, columns, …) */
+  constructor(budget: number, weigh: (value: V, key: K) => number) {
+    this.budget = budget;
+    this.#weigh = weigh;
+  }
+
+  /** The value under `key` (now the most recently used), or undefined. */
+  get(key: K): V | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry.value;
+  }
+
+  /** Keep `value` under `key`, forgetting the least recently used entries past the budget. */
+  set(key: K, value: V): void {
+    this.delete(key);
+    const weight = this.#weigh(value, key);
+    if (weight > this.budget) return;
+    this.#entries.set(key, { value, weight });
+    this.#total += weight;
+    for (const [oldest, entry] of this.#entries) {
+      if (this.#total <= this.budget) break;
+      this.#entries.delete(oldest);
+      this.#total -= entry.weight;
+    }
+  }
+
+  delete(key: K): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#entries.delete(key);
+    this.#total -= entry.weight;
+  }
+
+  clear(): void {
+    this.#entries.clear();
+    this.#total = 0;
+  }
+
+  /** The total weight kept now (never above `budget`). */
+  get weight(): number {
+    return this.#total;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The isolate's caches whose entries a tenant sizes are bounded by weight, not only by count
+ * (src/mcp/lru.ts; README "Decisions", "Isolate memory"): a project's metadata, the operation
+ * schemas of its collections, its serialised `tools/list` pages and the credentials it resolves.
+ * Each case fills a cache past its budget and checks that the oldest entry was forgotten (built or
+ * loaded again), which an entry-count bound alone (or a WeakMap) never did.
+ */
+import { describe, expect, it } from "vitest";
+import { appSurface, METADATA_BUDGET_CHARS, type MetaStore } from "../../src/app-mcp/surface.ts";
+import type { CollectionMeta } from "../../src/data/columns.ts";
+import { operationSchemas, SCHEMA_CACHE_COLUMNS } from "../../src/data/schemas.ts";
+import type { Db } from "../../src/db.ts";
+import { createMcpHandlers, dispatch, RAW_PAGES_BUDGET_CHARS, type RawJson } from "../../src/mcp/index.ts";
+import { WeightedLru } from "../../src/mcp/lru.ts";
+import { CREDENTIAL_BUDGET_CHARS, cachedCredential } from "../../src/worker/credential-cache.ts";
+import { openApiDocument } from "../../src/worker/routes/openapi.ts";
+
+describe("WeightedLru", () => {
+  it("keeps the total weight within the budget, least recently used out", () => {
+    const lru = new WeightedLru<string, string>(10, (value) => value.length);
+    lru.set("a", "xxxx");
+    lru.set("b", "xxxx");
+    expect(lru.get("a")).toBe("xxxx"); // a is now the most recently used
+    lru.set("c", "xxxx");
+    expect([lru.get("a"), lru.get("b"), lru.get("c")]).toEqual(["xxxx", undefined, "xxxx"]);
+    expect(lru.weight).toBe(8);
+    lru.set("a", "x");
+    expect(lru.weight).toBe(5);
+    lru.set("huge", "x".repeat(11));
+    expect(lru.get("huge")).toBeUndefined();
+    expect(lru.size).toBe(2);
+  });
+});
+
+/** A collection of `columns` described text columns (≈ 600 characters of JSON each). */
+const collection = (name: string, columns: number): CollectionMeta => ({
+  projectId: "00000000-0000-0000-0000-0000000000a1",
+  name,
+  columns: Array.from({ length: columns }, (_, i) => ({
+    name: `c${i}`,
+    type: "text",
+    description: "d".repeat(500),
+  })),
+  access: { read: "owner", write: "owner" },
+});
+
+describe("isolate caches a tenant sizes", () => {
+  it("operation schemas: at most SCHEMA_CACHE_COLUMNS columns' worth (≈ 1.2 MiB per 100 columns)", () => {
+    const first = collection("first", 100);
+    const schemas = operationSchemas(first);
+    expect(operationSchemas(first)).toBe(schemas);
+    for (let i = 0; i * 100 < SCHEMA_CACHE_COLUMNS; i++) operationSchemas(collection(`c${i}`, 100));
+    expect(operationSchemas(first)).not.toBe(schemas);
+  });
+
+  it("surfaces: at most METADATA_BUDGET_CHARS of metadata JSON, so a large app is read again", async () => {
+    const text = (rev: number) =>
+      JSON.stringify({
+        projectId: "00000000-0000-0000-0000-0000000000a2",
+        projectName: "big",
+        metaRev: rev,
+        collections: Array.from({ length: 16 }, (_, i) => collection(`c${i}`, 100)),
+        functions: [],
+      });
+    const reads: string[] = [];
+    const store: MetaStore = {
+      get: async (key) => {
+        reads.push(key);
+        return text(Number(key.split(":").at(-1)));
+      },
+      put: async () => {},
+    };
+    const project = (rev: number) => ({
+      id: "00000000-0000-0000-0000-0000000000a2",
+      name: "big",
+      metaRev: rev,
+    });
+    const load = (rev: number) => appSurface(store, {} as Db, project(rev), {} as never, () => {});
+    const perRev = text(1).length;
+    expect(perRev).toBeGreaterThan(800_000);
+    await load(1);
+    await load(1);
+    expect(reads).toHaveLength(1);
+    for (let rev = 2; (rev - 1) * perRev <= METADATA_BUDGET_CHARS; rev++) await load(rev);
+    await load(1);
+    expect(reads.filter((k) => k.endsWith(":1"))).toHaveLength(2);
+  });
+
+  it("tools/list pages: at most RAW_PAGES_BUDGET_CHARS of serialised pages", async () => {
+    const big = "d".repeat(200_000);
+    const tools = Array.from({ length: 100 }, (_, i) => ({
+      name: `t${i}`,
+      description: big,
+      inputSchema: { type: "object" as const },
+    }));
+    const handlers = createMcpHandlers<null>({
+      serverInfo: { name: "pages", version: "1" },
+      toolsPageSize: 2,
+      rawToolPages: true,
+      tools: { list: () => tools, call: async () => ({ value: null }) },
+    });
+    const page = async (cursor?: string) =>
+      (
+        (await dispatch(
+          { jsonrpc: "2.0", id: 1, method: "tools/list", params: cursor ? { cursor } : {} },
+          handlers,
+          null,
+          { transport: { protocolVersion: "2025-06-18" } },
+        )) as { result: RawJson }
+      ).result;
+    const first = await page();
+    expect(await page()).toBe(first);
+    let cursor = (first.value as { nextCursor?: string }).nextCursor;
+    let served = first.text.length;
+    while (cursor && served <= RAW_PAGES_BUDGET_CHARS) {
+      const next = await page(cursor);
+      served += next.text.length;
+      cursor = (next.value as { nextCursor?: string }).nextCursor;
+    }
+    expect(served).toBeGreaterThan(RAW_PAGES_BUDGET_CHARS);
+    const again = await page();
+    expect(again).not.toBe(first);
+    expect(again.text).toBe(first.text);
+  });
+
+  it("credentials: at most CREDENTIAL_BUDGET_CHARS of resolutions (an app's config is up to ≈ 100 KB)", async () => {
+    const access = {
+      config: { exposedCollections: Array.from({ length: 1000 }, (_, i) => `collection_${i}`) },
+    };
+    let loads = 0;
+    const resolve = async () => {
+      loads++;
+      return access;
+    };
+    await cachedCredential("memory-bounds-first", resolve);
+    await cachedCredential("memory-bounds-first", resolve);
+    expect(loads).toBe(1);
+    const weight = JSON.stringify(access).length;
+    for (let i = 0; i * weight <= CREDENTIAL_BUDGET_CHARS; i++)
+      await cachedCredential(`memory-bounds-${i}`, resolve);
+    await cachedCredential("memory-bounds-first", resolve);
+    expect(loads).toBeGreaterThan(2 + Math.floor(CREDENTIAL_BUDGET_CHARS / weight));
+  });
+
+  it("OpenAPI documents: a few server URLs (without PUBLIC_BASE_URL the URL is the request's Host)", () => {
+    const first = openApiDocument("https://first.example", "1");
+    expect(openApiDocument("https://first.example", "1")).toBe(first);
+    for (let i = 0; i < 8; i++) openApiDocument(`https://h${i}.example`, "1");
+    expect(openApiDocument("https://first.example", "1")).not.toBe(first);
+  });
+});
