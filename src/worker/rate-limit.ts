@@ -240,6 +240,26 @@ export function withProjectLimit(
 }
 
 /**
+ * The rate-limit port of one data-plane request of an app (app MCP, SDK data routes, function
+ * invoke): the caller's tier on `tier`, and for an end user the app's aggregate budget as well
+ * ({@link withProjectLimit}). What multiplies an app's callers is signing up end users (each with
+ * their OAuth grants), so that is what the aggregate budget counts; the developer is one caller per
+ * app, whose own tier already bounds it, so an app sends at most its end users' aggregate budget
+ * plus its developer's tier, and the developer's calls pay one limiter call, not two.
+ */
+export function appLimiter(
+  env: Partial<Pick<Env, RateLimiterName>>,
+  principal: { scope: "developer" | "end_user"; project: { id: string } },
+  tier: RateLimiterName,
+  waitUntil?: (promise: Promise<unknown>) => void,
+): Limiter {
+  const caller = rateLimiter(env, tier, waitUntil);
+  return principal.scope === "end_user"
+    ? withProjectLimit(env, caller, principal.project.id, waitUntil)
+    : caller;
+}
+
+/**
  * The caller's IP as Cloudflare reports it (`cf-connecting-ip`, set on every request at the edge),
  * or null where there is none (in-process tests, other hosts): per-IP limits then do not apply.
  */

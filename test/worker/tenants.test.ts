@@ -3,8 +3,9 @@
  * "Per-app aggregate rate limit"): every caller also counts against `PROJECT_RATE_LIMITER`, so an app
  * cannot multiply its caller tier by signing up end users. The real Worker app serves the requests;
  * its `PROJECT_RATE_LIMITER` is a binding that allows 3 calls per key and records every key (spending
- * the real binding's 6,000 here would take ≈ 25 s at ≈ 4 ms a call): the fourth call of the app —
- * from a caller fresh to its own tier — is refused, over REST and the app MCP, and another app is not.
+ * the real binding's 6,000 here would take ≈ 25 s at ≈ 4 ms a call): the fourth end-user call of the
+ * app — from a caller fresh to its own tier — is refused, over REST and the app MCP, the developer
+ * (one caller, bounded by its own tier) is not counted, and another app is not affected.
  * And an attacker's app reaches none of another app's rows with its ids, cursors or client key.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
@@ -38,7 +39,10 @@ describe("an app's callers share one aggregate budget", () => {
       access: { read: "owner", write: "owner" },
     };
     await Promise.all([createCollection(p, notes), createCollection(other, notes)]);
-    const fresh = await signupUser(p.dev.projectId, p.dev.clientKey);
+    const [third, fresh] = await Promise.all([
+      signupUser(p.dev.projectId, p.dev.clientKey),
+      signupUser(p.dev.projectId, p.dev.clientKey),
+    ]);
 
     const PROJECT_RATE_LIMITER = budget(3);
     const app = createApp();
@@ -66,20 +70,26 @@ describe("an app's callers share one aggregate budget", () => {
       params: { name: "my_first_project_whoami", arguments: {} },
     };
 
-    // Three callers, one call each — each well inside its own tier — spend the app's budget.
+    // The developer is one caller, bounded by its own tier: not counted on the app's budget.
     expect((await send(rows(p), p.developer, { json: { body: "dev" } })).status).toBe(201);
+    expect(PROJECT_RATE_LIMITER.calls.get(projectRateLimitKey(p.dev.projectId))).toBeUndefined();
+    // Three end users, one call each — each well inside its own tier — spend the app's budget.
+    const thirdCaller = { headers: endUserHeaders(p.dev.clientKey, third.sessionToken) };
     expect((await send(rows(p), p.userA, { json: { body: "a" } })).status).toBe(201);
     expect((await send(`/app/${p.dev.projectId}/mcp`, p.userB, { json: whoami })).body.result.isError).toBe(
       false,
     );
+    expect((await send(rows(p), thirdCaller)).status).toBe(200);
     expect(PROJECT_RATE_LIMITER.calls.get(projectRateLimitKey(p.dev.projectId))).toBe(3);
 
     const freshCaller = { headers: endUserHeaders(p.dev.clientKey, fresh.sessionToken) };
     const refused = await send(rows(p), freshCaller, { json: { body: "fresh" } });
     expect(refused.status).toBe(429);
     expect(refused.body.error.message).toContain("this app (all its callers together)");
-    // Remembered for a moment: a read of any caller of the app is refused at once, as is a tool call.
-    expect((await send(rows(p), p.developer)).status).toBe(429);
+    // Remembered for a moment: a read of any end user of the app is refused at once, as is a tool
+    // call; the developer, outside the end users' budget, can still read and operate the app.
+    expect((await send(rows(p), thirdCaller)).status).toBe(429);
+    expect((await send(rows(p), p.developer)).status).toBe(200);
     const tool = await send(`/app/${p.dev.projectId}/mcp`, p.userA, { json: whoami });
     expect(tool.body.result.isError).toBe(true);
     expect(tool.body.result.content[0].text).toContain("rate_limited");

@@ -20,7 +20,7 @@ import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
 import { noteActiveUser, requestMeter } from "../metering.ts";
-import { rateLimiter, TIER_LIMITERS, withProjectLimit } from "../rate-limit.ts";
+import { appLimiter, TIER_LIMITERS } from "../rate-limit.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
 
@@ -125,11 +125,11 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     actor: actorOf(principal),
     surface: loadSurface,
     // The app's tier, from the cached credential resolution (choosing it costs no round trip), and
-    // the app's aggregate budget, asked together with it.
-    limit: withProjectLimit(
+    // for end users the app's aggregate budget, asked together with it.
+    limit: appLimiter(
       c.env,
-      rateLimiter(c.env, TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER", waitUntil),
-      principal.project.id,
+      principal,
+      TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER",
       waitUntil,
     ),
     policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY),

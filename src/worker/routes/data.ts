@@ -10,7 +10,7 @@ import { invalidInput, notFound } from "../../errors.ts";
 import { appCallerKey } from "../../rate-limit.ts";
 import { actorOf, isUuid } from "../auth.ts";
 import type { AppEnv, Authenticated } from "../hono.ts";
-import { rateLimiter, TIER_LIMITERS, withProjectLimit } from "../rate-limit.ts";
+import { appLimiter, TIER_LIMITERS } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 import { requireProjectCaller } from "../require.ts";
 
@@ -35,8 +35,12 @@ const caller = requireProjectCaller({ cached: true });
 async function resolve(c: Context<Authenticated<"principal" | "appConfig">>, access: "read" | "write") {
   const { principal, appConfig: config } = c.var;
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
-  const tier = rateLimiter(c.env, TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER", waitUntil);
-  const limit = withProjectLimit(c.env, tier, principal.project.id, waitUntil);
+  const limit = appLimiter(
+    c.env,
+    principal,
+    TIER_LIMITERS[config.rateLimitPerMinute] ?? "RATE_LIMITER",
+    waitUntil,
+  );
   const key = appCallerKey(principal);
   if (access === "read" && limit.inBackground) limit.inBackground(key, "this app's caller");
   else await limit(key, "this app's caller");

@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import type { AppEnv } from "../hono.ts";
 import { requestMeter } from "../metering.ts";
-import { rateLimiter, withProjectLimit } from "../rate-limit.ts";
+import { appLimiter } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 import { requireProjectCaller } from "../require.ts";
 
@@ -21,7 +21,7 @@ functionInvokeRoutes.post("/v1/projects/:id/functions/:name/invoke", requireProj
   const input = await jsonBody(c, v.unknown());
   const ports = {
     policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY),
-    limit: withProjectLimit(c.env, rateLimiter(c.env), principal.project.id),
+    limit: appLimiter(c.env, principal, "RATE_LIMITER"),
     meter: requestMeter(c),
   };
   const result = await invokeFunction(ports, principal, fn, input);
