@@ -22,10 +22,11 @@ export function heap() { const a = []; for (;;) a.push(new Array(1e6).fill(1)); 
 export function buffers() { const a = []; for (;;) a.push(Buffer.alloc(1e7, 1)); }
 export function bigint() { return 10n; }
 export function dates() { return { at: new Date(0), gone: undefined, list: [undefined] }; }
-export function streams() {
+export async function streams() {
   const fs = require("node:fs");
   fs.writeSync(1, "fd1-sync\\n");
-  fs.createWriteStream(null, { fd: 1 }).write("fd1-stream\\n");
+  // Written before the answer (a later closeOut closes fd 1 under a stream still writing).
+  await new Promise((done) => fs.createWriteStream(null, { fd: 1, autoClose: false }).write("fd1-stream\\n", done));
   const input = fs.readFileSync(0, "utf8");
   return { input };
 }
