@@ -234,6 +234,18 @@ function commandMatches(command: string, grant: string): boolean {
 }
 
 /**
+ * What a path under `/proc` exposes beyond a file: another process's environment (`environ`), its
+ * memory (`mem`: writing the CLI's is running code in it) or the pipes and sockets behind its file
+ * descriptors (`fd/…` that canonicalised to no file: the CLI's stdin/stdout, the host's channel).
+ * `undefined` for anything else (`/proc/cpuinfo`, a descriptor that resolved to a real file).
+ */
+function processFile(path: string): "environ" | "process" | undefined {
+  const match = /^\/proc\/(?:\d+|self|thread-self)(?:\/task\/\d+)?\/(environ|mem|fd\/.+)$/.exec(path);
+  if (!match) return undefined;
+  return match[1] === "environ" ? "environ" : "process";
+}
+
+/**
  * Decides one check. `resource` is a canonical absolute path for the file system, `host:port` or a
  * host for the network, a variable name for the environment, a command for processes.
  */
@@ -245,6 +257,11 @@ export function decide(
 ): Decision {
   switch (kind) {
     case "FileSystem": {
+      // Under any restriction, no file grant reaches past the file system: an environment only
+      // with the environment granted, another process's memory or pipes never.
+      const special = isUnrestricted(policy) ? undefined : processFile(resource);
+      if (special === "process" || (special === "environ" && policy.denied.includes("env.read")))
+        return "Deny";
       const write = action === "Write";
       const grants = write ? policy.allowWrite : policy.allowRead;
       if (grants.some((root) => isWithin(resource, root))) return "Allow";

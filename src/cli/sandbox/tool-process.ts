@@ -137,7 +137,7 @@ export class ToolProcess {
 
   constructor(options: ToolProcessOptions) {
     this.#options = options;
-    this.#judge = new Judge(options.policy, options.audit);
+    this.#judge = new Judge(options.policy, options.audit, [process.execPath, options.hostScript]);
   }
 
   /** Starts the tool process ahead of the first call (cold-start latency off the critical path). */
