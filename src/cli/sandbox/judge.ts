@@ -65,8 +65,8 @@ export class Judge {
   #machinery: string[];
 
   /**
-   * `machinery`: the files every new tool host is started from (the Node binary, the host script):
-   * no write grant covers them.
+   * `machinery`: the files (or directories) every new tool host is started from — the Node binary,
+   * the host script, the compiled bundles: no write grant covers them.
    */
   constructor(
     policy: Policy,
@@ -101,14 +101,16 @@ export class Judge {
 
   /**
    * Whether writing `path` would touch what the sandbox stands on: the audit log (tool code would
-   * forge or erase lines) or a file a new tool host starts from (the next host would run the tool's
-   * code outside the broker), or a directory above one (renamed or removed with them). Only under a
-   * restriction: without one nothing is enforced.
+   * forge or erase lines) or what a new tool host starts from (it would run the tool's code outside
+   * the broker) — the file itself, anything inside such a directory, or a directory above one
+   * (renamed or removed with it). Only under a restriction: without one nothing is enforced.
    */
   #guarded(path: string): boolean {
     if (isUnrestricted(this.#policy)) return false;
     const log = this.#audit.location();
-    return [...this.#machinery, ...(log === undefined ? [] : [log])].some((file) => isWithin(file, path));
+    return [...this.#machinery, ...(log === undefined ? [] : [log])].some(
+      (file) => isWithin(file, path) || isWithin(path, file),
+    );
   }
 
   #record(kind: PermissionKind, action: PermissionAction, resource: string, d: Decision, x?: string): Answer {

@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { AuditSink } from "../audit-log.ts";
+import { amberCacheDir } from "../compile.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
 import { Judge } from "./judge.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
@@ -137,7 +138,12 @@ export class ToolProcess {
 
   constructor(options: ToolProcessOptions) {
     this.#options = options;
-    this.#judge = new Judge(options.policy, options.audit, [process.execPath, options.hostScript]);
+    // What every new host starts from (the Node binary, the host script, the compiled bundles).
+    this.#judge = new Judge(options.policy, options.audit, [
+      process.execPath,
+      options.hostScript,
+      amberCacheDir(),
+    ]);
   }
 
   /** Starts the tool process ahead of the first call (cold-start latency off the critical path). */
