@@ -259,6 +259,19 @@ export function poisonBundles() {
   return "written";
 }
 export function patchNode() { fs.appendFileSync(process.execPath, ""); return "written"; }
+// Node takes any object with \`href\` and \`protocol\` as a file URL; a URL's getters may lie.
+const urlLike = (path) => ({ href: "file://" + path, protocol: "file:", pathname: path, hostname: "" });
+export function urlLikeEnviron() { return fs.readFileSync(urlLike("/proc/" + process.ppid + "/environ"), "utf8"); }
+export function urlLikeAuditLine() { fs.appendFileSync(urlLike(LOG), '{"forged":true}\\n'); return "written"; }
+export function urlProtocolFlip() {
+  let n = 0;
+  class Flip extends URL { get protocol() { return n++ === 0 ? "http:" : "file:"; } }
+  return fs.readFileSync(new Flip("file:///proc/" + process.ppid + "/environ"), "utf8");
+}
+export function urlHasInstance() {
+  Object.defineProperty(URL, Symbol.hasInstance, { value: () => false });
+  return fs.readFileSync(new URL("file:///proc/" + process.ppid + "/environ"), "utf8");
+}
 export function longName() { return process.env["X".repeat(100_000)] ?? "unset"; }
 export function cpuinfo() { return fs.readFileSync("/proc/cpuinfo", "utf8").length > 0; }
 export function add({ a, b }) { return a + b; }
@@ -274,6 +287,10 @@ const PROCFS_ATTEMPTS: [string, RegExp][] = [
   ["forgeAuditLine", /^permission denied: FileSystem Write .*\/out\/procfs\.jsonl$/],
   ["moveAuditLog", /^permission denied: FileSystem Write .*\/out$/],
   ["patchHostScript", /^permission denied: FileSystem Write .*\/tool-host\.mjs$/],
+  ["urlLikeEnviron", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
+  ["urlLikeAuditLine", /^permission denied: FileSystem Write .*\/out\/procfs\.jsonl$/],
+  ["urlProtocolFlip", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
+  ["urlHasInstance", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
   ["poisonBundles", /^permission denied: FileSystem Write .*\/cache\/amber\/bundles$/],
   ["patchNode", /^permission denied: FileSystem Write \//],
   ["longName", /^permission denied: Environment Read X{100000}$/],

@@ -20,6 +20,7 @@ import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
+import { types } from "node:util";
 import v8 from "node:v8";
 import wasi from "node:wasi";
 import workerThreads from "node:worker_threads";
@@ -211,12 +212,20 @@ const decodeBytes = textDecoder.decode.bind(textDecoder);
 const FS_CONSTANTS = { ...fs.constants };
 const OWN_PID = process.pid;
 const nextTick = process.nextTick.bind(process);
+const isProxy = types.isProxy;
+const hasInstanceOriginal = Function.prototype[Symbol.hasInstance];
 const UV_EACCES = -13;
 
 /** Installs the broker. Call once, before any tool code runs; `reserved` are the host's own pipes. */
 export function installBroker(
   ask: Ask,
-  options: { reserved: number[]; fsRestricted: boolean; noWorkers: boolean },
+  options: {
+    reserved: number[];
+    fsRestricted: boolean;
+    noWorkers: boolean;
+    /** `FileHandle.prototype` (fs/promises does not export the class: the host opens one first). */
+    fileHandle: object;
+  },
 ): void {
   const check = (kind: PermissionKind, action: PermissionAction, resource: string, forceDeny = false) => {
     const answer = ask(kind, action, resource, forceDeny ? { denied: true } : undefined);
@@ -236,11 +245,30 @@ export function installBroker(
   };
 
   // ---- file system -------------------------------------------------------------------------
+  // Node itself tells a FileHandle by `instanceof`: tool code must not redefine that answer.
+  const fileHandle = options.fileHandle;
+  const fileHandleFd = Reflect.getOwnPropertyDescriptor(fileHandle, "fd")?.get;
+  Reflect.defineProperty(fileHandle.constructor, Symbol.hasInstance, {
+    value: hasInstanceOriginal,
+    writable: false,
+    configurable: false,
+  });
+  Object.freeze(fileHandle);
+  /**
+   * The path a file call's argument names, read once. Node takes any object that looks like a URL
+   * (`href` and `protocol`, nothing more) as a file URL, so every object but a real FileHandle
+   * (whose descriptor is guarded instead) is read here as one — what is not a file URL fails the
+   * call, as Node would — and the call gets the string, never the object again.
+   */
   const toPath = (value: unknown): string | null => {
     if (typeof value === "string") return value;
     if (value instanceof Uint8Array) return decodeBytes(value);
-    if (value instanceof URL) return value.protocol === "file:" ? fileUrlToPath(value) : null;
-    return null;
+    if ((typeof value !== "object" && typeof value !== "function") || value === null) return null;
+    if (!isProxy(value) && Object.getPrototypeOf(value) === fileHandle) {
+      if (fileHandleFd) guardFd(Reflect.apply(fileHandleFd, value, []));
+      return null;
+    }
+    return fileUrlToPath(value as URL);
   };
   const checkPath = (value: unknown, action: "Read" | "Write") => {
     // `readFile`, `writeFile`, `appendFile` also take a descriptor (Node 22 writes a string to it
@@ -340,9 +368,17 @@ export function installBroker(
     "unlink",
     "writeFile",
   ];
+  /** A glob's pattern, or each of its patterns (Node 22 takes an array). */
+  const checkPatterns = (a: unknown[]) => {
+    if (!Array.isArray(a[0])) return checkArg(a, 0, "Read");
+    const patterns = [...(a[0] as unknown[])];
+    for (let i = 0; i < patterns.length; i++) checkArg(patterns, i, "Read");
+    a[0] = patterns;
+  };
   const patchFsLike = (target: Target, suffixes: string[]) => {
     for (const suffix of suffixes) {
-      for (const base of READ_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Read"));
+      for (const base of READ_1)
+        wrap(target, base + suffix, (a) => (base === "glob" ? checkPatterns(a) : checkArg(a, 0, "Read")));
       for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Write"));
       wrap(target, `open${suffix}`, (a) => {
         checkArg(a, 0, "Read");
@@ -362,11 +398,13 @@ export function installBroker(
         });
       }
       wrap(target, `symlink${suffix}`, (a) => {
-        // Node's permission model refuses every symlink unless all of the file system is granted:
-        // refuse it here first, so no Allow line is written for a link that is never made.
-        if (fsRestricted()) check("FileSystem", "Write", toPath(a[1]) ?? "symlink", true);
         const link = toPath(a[1]);
         const linkTarget = toPath(a[0]);
+        if (link !== null) a[1] = link;
+        if (linkTarget !== null) a[0] = linkTarget;
+        // Node's permission model refuses every symlink unless all of the file system is granted:
+        // refuse it here first, so no Allow line is written for a link that is never made.
+        if (fsRestricted()) check("FileSystem", "Write", link ?? "symlink", true);
         if (link !== null && linkTarget !== null) {
           checkPath(
             canonicalPath(
@@ -426,23 +464,22 @@ export function installBroker(
   const nativeRealpath = fs.realpath.native;
   const nativeRealpathSync = fs.realpathSync.native;
   patchFsLike(fsTarget, ["", "Sync"]);
-  // `exists` answers, it does not throw: a path the tool may not read does not exist for it (audited as Deny).
-  wrap(
-    fsTarget,
-    "existsSync",
-    (a) => checkArg(a, 0, "Read"),
-    () => false,
-  );
-  wrap(
-    fsTarget,
-    "exists",
-    (a) => checkArg(a, 0, "Read"),
-    (a) => {
-      const callback = a.at(-1);
-      if (typeof callback === "function") nextTick(callback as AnyFunction, false);
-      return undefined;
-    },
-  );
+  // `exists` answers, it does not throw: a path the tool may not read does not exist for it (audited
+  // as Deny), and neither does one that is not a path (Node's own answer).
+  const checkExists = (a: unknown[]) => {
+    try {
+      checkArg(a, 0, "Read");
+    } catch (error) {
+      if (error instanceof PermissionDeniedError) throw error;
+      a[0] = undefined;
+    }
+  };
+  wrap(fsTarget, "existsSync", checkExists, () => false);
+  wrap(fsTarget, "exists", checkExists, (a) => {
+    const callback = a.at(-1);
+    if (typeof callback === "function") nextTick(callback as AnyFunction, false);
+    return undefined;
+  });
   wrap(fs.realpath as unknown as Target, "native", (a) => checkArg(a, 0, "Read"));
   wrap(fs.realpathSync as unknown as Target, "native", (a) => checkArg(a, 0, "Read"));
   (fs.realpath as unknown as Target).native ??= nativeRealpath;
