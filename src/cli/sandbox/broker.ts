@@ -192,6 +192,16 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
   if (pipe) Object.freeze(pipe);
 }
 
+/** A DNS server as `setServers` takes it (`ip`, `ip:port`, `[v6]:port`, bare v6) as a dial resource. */
+function serverAddress(server: string): string {
+  const v6 = /^\[(.*)\](?::(\d+))?$/.exec(server);
+  if (v6) return `addr:[${v6[1]}]:${v6[2] ?? "53"}`;
+  const colon = server.indexOf(":");
+  if (colon === -1) return `addr:${server}:53`;
+  if (colon !== server.lastIndexOf(":")) return `addr:[${server}]:53`;
+  return `addr:${server.slice(0, colon)}:${server.slice(colon + 1)}`;
+}
+
 /** The write methods of Node's stream handles (Pipe, TCP, TTY share them). */
 const STREAM_WRITES = [
   "writeBuffer",
@@ -630,8 +640,19 @@ export function installBroker(
     "reverse",
   ];
   const dnsGuard = (a: unknown[]) => check("Network", "Connect", String(a[0]));
+  // A resolver's servers are where its queries go, through c-ares's own sockets (past every handle
+  // hook; on Node 22 past its permission model too): each is an address to connect to. The list is
+  // read once, and the resolver gets that copy.
+  const checkServers = (a: unknown[]) => {
+    if (!isArray(a[0])) return;
+    const servers = [...(a[0] as unknown[])];
+    for (const server of servers)
+      if (typeof server === "string") check("Network", "Connect", serverAddress(server));
+    a[0] = servers;
+  };
   for (const target of [dns, dns.promises, dns.Resolver.prototype, dns.promises.Resolver.prototype]) {
     for (const name of DNS_NAMES) wrap(target as unknown as Target, name, dnsGuard);
+    wrap(target as unknown as Target, "setServers", checkServers);
   }
 
   // ---- processes ---------------------------------------------------------------------------
@@ -725,6 +746,29 @@ export function installBroker(
     wrap(processTarget, name, (a) => checkWorker(`process.${name}:${String(a[0] ?? "")}`));
   }
   wrap(processTarget, "dlopen", (a) => checkWorker(`process.dlopen:${String(a[1] ?? "")}`));
+  // Variables from a file land in the real environment: the file is read like any other.
+  wrap(processTarget, "loadEnvFile", (a) => {
+    a[0] ??= ".env";
+    checkArg(a, 0, "Read");
+  });
+  // A diagnostic report is a file Node writes itself, where `directory`/`filename` say, also on a
+  // crash or a signal: none is written under a restriction.
+  const report = process.report as unknown as Target | undefined;
+  if (report) {
+    wrap(report, "writeReport", () => checkWorker("process.report.writeReport"));
+    for (const name of Reflect.ownKeys(report)) {
+      const descriptor = Reflect.getOwnPropertyDescriptor(report, name);
+      const set = descriptor?.set;
+      if (!descriptor || !set) continue;
+      Reflect.defineProperty(report, name, {
+        ...descriptor,
+        set(value: unknown) {
+          checkWorker(`process.report.${String(name)}`);
+          Reflect.apply(set, this, [value]);
+        },
+      });
+    }
+  }
   for (const name of ["kill", "_kill"]) {
     wrap(processTarget, name, (a) => {
       if (Number(a[0]) !== OWN_PID) checkRun(`kill:${String(a[0])}`);
