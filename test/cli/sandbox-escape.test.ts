@@ -6,7 +6,7 @@
  */
 
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -286,6 +286,11 @@ export function envFile() {
   process.loadEnvFile("/proc/" + process.ppid + "/environ");
   return Object.getOwnPropertyDescriptor(process.env, "AMBER_TEST_SECRET")?.value ?? "unset";
 }
+export function sqliteFile() {
+  const sqlite = process.getBuiltinModule("node:sqlite");
+  new sqlite.DatabaseSync(require("node:path").dirname(LOG) + "/../../outside.db");
+  return "created";
+}
 export function longName() { return process.env["X".repeat(100_000)] ?? "unset"; }
 export function cpuinfo() { return fs.readFileSync("/proc/cpuinfo", "utf8").length > 0; }
 export function add({ a, b }) { return a + b; }
@@ -306,6 +311,8 @@ const PROCFS_ATTEMPTS: [string, RegExp][] = [
   ["urlProtocolFlip", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
   ["urlHasInstance", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
   ["envFile", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
+  // SQLite (Node ≥ 22.5) opens and creates files past the broker and Node's permission model.
+  ["sqliteFile", /^permission denied: Process Execute sqlite/],
   ["poisonBundles", /^permission denied: FileSystem Write .*\/cache\/amber\/bundles$/],
   ["patchNode", /^permission denied: FileSystem Write \//],
   ["longName", /^permission denied: Environment Read X{100000}$/],
@@ -577,7 +584,12 @@ export function runWithPath() {
     const session = new LineClient(
       bin,
       ["session", "--deny-net", "--deny-env", "--audit-log", log, "procfs.js"],
-      { cwd: dir, env: { AMBER_TEST_SECRET: SECRET, XDG_CACHE_HOME: join(dir, "cache") } },
+      {
+        cwd: dir,
+        env: { AMBER_TEST_SECRET: SECRET, XDG_CACHE_HOME: join(dir, "cache") },
+        // The test runner's Node (the project's Node 22, which has node:sqlite), not the machine's.
+        node: process.execPath,
+      },
     );
     try {
       for (const [tool, expected] of PROCFS_ATTEMPTS) {
@@ -591,6 +603,7 @@ export function runWithPath() {
     } finally {
       await session.close();
     }
+    expect(existsSync(join(dir, "outside.db"))).toBe(false);
     const text = readFileSync(log, "utf8");
     expect(text).not.toContain("forged");
     expect(text).not.toContain(SECRET);

@@ -192,6 +192,15 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
   if (pipe) Object.freeze(pipe);
 }
 
+/** A built-in this Node may not have (or has only behind a flag): undefined then. */
+function loadOptionalBuiltin(name: string): Target | undefined {
+  try {
+    return moduleApi.createRequire(import.meta.url)(name) as Target;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A DNS server as `setServers` takes it (`ip`, `ip:port`, `[v6]:port`, bare v6) as a dial resource. */
 function serverAddress(server: string): string {
   const v6 = /^\[(.*)\](?::(\d+))?$/.exec(server);
@@ -741,6 +750,21 @@ export function installBroker(
     configurable: true,
     enumerable: true,
   });
+  // SQLite (Node ≥ 22.5) opens, creates and attaches database files itself, past the broker and
+  // Node's permission model: under a restriction the class is replaced, not wrapped (a subclass
+  // would hand its original out as its prototype), and every database is refused.
+  const sqlite = loadOptionalBuiltin("node:sqlite");
+  if (sqlite && options.noWorkers) {
+    const refused = function DatabaseSync() {
+      checkWorker("sqlite");
+    };
+    Reflect.defineProperty(sqlite, "DatabaseSync", {
+      value: refused,
+      writable: true,
+      configurable: true,
+      enumerable: true,
+    });
+  }
   const processTarget = process as unknown as Target;
   for (const name of ["binding", "_linkedBinding"]) {
     wrap(processTarget, name, (a) => checkWorker(`process.${name}:${String(a[0] ?? "")}`));
