@@ -291,6 +291,7 @@ export function sqliteFile() {
   new sqlite.DatabaseSync(require("node:path").dirname(LOG) + "/../../outside.db");
   return "created";
 }
+export function execveShell() { process.execve("/bin/sh", ["sh", "-c", "echo PWNED >&2"]); return "replaced"; }
 export function longName() { return process.env["X".repeat(100_000)] ?? "unset"; }
 export function cpuinfo() { return fs.readFileSync("/proc/cpuinfo", "utf8").length > 0; }
 export function add({ a, b }) { return a + b; }
@@ -313,6 +314,8 @@ const PROCFS_ATTEMPTS: [string, RegExp][] = [
   ["envFile", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
   // SQLite (Node ≥ 22.5) opens and creates files past the broker and Node's permission model.
   ["sqliteFile", /^permission denied: Process Execute sqlite/],
+  // Node ≥ 22.15 replaces the host with any program once a child process is allowed at all.
+  ["execveShell", /^permission denied: Process Execute \//],
   ["poisonBundles", /^permission denied: FileSystem Write .*\/cache\/amber\/bundles$/],
   ["patchNode", /^permission denied: FileSystem Write \//],
   ["longName", /^permission denied: Environment Read X{100000}$/],
@@ -583,7 +586,11 @@ export function runWithPath() {
     );
     const session = new LineClient(
       bin,
-      ["session", "--deny-net", "--deny-env", "--audit-log", log, "procfs.js"],
+      [
+        "session",
+        ...["--deny-net", "--deny-env", "--deny-run", "--allow-run", "true"],
+        ...["--audit-log", log, "procfs.js"],
+      ],
       {
         cwd: dir,
         env: { AMBER_TEST_SECRET: SECRET, XDG_CACHE_HOME: join(dir, "cache") },

@@ -770,6 +770,11 @@ export function installBroker(
     wrap(processTarget, name, (a) => checkWorker(`process.${name}:${String(a[0] ?? "")}`));
   }
   wrap(processTarget, "dlopen", (a) => checkWorker(`process.dlopen:${String(a[1] ?? "")}`));
+  // Node ≥ 22.15 replaces the host with a program, which its permission model allows whenever any
+  // child process is: the program is checked and resolved like a spawn's.
+  wrap(processTarget, "execve", (a) => {
+    a[0] = program(a[0]);
+  });
   // Variables from a file land in the real environment: the file is read like any other.
   wrap(processTarget, "loadEnvFile", (a) => {
     a[0] ??= ".env";
