@@ -206,6 +206,12 @@ export async function bindLyingAddress() {
   handle.close();
   return bound.address;
 }
+export function debugCli() { process._debugProcess(process.ppid); return "signalled"; }
+export function lyingPid() {
+  let n = 0;
+  process.kill({ valueOf: () => (++n >= 5 ? process.ppid : process.pid) }, "SIGUSR1");
+  return "signalled";
+}
 export function dnsServers() { require("node:dns").setServers(["192.0.2.1:5353"]); return "set"; }
 export function resolverServers() { new (require("node:dns").promises.Resolver)().setServers(["192.0.2.1"]); return "set"; }
 export function reportDirectory() { process.report.directory = OUT; return "set"; }
@@ -230,6 +236,10 @@ const REDTEAM_ATTEMPTS: [string, { result: string } | { error: string | RegExp }
   ["channelByTty", { error: "permission denied: FileSystem Write fd:3" }],
   ["channelByPipeHandle", { error: "permission denied: FileSystem Write fd:3" }],
   ["channelByUdpHandle", { error: "permission denied: FileSystem Write fd:3" }],
+  // SIGUSR1 opens an inspector in the CLI (code run there is out of every sandbox).
+  ["debugCli", { error: /^permission denied: Process Execute kill:\d+$/ }],
+  // The pid is read once: the host itself is signalled (its inspector is off under the model).
+  ["lyingPid", { result: "signalled" }],
   // A resolver's queries go where its servers say (on Node 22 past the permission model too).
   ["dnsServers", { error: "permission denied: Network Connect 192.0.2.1:5353" }],
   ["resolverServers", { error: "permission denied: Network Connect 192.0.2.1:53" }],
@@ -568,6 +578,7 @@ export function runWithPath() {
         else expect((response.error as { message?: string })?.message, tool).toMatch(expected.error);
       }
       expect((await session.call("add", { a: 20, b: 22 })).result).toBe(42);
+      expect(session.stderr).not.toContain("Debugger listening");
     } finally {
       await session.close();
     }

@@ -798,9 +798,13 @@ export function installBroker(
       });
     }
   }
-  for (const name of ["kill", "_kill"]) {
+  // A signal to another process (`_debugProcess` sends SIGUSR1: Node opens an inspector in the CLI).
+  // The pid is read once: an object's `valueOf` could name the host here and the CLI to Node.
+  for (const name of ["kill", "_kill", "_debugProcess"]) {
     wrap(processTarget, name, (a) => {
-      if (Number(a[0]) !== OWN_PID) checkRun(`kill:${String(a[0])}`);
+      const pid = Number(a[0]);
+      a[0] = pid;
+      if (pid !== OWN_PID) checkRun(`kill:${pid}`);
     });
   }
   wrap(inspector as unknown as Target, "open", () => checkWorker("inspector"));
