@@ -246,6 +246,10 @@ export function installBroker(
     fileHandle: object;
   },
 ): void {
+  // Tool code meets this class in every denial (`error.constructor`): a setter on its prototype would
+  // run inside the broker's own paths, a `Symbol.hasInstance` would change what counts as a denial.
+  Object.freeze(PermissionDeniedError.prototype);
+  Object.freeze(PermissionDeniedError);
   const check = (kind: PermissionKind, action: PermissionAction, resource: string, forceDeny = false) => {
     const answer = ask(kind, action, resource, forceDeny ? { denied: true } : undefined);
     if (answer.d === "Deny") throw new PermissionDeniedError(kind, action, answer.r);
