@@ -234,15 +234,18 @@ function commandMatches(command: string, grant: string): boolean {
 }
 
 /**
- * What a path under `/proc` exposes beyond a file: another process's environment (`environ`), its
+ * What a path under `/proc/<pid>` exposes beyond a file: a process's environment (`environ`), its
  * memory (`mem`: writing the CLI's is running code in it) or the pipes and sockets behind its file
- * descriptors (`fd/…` that canonicalised to no file: the CLI's stdin/stdout, the host's channel).
- * `undefined` for anything else (`/proc/cpuinfo`, a descriptor that resolved to a real file).
+ * descriptors (`fd/…` that canonicalised to no file: the CLI's stdin/stdout, the host's channel);
+ * any other entry of a process (`entry`) is its to read but no one's to write (`oom_score_adj`, …).
+ * `undefined` outside `/proc/<pid>` (`/proc/cpuinfo`) and for a descriptor that resolved to a file.
  */
-function processFile(path: string): "environ" | "process" | undefined {
-  const match = /^\/proc\/(?:\d+|self|thread-self)(?:\/task\/\d+)?\/(environ|mem|fd\/.+)$/.exec(path);
+function processFile(path: string): "environ" | "process" | "entry" | undefined {
+  const match = /^\/proc\/(?:\d+|self|thread-self)(?:\/task\/\d+)?(\/.*)?$/.exec(path);
   if (!match) return undefined;
-  return match[1] === "environ" ? "environ" : "process";
+  const rest = match[1] ?? "";
+  if (rest === "/environ") return "environ";
+  return rest === "/mem" || rest.startsWith("/fd/") ? "process" : "entry";
 }
 
 /**
@@ -258,11 +261,15 @@ export function decide(
   switch (kind) {
     case "FileSystem": {
       // Under any restriction, no file grant reaches past the file system: an environment only
-      // with the environment granted, another process's memory or pipes never.
-      const special = isUnrestricted(policy) ? undefined : processFile(resource);
-      if (special === "process" || (special === "environ" && policy.denied.includes("env.read")))
-        return "Deny";
+      // with the environment granted, a process's memory or pipes never, its settings never to write.
       const write = action === "Write";
+      const special = isUnrestricted(policy) ? undefined : processFile(resource);
+      if (
+        special === "process" ||
+        (special === "environ" && policy.denied.includes("env.read")) ||
+        (special === "entry" && write)
+      )
+        return "Deny";
       const grants = write ? policy.allowWrite : policy.allowRead;
       if (grants.some((root) => isWithin(resource, root))) return "Allow";
       return policy.denied.includes(write ? "fs.write" : "fs.read") ? "Deny" : "Allow";

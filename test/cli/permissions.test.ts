@@ -67,6 +67,9 @@ describe("permission policy", () => {
     // Ordinary /proc files, and environments where the environment is granted, stay as granted.
     expect(decide(fsOpen, "FileSystem", "Read", "/proc/cpuinfo")).toBe("Allow");
     expect(decide(fsOpen, "FileSystem", "Read", "/proc/42/status")).toBe("Allow");
+    expect(decide(fsOpen, "FileSystem", "Write", "/proc/42/oom_score_adj")).toBe("Deny");
+    expect(decide(fsOpen, "FileSystem", "Write", "/proc/42")).toBe("Deny");
+    expect(decide(fsOpen, "FileSystem", "Write", "/proc/sys/vm/overcommit_memory")).toBe("Allow");
     expect(decide(buildPolicy({ denyNet: true }, "/"), "FileSystem", "Read", "/proc/42/environ")).toBe(
       "Allow",
     );

@@ -206,6 +206,12 @@ export async function bindLyingAddress() {
   handle.close();
   return bound.address;
 }
+export function denialClass() {
+  let Denial;
+  try { fs.readFileSync("/etc/hostname"); } catch (e) { Denial = e.constructor; }
+  Object.defineProperty(Denial.prototype, "kind", { set() { throw new Error("hijacked"); } });
+  return "defined";
+}
 export function debugCli() { process._debugProcess(process.ppid); return "signalled"; }
 export function lyingPid() {
   let n = 0;
@@ -236,6 +242,8 @@ const REDTEAM_ATTEMPTS: [string, { result: string } | { error: string | RegExp }
   ["channelByTty", { error: "permission denied: FileSystem Write fd:3" }],
   ["channelByPipeHandle", { error: "permission denied: FileSystem Write fd:3" }],
   ["channelByUdpHandle", { error: "permission denied: FileSystem Write fd:3" }],
+  // The denial class is the broker's: tool code cannot hook its construction.
+  ["denialClass", { error: /object is not extensible/ }],
   // SIGUSR1 opens an inspector in the CLI (code run there is out of every sandbox).
   ["debugCli", { error: /^permission denied: Process Execute kill:\d+$/ }],
   // The pid is read once: the host itself is signalled (its inspector is off under the model).
