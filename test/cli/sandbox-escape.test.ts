@@ -309,6 +309,7 @@ export function sqliteFile() {
   new sqlite.DatabaseSync(require("node:path").dirname(LOG) + "/../../outside.db");
   return "created";
 }
+export function heapQuery() { return require("node:v8").queryObjects(Object, { format: "count" }); }
 export function execveShell() { process.execve("/bin/sh", ["sh", "-c", "echo PWNED >&2"]); return "replaced"; }
 export function longName() { return process.env["X".repeat(100_000)] ?? "unset"; }
 export function cpuinfo() { return fs.readFileSync("/proc/cpuinfo", "utf8").length > 0; }
@@ -332,6 +333,8 @@ const PROCFS_ATTEMPTS: [string, RegExp][] = [
   ["envFile", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
   // SQLite (Node ≥ 22.5) opens and creates files past the broker and Node's permission model.
   ["sqliteFile", /^permission denied: Process Execute sqlite/],
+  // Node 22 lists the heap's objects (the init message with the channel key among them).
+  ["heapQuery", /^permission denied: Process Execute v8\.queryObjects$/],
   // Node ≥ 22.15 replaces the host with any program once a child process is allowed at all.
   ["execveShell", /^permission denied: Process Execute \//],
   ["poisonBundles", /^permission denied: FileSystem Write .*\/cache\/amber\/bundles$/],

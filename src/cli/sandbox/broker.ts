@@ -817,13 +817,15 @@ export function installBroker(
     checkWorker("inspector"),
   );
   wrap(moduleApi as unknown as Target, "register", () => checkWorker("module.register"));
-  // A heap snapshot shows every string of the host (its channel key among them); V8 flags set at
-  // run time are, in Node's words, undefined behaviour.
+  // A heap snapshot shows every string of the host (its channel key among them), and so does a
+  // query of the heap's objects (Node 22); V8 flags set at run time are, in Node's words,
+  // undefined behaviour.
   for (const name of [
     "getHeapSnapshot",
     "writeHeapSnapshot",
     "setHeapSnapshotNearHeapLimit",
     "setFlagsFromString",
+    "queryObjects",
   ])
     wrap(v8 as unknown as Target, name, () => checkWorker(`v8.${name}`));
 
