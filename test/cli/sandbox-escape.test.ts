@@ -645,6 +645,25 @@ export function runWithPath() {
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(5000);
   });
 
+  it("an audit log that cannot be written (a full disk) fails calls closed and ends no session", async () => {
+    const full = new LineClient(bin, ["session", "--sandbox", "--audit-log", "/dev/full", "tools.js"], {
+      cwd: dir,
+    });
+    try {
+      for (const tool of ["add", "readPasswd"]) {
+        const response = await full.call(tool, { a: 1, b: 2 });
+        expect(JSON.stringify(response), tool).not.toContain("root:");
+        expect((response.error as { message?: string })?.message, tool).toMatch(
+          /^audit log could not be written: ENOSPC/,
+        );
+      }
+      expect((await full.request("ping")).result).toEqual({});
+      expect(full.stderr).toContain("amber: permission check failed: ENOSPC");
+    } finally {
+      await full.close();
+    }
+  });
+
   it("arguments nested too deeply to pass on fail their call alone, with a clear error", async () => {
     const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
     client.write(
