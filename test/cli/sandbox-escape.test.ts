@@ -66,6 +66,7 @@ export function processBinding() { return process.binding("spawn_sync"); }
 export function linkedBinding() { return process._linkedBinding("anything"); }
 export function dlopen() { const m = { exports: {} }; process.dlopen(m, JAIL + "/evil.node"); return "loaded"; }
 export function envRead() { return process.env.AMBER_TEST_SECRET; }
+export function envDescriptor() { return Object.getOwnPropertyDescriptor(process.env, "AMBER_TEST_SECRET")?.value ?? "unset"; }
 export function envViaConstructor() { return (function () {}).constructor("return process")().env.AMBER_TEST_SECRET; }
 export function envEnumerate() { return JSON.stringify({ keys: Object.keys(process.env), env: { ...process.env } }); }
 export async function fetchLocal() { try { return await (await fetch("http://127.0.0.1:" + PORT + "/")).text(); } catch (e) { unwrap(e); } }
@@ -133,6 +134,7 @@ const ATTEMPTS: [string, string][] = [
   ["dlopen", "Process/Execute"],
   ["envRead", "Environment/Read"],
   ["envViaConstructor", "Environment/Read"],
+  ["envDescriptor", "Environment/Read"],
   ["fetchLocal", "Network/Connect"],
   ["netConnect", "Network/Connect"],
   ["httpGet", "Network/Connect"],

@@ -856,8 +856,12 @@ export function installBroker(
   const notAnEnvRead = (key: string): boolean => INSPECTION_KEYS.has(key) && !Object.hasOwn(realEnv, key);
   const calledFromNodeInternals = () => {
     const stack = new Error().stack?.split("\n") ?? [];
-    // [0] "Error", [1] this function, [2] the proxy trap, [3] the reader.
-    return /\(node:|at node:/.test(stack[3] ?? "");
+    // [0] "Error", [1] this function, [2] the proxy trap, then the reader — past the built-ins
+    // in between (`Object.hasOwn`, `Reflect.get`: "at Proxy.hasOwn (<anonymous>)"), which are
+    // nobody's: what called them decides.
+    let reader = 3;
+    while (stack[reader]?.endsWith("(<anonymous>)")) reader++;
+    return /\(node:|at node:/.test(stack[reader] ?? "");
   };
   const envProxy = new Proxy(realEnv, {
     get(target, key, receiver) {
@@ -871,6 +875,18 @@ export function installBroker(
         return Reflect.has(target, key);
       check("Environment", "Read", key);
       return Reflect.has(target, key);
+    },
+    // `Object.getOwnPropertyDescriptor(process.env, name)` (and `Object.hasOwn`) probe a name as
+    // much as reading it does; the granted ones, which enumerating shows anyway, pass unaudited.
+    getOwnPropertyDescriptor(target, key) {
+      if (
+        typeof key === "string" &&
+        !Object.hasOwn(target, key) &&
+        !notAnEnvRead(key) &&
+        !calledFromNodeInternals()
+      )
+        check("Environment", "Read", key);
+      return Reflect.getOwnPropertyDescriptor(target, key);
     },
   });
   Reflect.defineProperty(process, "env", {
