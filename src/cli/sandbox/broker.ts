@@ -242,8 +242,6 @@ export function installBroker(
     reserved: number[];
     fsRestricted: boolean;
     noWorkers: boolean;
-    /** `FileHandle.prototype` (fs/promises does not export the class: the host opens one first). */
-    fileHandle: object;
   },
 ): void {
   // Tool code meets this class in every denial (`error.constructor`): a setter on its prototype would
@@ -268,15 +266,23 @@ export function installBroker(
   };
 
   // ---- file system -------------------------------------------------------------------------
-  // Node itself tells a FileHandle by `instanceof`: tool code must not redefine that answer.
-  const fileHandle = options.fileHandle;
-  const fileHandleFd = Reflect.getOwnPropertyDescriptor(fileHandle, "fd")?.get;
-  Reflect.defineProperty(fileHandle.constructor, Symbol.hasInstance, {
-    value: hasInstanceOriginal,
-    writable: false,
-    configurable: false,
-  });
-  Object.freeze(fileHandle);
+  // `FileHandle.prototype`, learnt from the first handle `fs.promises.open` makes (the class is not
+  // exported, and that is the only way tool code gets one): no object is a FileHandle before.
+  let fileHandle: object | undefined;
+  let fileHandleFd: AnyFunction | undefined;
+  const learnFileHandle = (handle: object) => {
+    if (fileHandle !== undefined) return handle;
+    fileHandle = Object.getPrototypeOf(handle) as object;
+    fileHandleFd = Reflect.getOwnPropertyDescriptor(fileHandle, "fd")?.get as AnyFunction | undefined;
+    // Node itself tells a FileHandle by `instanceof`: tool code must not redefine that answer.
+    Reflect.defineProperty(fileHandle.constructor, Symbol.hasInstance, {
+      value: hasInstanceOriginal,
+      writable: false,
+      configurable: false,
+    });
+    Object.freeze(fileHandle);
+    return handle;
+  };
   /**
    * The path a file call's argument names, read once. Node takes any object that looks like a URL
    * (`href` and `protocol`, nothing more) as a file URL, so every object but a real FileHandle
@@ -287,7 +293,7 @@ export function installBroker(
     if (typeof value === "string") return value;
     if (value instanceof Uint8Array) return decodeBytes(value);
     if ((typeof value !== "object" && typeof value !== "function") || value === null) return null;
-    if (!isProxy(value) && Object.getPrototypeOf(value) === fileHandle) {
+    if (fileHandle !== undefined && !isProxy(value) && Object.getPrototypeOf(value) === fileHandle) {
       if (fileHandleFd) guardFd(Reflect.apply(fileHandleFd, value, []));
       return null;
     }
@@ -518,6 +524,15 @@ export function installBroker(
   wrap(process as unknown as Target, "chdir", (a) => checkArg(a, 0, "Read"));
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
+  const checkedOpen = fs.promises.open as AnyFunction;
+  Reflect.defineProperty(fs.promises, "open", {
+    value: function open(this: unknown, ...args: unknown[]) {
+      return (Reflect.apply(checkedOpen, this, args) as Promise<object>).then(learnFileHandle);
+    },
+    writable: true,
+    configurable: true,
+    enumerable: true,
+  });
 
   // ---- network -----------------------------------------------------------------------------
   const netResource = (options: Record<string, unknown>, fallbackHost: string): string => {

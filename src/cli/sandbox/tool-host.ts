@@ -54,7 +54,6 @@ const exitOriginal = process.exit.bind(process);
 const reallyExit = (process as unknown as { reallyExit: (code: number) => never }).reallyExit.bind(process);
 const dirnameOf = path.dirname;
 const hasOwn = Object.hasOwn;
-const hostScript = process.argv[1] ?? "";
 
 /**
  * Global bindings of the built-ins become read-only, so tool code cannot swap `JSON`, `Reflect`,
@@ -268,15 +267,10 @@ async function start(init: InitMessage, serve: Serve): Promise<void> {
   key = init.key;
   const broker = init.broker;
   if (broker) {
-    // A FileHandle of the host's own (on its own script, always readable), for its class.
-    const probe = await fs.promises.open(hostScript, "r");
-    const fileHandle = Object.getPrototypeOf(probe) as object;
-    await probe.close();
     installBroker(ask, {
       reserved: [HOST_OUT_FD, HOST_CALLS_FD, HOST_ANSWERS_FD],
       fsRestricted: init.fsRestricted,
       noWorkers: init.noWorkers,
-      fileHandle,
     });
     lockGlobals();
   }
