@@ -3,9 +3,9 @@
  * `{"ts","kind","action","resource","decision"}`, written synchronously so every line is on disk
  * before the response that caused it. Never records file contents or environment values.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, realpathSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { Decision, PermissionAction, PermissionKind } from "./permissions.ts";
+import { canonicalPath, type Decision, type PermissionAction, type PermissionKind } from "./permissions.ts";
 
 /** One audit record. */
 export interface AuditEvent {
@@ -21,18 +21,34 @@ export interface AuditSink {
   close(): void;
   /** False for the no-op sink, so producers can skip building events. */
   readonly enabled: boolean;
+  /** Where the log file is now (its directory may have been renamed since it was opened). */
+  location(): string | undefined;
 }
 
 /** The sink used without `--audit-log`. */
-export const NO_AUDIT: AuditSink = { record() {}, close() {}, enabled: false };
+export const NO_AUDIT: AuditSink = { record() {}, close() {}, enabled: false, location: () => undefined };
+
+/**
+ * The longest resource a line carries (PATH_MAX): tool code picks the names it asks about, and
+ * one check of a megabyte-long name must not cost the log a megabyte.
+ */
+export const MAX_AUDIT_RESOURCE_CHARS = 4096;
+
+/** `resource`, cut to {@link MAX_AUDIT_RESOURCE_CHARS} with its full length noted. */
+function auditResource(resource: string): string {
+  if (resource.length <= MAX_AUDIT_RESOURCE_CHARS) return resource;
+  return `${resource.slice(0, MAX_AUDIT_RESOURCE_CHARS)}…(${resource.length} chars)`;
+}
 
 /** Opens (creating parent directories) an append-only JSONL audit log. */
 export function openAuditLog(path: string, cwd: string = process.cwd()): AuditSink {
   const file = resolve(cwd, path);
   let fd: number;
+  let opened: string;
   try {
     mkdirSync(dirname(file), { recursive: true });
     fd = openSync(file, "a");
+    opened = canonicalPath(file);
   } catch (error) {
     throw new Error(`failed to open audit log ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
   }
@@ -45,10 +61,17 @@ export function openAuditLog(path: string, cwd: string = process.cwd()): AuditSi
         ts: new Date().toISOString(),
         kind: event.kind,
         action: event.action,
-        resource: event.resource,
+        resource: auditResource(event.resource),
         decision: event.decision,
       });
       writeSync(fd, `${line}\n`);
+    },
+    location() {
+      try {
+        return realpathSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return opened;
+      }
     },
     close() {
       if (open) closeSync(fd);

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
-import { tmpdir } from "node:os";
+import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -18,7 +18,7 @@ export interface CompileOptions {
   amberMcpPath: string;
   /** Extra cache key (the CLI version), so an upgrade never reuses old output. */
   cacheKey?: string;
-  /** Where compiled bundles are cached (default: `<tmpdir>/amber-compile-cache`). */
+  /** Where compiled bundles are cached (default: `bundles` in {@link amberCacheDir}). */
   cacheDir?: string;
   /** Called for every file the bundle reads; throws to refuse it (the sandbox's read policy). */
   checkInput?: (path: string) => void;
@@ -38,11 +38,21 @@ function fingerprint(path: string): [number, number] | null {
   }
 }
 
+/**
+ * The user's own cache directory for the CLI, `$XDG_CACHE_HOME/amber` or `~/.cache/amber`:
+ * compiled bundles and extracted schemas. Not the shared temp directory: a cached bundle is code
+ * the next start of that tool file runs, and anyone who can write it chooses that code.
+ */
+export function amberCacheDir(): string {
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
+  return join(base, "amber");
+}
+
 function cacheFile(entry: string, options: CompileOptions): string {
   const key = createHash("sha256")
     .update(`${entry}\0${options.amberMcpPath}\0${options.cacheKey ?? ""}`)
     .digest("hex");
-  return join(options.cacheDir ?? join(tmpdir(), "amber-compile-cache"), `${key.slice(0, 32)}.json`);
+  return join(options.cacheDir ?? join(amberCacheDir(), "bundles"), `${key.slice(0, 32)}.json`);
 }
 
 function readCache(file: string, options: CompileOptions): string | undefined {

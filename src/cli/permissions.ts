@@ -234,6 +234,21 @@ function commandMatches(command: string, grant: string): boolean {
 }
 
 /**
+ * What a path under `/proc/<pid>` exposes beyond a file: a process's environment (`environ`), its
+ * memory (`mem`: writing the CLI's is running code in it) or the pipes and sockets behind its file
+ * descriptors (`fd/…` that canonicalised to no file: the CLI's stdin/stdout, the host's channel);
+ * any other entry of a process (`entry`) is its to read but no one's to write (`oom_score_adj`, …).
+ * `undefined` outside `/proc/<pid>` (`/proc/cpuinfo`) and for a descriptor that resolved to a file.
+ */
+function processFile(path: string): "environ" | "process" | "entry" | undefined {
+  const match = /^\/proc\/(?:\d+|self|thread-self)(?:\/task\/\d+)?(\/.*)?$/.exec(path);
+  if (!match) return undefined;
+  const rest = match[1] ?? "";
+  if (rest === "/environ") return "environ";
+  return rest === "/mem" || rest.startsWith("/fd/") ? "process" : "entry";
+}
+
+/**
  * Decides one check. `resource` is a canonical absolute path for the file system, `host:port` or a
  * host for the network, a variable name for the environment, a command for processes.
  */
@@ -245,7 +260,16 @@ export function decide(
 ): Decision {
   switch (kind) {
     case "FileSystem": {
+      // Under any restriction, no file grant reaches past the file system: an environment only
+      // with the environment granted, a process's memory or pipes never, its settings never to write.
       const write = action === "Write";
+      const special = isUnrestricted(policy) ? undefined : processFile(resource);
+      if (
+        special === "process" ||
+        (special === "environ" && policy.denied.includes("env.read")) ||
+        (special === "entry" && write)
+      )
+        return "Deny";
       const grants = write ? policy.allowWrite : policy.allowRead;
       if (grants.some((root) => isWithin(resource, root))) return "Allow";
       return policy.denied.includes(write ? "fs.write" : "fs.read") ? "Deny" : "Allow";

@@ -317,12 +317,17 @@ export async function openToolServer(command: string, file: string | undefined, 
           : problem !== undefined
             ? { ok: false, error: `invalid arguments for \`${name}\`: ${problem}`, invalid: true }
             : await runner.call(name, callArgs, loaded.params.get(name), signal);
-        audit.record({
-          kind: "Process",
-          action: "Execute",
-          resource: `tool:${name}`,
-          decision: outcome.ok ? "Allow" : "Deny",
-        });
+        try {
+          audit.record({
+            kind: "Process",
+            action: "Execute",
+            resource: `tool:${name}`,
+            decision: outcome.ok ? "Allow" : "Deny",
+          });
+        } catch (error) {
+          // No answer goes out unaudited (an audit log on a full disk); the session goes on.
+          return { ok: false, error: `audit log could not be written: ${(error as Error).message}` };
+        }
         return outcome;
       });
       queue = done.catch(() => undefined);

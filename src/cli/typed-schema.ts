@@ -7,9 +7,9 @@
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import type * as TS from "typescript";
+import { amberCacheDir } from "./compile.ts";
 import type { ToolSchema } from "./export-tools.ts";
 
 type Schema = Record<string, unknown>;
@@ -52,12 +52,6 @@ const ANALYSIS_FORMAT = 3;
 
 const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
-/** The cache directory for extracted schemas: `$XDG_CACHE_HOME/amber` or `~/.cache/amber`. */
-export function schemaCacheDir(): string {
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
-  return join(base, "amber");
-}
-
 function readCached(file: string, base: string): ToolFileAnalysis | undefined {
   let cached: CacheEntry;
   try {
@@ -99,7 +93,7 @@ export async function analyzeToolFile(
   // Keyed by content, not path (a copied or moved file hits too); local dependencies are recorded
   // relative to the entry's directory and checked by hash.
   const key = sha256(`${ANALYSIS_FORMAT}\0${cacheKey}\0${names.join(",")}\0${sha256(content)}`);
-  const file = join(schemaCacheDir(), `schemas-${key.slice(0, 40)}.json`);
+  const file = join(amberCacheDir(), `schemas-${key.slice(0, 40)}.json`);
   const base = dirname(entry);
   const cached = readCached(file, base);
   if (cached) return cached;

@@ -81,8 +81,16 @@ export class LineClient {
   #nextId = 1;
   exited: Promise<number | null>;
 
-  constructor(bin: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
-    this.child = spawn(NODE, [bin, ...args], { cwd: options.cwd, env: cleanEnv(options.env) });
+  /** `node`: the Node that runs the CLI (default {@link NODE}, the machine's). */
+  constructor(
+    bin: string,
+    args: string[],
+    options: { cwd?: string; env?: Record<string, string>; node?: string } = {},
+  ) {
+    this.child = spawn(options.node ?? NODE, [bin, ...args], {
+      cwd: options.cwd,
+      env: cleanEnv(options.env),
+    });
     this.child.stdout.setEncoding("utf8");
     this.child.stdout.on("data", (chunk: string) => this.#feed(chunk));
     this.child.stderr.on("data", (chunk: Buffer) => {

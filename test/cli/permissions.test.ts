@@ -54,6 +54,28 @@ describe("permission policy", () => {
     expect(decide(policy, "FileSystem", "Read", "/etc/passwd")).toBe("Allow");
   });
 
+  it("under any restriction, no file grant reaches another process's environment, memory or pipes", () => {
+    const fsOpen = buildPolicy({ denyNet: true, denyEnv: true }, "/");
+    for (const path of ["/proc/42/environ", "/proc/self/environ", "/proc/42/task/43/environ"])
+      expect(decide(fsOpen, "FileSystem", "Read", path), path).toBe("Deny");
+    for (const path of ["/proc/42/mem", "/proc/42/fd/pipe:[9]", "/proc/42/task/43/fd/1"]) {
+      expect(decide(fsOpen, "FileSystem", "Read", path), path).toBe("Deny");
+      expect(decide(fsOpen, "FileSystem", "Write", path), path).toBe("Deny");
+    }
+    const rootGrant = buildPolicy({ sandbox: true, allowRead: ["/"], allowWrite: ["/"] }, "/");
+    expect(decide(rootGrant, "FileSystem", "Write", "/proc/42/mem")).toBe("Deny");
+    // Ordinary /proc files, and environments where the environment is granted, stay as granted.
+    expect(decide(fsOpen, "FileSystem", "Read", "/proc/cpuinfo")).toBe("Allow");
+    expect(decide(fsOpen, "FileSystem", "Read", "/proc/42/status")).toBe("Allow");
+    expect(decide(fsOpen, "FileSystem", "Write", "/proc/42/oom_score_adj")).toBe("Deny");
+    expect(decide(fsOpen, "FileSystem", "Write", "/proc/42")).toBe("Deny");
+    expect(decide(fsOpen, "FileSystem", "Write", "/proc/sys/vm/overcommit_memory")).toBe("Allow");
+    expect(decide(buildPolicy({ denyNet: true }, "/"), "FileSystem", "Read", "/proc/42/environ")).toBe(
+      "Allow",
+    );
+    expect(decide(allowAllPolicy(), "FileSystem", "Write", "/proc/42/mem")).toBe("Allow");
+  });
+
   it("reads a policy file with paths relative to it", () => {
     const dir = scratch({
       "conf/policy.json": JSON.stringify({

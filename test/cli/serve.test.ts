@@ -123,6 +123,20 @@ describe("amber serve", () => {
     }
   });
 
+  it("POST /<tool> and GET /tools refuse a foreign Origin with 403 (a web page's request) and accept loopback ones", async () => {
+    const add = (origin: string) =>
+      fetch(`${base}/add`, { method: "POST", headers: { origin }, body: '{"a":1,"b":1}' });
+    for (const origin of ["https://evil.example", "null", "http://127.0.0.1.evil.example"]) {
+      const response = await add(origin);
+      expect(response.status, origin).toBe(403);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("forbidden_origin");
+      expect((await fetch(`${base}/tools`, { headers: { origin } })).status, origin).toBe(403);
+    }
+    const local = await add("http://localhost:5173");
+    expect(local.status).toBe(200);
+    expect(await local.json()).toBe(2);
+  });
+
   it("tool files can import amber:mcp and use its McpServer in memory", async () => {
     const response = await fetch(`${base}/viaMcp`, { method: "POST", body: '{"n":21}' });
     const body = (await response.json()) as {

@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NO_AUDIT } from "../../src/cli/audit-log.ts";
 import { answerLine, sessionHandlers } from "../../src/cli/commands/session.ts";
 import type { ToolServer } from "../../src/cli/tool-server.ts";
 import { type DecodedItem, encodeMessage, type Framing, StdioDecoder } from "../../src/mcp/index.ts";
@@ -16,7 +17,7 @@ const fakeServer: ToolServer = {
   tools: [addTool],
   mcpTools: [addTool],
   policy: { denied: [], allowRead: [], allowWrite: [], allowNet: [], allowEnv: [], allowRun: [] },
-  audit: { record() {}, close() {}, enabled: false },
+  audit: NO_AUDIT,
   has: (name) => name === "add",
   checkResult: () => undefined,
   call: async (_name, args) => {

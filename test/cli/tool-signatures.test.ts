@@ -4,7 +4,7 @@
  * (`--untyped` for the contract's), arguments checked against them, and the schema cache.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -168,14 +168,17 @@ describe("tool signatures", () => {
     expect(typed.tools[0].inputSchema.required).toEqual(["a", "b"]);
   });
 
-  it("caches extracted schemas by content hash under $XDG_CACHE_HOME/amber", async () => {
+  it("caches extracted schemas and compiled bundles under $XDG_CACHE_HOME/amber, not in the shared temp dir", async () => {
     const own = scratch({ "t.ts": "export function twice(n: number) { return 2 * n; }\n" });
+    // Old enough for its bundle to be cached (fresh files are not: timestamps can be coarse).
+    utimesSync(join(own, "t.ts"), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
     const ownEnv = { XDG_CACHE_HOME: join(own, "cache") };
     const first = new LineClient(bin, ["session", "t.ts"], { cwd: own, env: ownEnv });
     expect(await first.call("twice", { n: 4 })).toMatchObject({ result: 8 });
     await first.close();
     const files = readdirSync(join(own, "cache", "amber"));
     expect(files.filter((f) => f.startsWith("schemas-"))).toHaveLength(1);
+    expect(readdirSync(join(own, "cache", "amber", "bundles"))).toHaveLength(1);
     const second = new LineClient(bin, ["session", "t.ts"], { cwd: own, env: ownEnv });
     expect(await second.call("twice", { n: 5 })).toMatchObject({ result: 10 });
     await second.close();

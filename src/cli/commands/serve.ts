@@ -100,6 +100,11 @@ export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
     try {
       const path = new URL(req.url ?? "/", "http://localhost").pathname;
       if (path === "/mcp") return await mcp(req, res);
+      // A web page can POST to loopback without asking (a "simple" request, the answer unread):
+      // it must not run tools, nor read the list after a DNS rebinding. Browsers send its Origin.
+      const origin = req.headers.origin;
+      if (origin !== undefined && !validateOrigin(origin))
+        throw new HttpError(403, "forbidden_origin", `origin not allowed: ${origin}`);
       if (path === "/tools") {
         if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET /tools");
         return sendJsonText(res, 200, renderToolsJson(server.tools));

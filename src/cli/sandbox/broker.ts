@@ -20,6 +20,7 @@ import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
+import { types } from "node:util";
 import v8 from "node:v8";
 import wasi from "node:wasi";
 import workerThreads from "node:worker_threads";
@@ -191,6 +192,25 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
   if (pipe) Object.freeze(pipe);
 }
 
+/** A built-in this Node may not have (or has only behind a flag): undefined then. */
+function loadOptionalBuiltin(name: string): Target | undefined {
+  try {
+    return moduleApi.createRequire(import.meta.url)(name) as Target;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A DNS server as `setServers` takes it (`ip`, `ip:port`, `[v6]:port`, bare v6) as a dial resource. */
+function serverAddress(server: string): string {
+  const v6 = /^\[(.*)\](?::(\d+))?$/.exec(server);
+  if (v6) return `addr:[${v6[1]}]:${v6[2] ?? "53"}`;
+  const colon = server.indexOf(":");
+  if (colon === -1) return `addr:${server}:53`;
+  if (colon !== server.lastIndexOf(":")) return `addr:[${server}]:53`;
+  return `addr:${server.slice(0, colon)}:${server.slice(colon + 1)}`;
+}
+
 /** The write methods of Node's stream handles (Pipe, TCP, TTY share them). */
 const STREAM_WRITES = [
   "writeBuffer",
@@ -211,13 +231,23 @@ const decodeBytes = textDecoder.decode.bind(textDecoder);
 const FS_CONSTANTS = { ...fs.constants };
 const OWN_PID = process.pid;
 const nextTick = process.nextTick.bind(process);
+const isProxy = types.isProxy;
+const hasInstanceOriginal = Function.prototype[Symbol.hasInstance];
 const UV_EACCES = -13;
 
 /** Installs the broker. Call once, before any tool code runs; `reserved` are the host's own pipes. */
 export function installBroker(
   ask: Ask,
-  options: { reserved: number[]; fsRestricted: boolean; noWorkers: boolean },
+  options: {
+    reserved: number[];
+    fsRestricted: boolean;
+    noWorkers: boolean;
+  },
 ): void {
+  // Tool code meets this class in every denial (`error.constructor`): a setter on its prototype would
+  // run inside the broker's own paths, a `Symbol.hasInstance` would change what counts as a denial.
+  Object.freeze(PermissionDeniedError.prototype);
+  Object.freeze(PermissionDeniedError);
   const check = (kind: PermissionKind, action: PermissionAction, resource: string, forceDeny = false) => {
     const answer = ask(kind, action, resource, forceDeny ? { denied: true } : undefined);
     if (answer.d === "Deny") throw new PermissionDeniedError(kind, action, answer.r);
@@ -236,11 +266,38 @@ export function installBroker(
   };
 
   // ---- file system -------------------------------------------------------------------------
+  // `FileHandle.prototype`, learnt from the first handle `fs.promises.open` makes (the class is not
+  // exported, and that is the only way tool code gets one): no object is a FileHandle before.
+  let fileHandle: object | undefined;
+  let fileHandleFd: AnyFunction | undefined;
+  const learnFileHandle = (handle: object) => {
+    if (fileHandle !== undefined) return handle;
+    fileHandle = Object.getPrototypeOf(handle) as object;
+    fileHandleFd = Reflect.getOwnPropertyDescriptor(fileHandle, "fd")?.get as AnyFunction | undefined;
+    // Node itself tells a FileHandle by `instanceof`: tool code must not redefine that answer.
+    Reflect.defineProperty(fileHandle.constructor, Symbol.hasInstance, {
+      value: hasInstanceOriginal,
+      writable: false,
+      configurable: false,
+    });
+    Object.freeze(fileHandle);
+    return handle;
+  };
+  /**
+   * The path a file call's argument names, read once. Node takes any object that looks like a URL
+   * (`href` and `protocol`, nothing more) as a file URL, so every object but a real FileHandle
+   * (whose descriptor is guarded instead) is read here as one — what is not a file URL fails the
+   * call, as Node would — and the call gets the string, never the object again.
+   */
   const toPath = (value: unknown): string | null => {
     if (typeof value === "string") return value;
     if (value instanceof Uint8Array) return decodeBytes(value);
-    if (value instanceof URL) return value.protocol === "file:" ? fileUrlToPath(value) : null;
-    return null;
+    if ((typeof value !== "object" && typeof value !== "function") || value === null) return null;
+    if (fileHandle !== undefined && !isProxy(value) && Object.getPrototypeOf(value) === fileHandle) {
+      if (fileHandleFd) guardFd(Reflect.apply(fileHandleFd, value, []));
+      return null;
+    }
+    return fileUrlToPath(value as URL);
   };
   const checkPath = (value: unknown, action: "Read" | "Write") => {
     // `readFile`, `writeFile`, `appendFile` also take a descriptor (Node 22 writes a string to it
@@ -340,9 +397,17 @@ export function installBroker(
     "unlink",
     "writeFile",
   ];
+  /** A glob's pattern, or each of its patterns (Node 22 takes an array). */
+  const checkPatterns = (a: unknown[]) => {
+    if (!Array.isArray(a[0])) return checkArg(a, 0, "Read");
+    const patterns = [...(a[0] as unknown[])];
+    for (let i = 0; i < patterns.length; i++) checkArg(patterns, i, "Read");
+    a[0] = patterns;
+  };
   const patchFsLike = (target: Target, suffixes: string[]) => {
     for (const suffix of suffixes) {
-      for (const base of READ_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Read"));
+      for (const base of READ_1)
+        wrap(target, base + suffix, (a) => (base === "glob" ? checkPatterns(a) : checkArg(a, 0, "Read")));
       for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Write"));
       wrap(target, `open${suffix}`, (a) => {
         checkArg(a, 0, "Read");
@@ -362,11 +427,13 @@ export function installBroker(
         });
       }
       wrap(target, `symlink${suffix}`, (a) => {
-        // Node's permission model refuses every symlink unless all of the file system is granted:
-        // refuse it here first, so no Allow line is written for a link that is never made.
-        if (fsRestricted()) check("FileSystem", "Write", toPath(a[1]) ?? "symlink", true);
         const link = toPath(a[1]);
         const linkTarget = toPath(a[0]);
+        if (link !== null) a[1] = link;
+        if (linkTarget !== null) a[0] = linkTarget;
+        // Node's permission model refuses every symlink unless all of the file system is granted:
+        // refuse it here first, so no Allow line is written for a link that is never made.
+        if (fsRestricted()) check("FileSystem", "Write", link ?? "symlink", true);
         if (link !== null && linkTarget !== null) {
           checkPath(
             canonicalPath(
@@ -426,23 +493,22 @@ export function installBroker(
   const nativeRealpath = fs.realpath.native;
   const nativeRealpathSync = fs.realpathSync.native;
   patchFsLike(fsTarget, ["", "Sync"]);
-  // `exists` answers, it does not throw: a path the tool may not read does not exist for it (audited as Deny).
-  wrap(
-    fsTarget,
-    "existsSync",
-    (a) => checkArg(a, 0, "Read"),
-    () => false,
-  );
-  wrap(
-    fsTarget,
-    "exists",
-    (a) => checkArg(a, 0, "Read"),
-    (a) => {
-      const callback = a.at(-1);
-      if (typeof callback === "function") nextTick(callback as AnyFunction, false);
-      return undefined;
-    },
-  );
+  // `exists` answers, it does not throw: a path the tool may not read does not exist for it (audited
+  // as Deny), and neither does one that is not a path (Node's own answer).
+  const checkExists = (a: unknown[]) => {
+    try {
+      checkArg(a, 0, "Read");
+    } catch (error) {
+      if (error instanceof PermissionDeniedError) throw error;
+      a[0] = undefined;
+    }
+  };
+  wrap(fsTarget, "existsSync", checkExists, () => false);
+  wrap(fsTarget, "exists", checkExists, (a) => {
+    const callback = a.at(-1);
+    if (typeof callback === "function") nextTick(callback as AnyFunction, false);
+    return undefined;
+  });
   wrap(fs.realpath as unknown as Target, "native", (a) => checkArg(a, 0, "Read"));
   wrap(fs.realpathSync as unknown as Target, "native", (a) => checkArg(a, 0, "Read"));
   (fs.realpath as unknown as Target).native ??= nativeRealpath;
@@ -458,6 +524,15 @@ export function installBroker(
   wrap(process as unknown as Target, "chdir", (a) => checkArg(a, 0, "Read"));
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
+  const checkedOpen = fs.promises.open as AnyFunction;
+  Reflect.defineProperty(fs.promises, "open", {
+    value: function open(this: unknown, ...args: unknown[]) {
+      return (Reflect.apply(checkedOpen, this, args) as Promise<object>).then(learnFileHandle);
+    },
+    writable: true,
+    configurable: true,
+    enumerable: true,
+  });
 
   // ---- network -----------------------------------------------------------------------------
   const netResource = (options: Record<string, unknown>, fallbackHost: string): string => {
@@ -593,8 +668,19 @@ export function installBroker(
     "reverse",
   ];
   const dnsGuard = (a: unknown[]) => check("Network", "Connect", String(a[0]));
+  // A resolver's servers are where its queries go, through c-ares's own sockets (past every handle
+  // hook; on Node 22 past its permission model too): each is an address to connect to. The list is
+  // read once, and the resolver gets that copy.
+  const checkServers = (a: unknown[]) => {
+    if (!isArray(a[0])) return;
+    const servers = [...(a[0] as unknown[])];
+    for (const server of servers)
+      if (typeof server === "string") check("Network", "Connect", serverAddress(server));
+    a[0] = servers;
+  };
   for (const target of [dns, dns.promises, dns.Resolver.prototype, dns.promises.Resolver.prototype]) {
     for (const name of DNS_NAMES) wrap(target as unknown as Target, name, dnsGuard);
+    wrap(target as unknown as Target, "setServers", checkServers);
   }
 
   // ---- processes ---------------------------------------------------------------------------
@@ -683,14 +769,61 @@ export function installBroker(
     configurable: true,
     enumerable: true,
   });
+  // SQLite (Node ≥ 22.5) opens, creates and attaches database files itself, past the broker and
+  // Node's permission model: under a restriction the class is replaced, not wrapped (a subclass
+  // would hand its original out as its prototype), and every database is refused.
+  const sqlite = loadOptionalBuiltin("node:sqlite");
+  if (sqlite && options.noWorkers) {
+    const refused = function DatabaseSync() {
+      checkWorker("sqlite");
+    };
+    Reflect.defineProperty(sqlite, "DatabaseSync", {
+      value: refused,
+      writable: true,
+      configurable: true,
+      enumerable: true,
+    });
+  }
   const processTarget = process as unknown as Target;
   for (const name of ["binding", "_linkedBinding"]) {
     wrap(processTarget, name, (a) => checkWorker(`process.${name}:${String(a[0] ?? "")}`));
   }
   wrap(processTarget, "dlopen", (a) => checkWorker(`process.dlopen:${String(a[1] ?? "")}`));
-  for (const name of ["kill", "_kill"]) {
+  // Node ≥ 22.15 replaces the host with a program, which its permission model allows whenever any
+  // child process is: the program is checked and resolved like a spawn's.
+  wrap(processTarget, "execve", (a) => {
+    a[0] = program(a[0]);
+  });
+  // Variables from a file land in the real environment: the file is read like any other.
+  wrap(processTarget, "loadEnvFile", (a) => {
+    a[0] ??= ".env";
+    checkArg(a, 0, "Read");
+  });
+  // A diagnostic report is a file Node writes itself, where `directory`/`filename` say, also on a
+  // crash or a signal: none is written under a restriction.
+  const report = process.report as unknown as Target | undefined;
+  if (report) {
+    wrap(report, "writeReport", () => checkWorker("process.report.writeReport"));
+    for (const name of Reflect.ownKeys(report)) {
+      const descriptor = Reflect.getOwnPropertyDescriptor(report, name);
+      const set = descriptor?.set;
+      if (!descriptor || !set) continue;
+      Reflect.defineProperty(report, name, {
+        ...descriptor,
+        set(value: unknown) {
+          checkWorker(`process.report.${String(name)}`);
+          Reflect.apply(set, this, [value]);
+        },
+      });
+    }
+  }
+  // A signal to another process (`_debugProcess` sends SIGUSR1: Node opens an inspector in the CLI).
+  // The pid is read once: an object's `valueOf` could name the host here and the CLI to Node.
+  for (const name of ["kill", "_kill", "_debugProcess"]) {
     wrap(processTarget, name, (a) => {
-      if (Number(a[0]) !== OWN_PID) checkRun(`kill:${String(a[0])}`);
+      const pid = Number(a[0]);
+      a[0] = pid;
+      if (pid !== OWN_PID) checkRun(`kill:${pid}`);
     });
   }
   wrap(inspector as unknown as Target, "open", () => checkWorker("inspector"));
@@ -699,13 +832,15 @@ export function installBroker(
     checkWorker("inspector"),
   );
   wrap(moduleApi as unknown as Target, "register", () => checkWorker("module.register"));
-  // A heap snapshot shows every string of the host (its channel key among them); V8 flags set at
-  // run time are, in Node's words, undefined behaviour.
+  // A heap snapshot shows every string of the host (its channel key among them), and so does a
+  // query of the heap's objects (Node 22); V8 flags set at run time are, in Node's words,
+  // undefined behaviour.
   for (const name of [
     "getHeapSnapshot",
     "writeHeapSnapshot",
     "setHeapSnapshotNearHeapLimit",
     "setFlagsFromString",
+    "queryObjects",
   ])
     wrap(v8 as unknown as Target, name, () => checkWorker(`v8.${name}`));
 
@@ -736,8 +871,12 @@ export function installBroker(
   const notAnEnvRead = (key: string): boolean => INSPECTION_KEYS.has(key) && !Object.hasOwn(realEnv, key);
   const calledFromNodeInternals = () => {
     const stack = new Error().stack?.split("\n") ?? [];
-    // [0] "Error", [1] this function, [2] the proxy trap, [3] the reader.
-    return /\(node:|at node:/.test(stack[3] ?? "");
+    // [0] "Error", [1] this function, [2] the proxy trap, then the reader — past the built-ins
+    // in between (`Object.hasOwn`, `Reflect.get`: "at Proxy.hasOwn (<anonymous>)"), which are
+    // nobody's: what called them decides.
+    let reader = 3;
+    while (stack[reader]?.endsWith("(<anonymous>)")) reader++;
+    return /\(node:|at node:/.test(stack[reader] ?? "");
   };
   const envProxy = new Proxy(realEnv, {
     get(target, key, receiver) {
@@ -751,6 +890,18 @@ export function installBroker(
         return Reflect.has(target, key);
       check("Environment", "Read", key);
       return Reflect.has(target, key);
+    },
+    // `Object.getOwnPropertyDescriptor(process.env, name)` (and `Object.hasOwn`) probe a name as
+    // much as reading it does; the granted ones, which enumerating shows anyway, pass unaudited.
+    getOwnPropertyDescriptor(target, key) {
+      if (
+        typeof key === "string" &&
+        !Object.hasOwn(target, key) &&
+        !notAnEnvRead(key) &&
+        !calledFromNodeInternals()
+      )
+        check("Environment", "Read", key);
+      return Reflect.getOwnPropertyDescriptor(target, key);
     },
   });
   Reflect.defineProperty(process, "env", {

@@ -10,8 +10,11 @@ import { isIP } from "node:net";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import type { AuditSink } from "../audit-log.ts";
 import {
+  canonicalPath,
   type Decision,
   decide,
+  isUnrestricted,
+  isWithin,
   type PermissionAction,
   type PermissionKind,
   type Policy,
@@ -58,12 +61,25 @@ export class Judge {
   #programs = new Set<string>();
   /** Addresses of the granted host names (refreshed when a dialled address is not among them). */
   #addresses = new Map<string, Set<string>>();
+  /** Files the sandbox itself stands on (see {@link Judge#guarded}). */
+  #machinery: string[];
 
-  constructor(policy: Policy, audit: AuditSink, cwd = process.cwd(), pathList = process.env.PATH) {
+  /**
+   * `machinery`: the files (or directories) every new tool host is started from — the Node binary,
+   * the host script, the compiled bundles: no write grant covers them.
+   */
+  constructor(
+    policy: Policy,
+    audit: AuditSink,
+    machinery: string[] = [],
+    cwd = process.cwd(),
+    pathList = process.env.PATH,
+  ) {
     this.#policy = policy;
     this.#audit = audit;
     this.#path = pathList;
     this.#cwd = cwd;
+    this.#machinery = machinery.map((file) => canonicalPath(file));
     for (const grant of policy.allowRun) {
       const found = grant.includes("/") ? resolve(cwd, grant) : whichExecutable(grant, pathList);
       if (found) this.#programs.add(realOrSelf(found));
@@ -73,13 +89,28 @@ export class Judge {
   /** Decides `check`, audits it, and answers. */
   async answer(check: CheckMessage): Promise<Answer> {
     const { kind, action } = check;
-    if (check.denied) return this.#record(kind, action, check.resource, "Deny");
+    if (check.denied || (action === "Write" && this.#guarded(check.resource)))
+      return this.#record(kind, action, check.resource, "Deny");
     if (check.exec) return this.#program(check.resource, check.exec.cwd);
     if (kind === "Network" && check.resource.startsWith("addr:"))
       return this.#address(action, check.resource.slice(5));
     const decision = decide(this.#policy, kind, action, check.resource);
     if (check.peek && decision === "Allow") return { d: decision, r: check.resource };
     return this.#record(kind, action, check.resource, decision);
+  }
+
+  /**
+   * Whether writing `path` would touch what the sandbox stands on: the audit log (tool code would
+   * forge or erase lines) or what a new tool host starts from (it would run the tool's code outside
+   * the broker) — the file itself, anything inside such a directory, or a directory above one
+   * (renamed or removed with it). Only under a restriction: without one nothing is enforced.
+   */
+  #guarded(path: string): boolean {
+    if (isUnrestricted(this.#policy)) return false;
+    const log = this.#audit.location();
+    return [...this.#machinery, ...(log === undefined ? [] : [log])].some(
+      (file) => isWithin(file, path) || isWithin(path, file),
+    );
   }
 
   #record(kind: PermissionKind, action: PermissionAction, resource: string, d: Decision, x?: string): Answer {

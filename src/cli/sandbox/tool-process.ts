@@ -13,10 +13,18 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { AuditSink } from "../audit-log.ts";
+import { amberCacheDir } from "../compile.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
 import { Judge } from "./judge.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
-import type { CallMessage, ChildMessage, InitMessage, ResultMessage, WarmMessage } from "./protocol.ts";
+import type {
+  Answer,
+  CallMessage,
+  ChildMessage,
+  InitMessage,
+  ResultMessage,
+  WarmMessage,
+} from "./protocol.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -137,7 +145,12 @@ export class ToolProcess {
 
   constructor(options: ToolProcessOptions) {
     this.#options = options;
-    this.#judge = new Judge(options.policy, options.audit);
+    // What every new host starts from (the Node binary, the host script, the compiled bundles).
+    this.#judge = new Judge(options.policy, options.audit, [
+      process.execPath,
+      options.hostScript,
+      amberCacheDir(),
+    ]);
   }
 
   /** Starts the tool process ahead of the first call (cold-start latency off the critical path). */
@@ -422,7 +435,17 @@ export class ToolProcess {
       case "check": {
         // Answers go back in order, each after its own decision (a lookup may make one wait).
         worker.checks = worker.checks.then(async () => {
-          const answer = await this.#judge.answer(message);
+          let answer: Answer;
+          try {
+            answer = await this.#judge.answer(message);
+          } catch (error) {
+            // The decision could not be made or recorded (an audit log on a full disk): refused, and
+            // the session goes on — a rejection here would end the CLI.
+            (this.#options.diagnostics ?? process.stderr).write(
+              `amber: permission check failed: ${(error as Error).message}\n`,
+            );
+            answer = { d: "Deny", r: message.resource };
+          }
           if (!worker.exited) worker.host.answer(`${JSON.stringify({ ...answer, n: message.n })}\n`);
         });
         return;
