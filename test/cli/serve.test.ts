@@ -137,6 +137,30 @@ describe("amber serve", () => {
     expect(await local.json()).toBe(2);
   });
 
+  it("answers only loopback Host names (a page after a DNS rebinding names its own host)", async () => {
+    const { request } = await import("node:http");
+    const withHost = (path: string, host: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${base}${path}`, { headers: { host } }, (res) => {
+          let body = "";
+          res.on("data", (chunk) => {
+            body += chunk;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    for (const path of ["/tools", "/mcp"]) {
+      const rebound = await withHost(path, "rebind.evil.example:9911");
+      expect(rebound.status, path).toBe(403);
+      expect(JSON.parse(rebound.body).error.code).toBe("forbidden_host");
+    }
+    for (const host of ["localhost:1234", "127.0.0.1", "[::1]:80"]) {
+      expect((await withHost("/tools", host)).status, host).toBe(200);
+    }
+  });
+
   it("tool files can import amber:mcp and use its McpServer in memory", async () => {
     const response = await fetch(`${base}/viaMcp`, { method: "POST", body: '{"n":21}' });
     const body = (await response.json()) as {

@@ -76,9 +76,31 @@ export function originValidator(boundHost: string): (origin: string) => boolean 
   };
 }
 
+/**
+ * The `Host` headers the server answers (DNS-rebinding protection for what a page reads without an
+ * `Origin`: after a rebinding, a page's same-origin `GET /tools` names its own host and may carry no
+ * `Origin` at all): loopback names and the host the server is bound to, on any port. A wildcard bind
+ * (`0.0.0.0`, `::`) is a deliberate public server whose names cannot be known: any `Host` is answered.
+ */
+export function hostValidator(boundHost: string): (host: string | undefined) => boolean {
+  const bound = boundHost.includes(":") ? `[${boundHost.toLowerCase()}]` : boundHost.toLowerCase();
+  if (bound === "0.0.0.0" || bound === "[::]") return () => true;
+  return (host) => {
+    if (host === undefined) return true; // HTTP/1.0 without Host: no browser sends that
+    let name: string;
+    try {
+      name = new URL(`http://${host}`).hostname.toLowerCase();
+    } catch {
+      return false;
+    }
+    return LOOPBACK.test(name) || name === bound;
+  };
+}
+
 /** Builds the request handler of `amber serve` for a loaded tool file bound to `host`. */
 export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
   const validateOrigin = originValidator(host);
+  const validateHost = hostValidator(host);
   const handlers = mcpHandlers(server);
   const mcp = async (req: IncomingMessage, res: ServerResponse) => {
     const body = req.method === "GET" || req.method === "HEAD" ? undefined : await readBody(req);
@@ -98,6 +120,12 @@ export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
   };
   return async (req: IncomingMessage, res: ServerResponse) => {
     try {
+      if (!validateHost(req.headers.host))
+        throw new HttpError(
+          403,
+          "forbidden_host",
+          `host not served: ${String(req.headers.host).slice(0, 256)}`,
+        );
       const path = new URL(req.url ?? "/", "http://localhost").pathname;
       if (path === "/mcp") return await mcp(req, res);
       // A web page can POST to loopback without asking (a "simple" request, the answer unread):
