@@ -26,6 +26,22 @@ const rows = (collection: string, path = "") => `/v1/projects/${projectId}/colle
 const dev = () => ({ authorization: `Bearer ${token}` });
 const asUser = (u: TestUser) => endUserHeaders(clientKey, u.sessionToken);
 
+/**
+ * The billing usage once the earlier cases' metering is written: counts are flushed in the
+ * background a window after a call (src/usage/metering.ts), so a read right after other calls can
+ * miss some. Settled when two reads half a second apart (two flush windows) agree.
+ */
+async function settledUsage(): Promise<Record<string, number>> {
+  const read = async () => JSON.stringify((await apiJson(admin("/billing"), { token })).body.usage);
+  let last = await read();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = await read();
+    if (now === last) return JSON.parse(now);
+    last = now;
+  }
+}
+
 async function signupEndUser(): Promise<TestUser> {
   const email = uniqueEmail("contract");
   const password = "correct horse battery";
@@ -254,8 +270,11 @@ describe("public contract", () => {
       functions: ["send_welcome_email", "ping"],
     });
 
-    const before = (await apiJson(admin("/billing"), { token })).body;
-    expect(before).toMatchObject({ period: expect.stringMatching(/^\d{4}-\d\d$/), usage: {} });
+    expect((await apiJson(admin("/billing"), { token })).body).toMatchObject({
+      period: expect.stringMatching(/^\d{4}-\d\d$/),
+      usage: {},
+    });
+    const before = { usage: await settledUsage() };
     const client = await connectClient(url, asUser(alice));
     const index = resultJson(await client.callTool({ name: `${PREFIX}_list_collections`, arguments: {} }));
     expect(JSON.stringify(index)).toContain(`${PREFIX}_fn_send_welcome_email`);
