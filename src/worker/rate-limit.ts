@@ -81,9 +81,10 @@ function rememberRefusal(id: string): void {
 /**
  * How long a request waits for the binding. In production the binding answers from a counter on
  * the Worker's own machine (microseconds); locally miniflare serves it from a Durable Object that
- * answers a burst one call at a time. Past this the request goes on as allowed, and the answer,
- * when it comes, still refuses the key's next calls: a slow or broken limiter must not take the
- * platform down (fail open, as Envoy's rate-limit filter does by default).
+ * answers a burst one call at a time. Past this the request goes on as allowed (the
+ * {@link FAIL_CLOSED} limiters excepted), and the answer, when it comes, still refuses the key's
+ * next calls: a slow or broken limiter must not take the platform down (fail open, as Envoy's
+ * rate-limit filter does by default).
  */
 export const RATE_LIMIT_DEADLINE_MS = 1_000;
 
