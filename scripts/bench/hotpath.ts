@@ -4,12 +4,12 @@
  * (a) the database direct (the statement straight to the backend: `pg` with `DATABASE_URL`, else
  * the embedded PGlite in-process), (b) a hello-world Worker, (c) a minimal Worker (Hono + the app's
  * db module, no auth) running the exact SQL the app sends for the find, (d) app MCP `tools/call
- * foods_find`, (e) REST `/find`, (f) app MCP `ping`. p50 at 1 in flight and req/s at 16 in flight,
- * rounds interleaved (case order shuffled each round, seeded), the first round discarded; every
- * Worker figure as a ratio to (c) and to (a).
+ * foods_find`, (e) REST `/find`, (f) app MCP `ping`, (g) (d) as the demo's end user. p50 at 1 in
+ * flight and req/s at 16 in flight, rounds interleaved (case order shuffled each round, seeded), the
+ * first round discarded; every Worker figure as a ratio to (c) and to (a).
  *
- * The app runs from a copy of wrangler.toml whose `RATE_LIMITER` limit is raised out of reach: the
- * limiter is still called on every request (its cost is measured), it just never says no.
+ * The app runs from a copy of wrangler.toml whose caller and per-app limits are raised out of reach:
+ * the limiters are still called on every request (their cost is measured), they just never say no.
  * Ports: `BENCH_PORT` (default 8817) for the app and the next one for the minimal Worker.
  */
 import { loadavg } from "node:os";
@@ -37,6 +37,14 @@ const { backend } = rig;
 const app = await rig.startApp(APP_PORT, ROWS);
 const { dev, mcpUrl, mcpHeaders, restFind } = app;
 const findCall = mcpBody("tools/call", { name: "foods_find", arguments: FIND_INPUT });
+// The same find as the demo's signed-in end user (client key + session; `foods` reads are public, so
+// the rows are the same): the in-app assistant's path, which also counts on the app's budget.
+const { authorization: _, ...mcpBase } = mcpHeaders;
+const endUserMcpHeaders = {
+  ...mcpBase,
+  "x-api-key": app.demo.clientKey,
+  authorization: `Bearer ${app.demo.sessionToken}`,
+};
 const pingCall = mcpBody("ping");
 const restBody = JSON.stringify(FIND_INPUT);
 
@@ -61,6 +69,13 @@ if (direct.length !== 21 || !same(direct.slice(0, 20), mcpRows) || !same(base.ro
   throw new Error("the database, the minimal Worker and app MCP returned different rows");
 }
 if (!same(rest.rows, mcpRows)) throw new Error("REST /find and app MCP returned different rows");
+const asEndUser = await json<{ result: { structuredContent?: { rows: unknown[] } } }>(
+  await fetch(mcpUrl, { method: "POST", headers: endUserMcpHeaders, body: findCall }),
+  "tools/call foods_find as the end user",
+);
+if (!same(asEndUser.result.structuredContent?.rows, mcpRows)) {
+  throw new Error("the end user and the developer got different rows from foods_find");
+}
 
 /** One request; throws unless it succeeded (a 429 or an error result would flatter the figures). */
 const request = (url: string, init: RequestInit, ok: (text: string) => boolean) => async () => {
@@ -84,6 +99,10 @@ const CASES: [string, () => Promise<unknown>][] = [
   ],
   ["(e) REST `/find`", request(restFind, { method: "POST", headers: dev, body: restBody }, anything)],
   ["(f) app MCP `ping`", request(mcpUrl, { method: "POST", headers: mcpHeaders, body: pingCall }, mcpOk)],
+  [
+    "(g) app MCP `tools/call foods_find`, end user",
+    request(mcpUrl, { method: "POST", headers: endUserMcpHeaders, body: findCall }, mcpOk),
+  ],
 ];
 
 const latencies = new Map<string, number[]>(CASES.map(([name]) => [name, []]));
