@@ -1,6 +1,7 @@
 /**
  * Shared test literals: the `recipes` collection of DESIGN.md and the `send_welcome_email`
- * annotation of seed 004, so every suite tests the documented examples, spelled once.
+ * annotation of seed 004, so every suite tests the documented examples, spelled once; and a
+ * stand-in Rate Limiting binding for the suites that must see each key it was asked about.
  */
 import type { ColumnSpec } from "../src/data/columns.ts";
 
@@ -24,3 +25,16 @@ export const WELCOME_EMAIL_MCP = {
     required: ["user_id"],
   },
 };
+
+/** A Rate Limiting binding that allows the first `allowed` calls per key and counts every call. */
+export function countingLimiter(allowed: number) {
+  const calls = new Map<string, number>();
+  return {
+    calls,
+    limit: async ({ key }: { key: string }) => {
+      const n = (calls.get(key) ?? 0) + 1;
+      calls.set(key, n);
+      return { success: n <= allowed };
+    },
+  };
+}

@@ -13,19 +13,7 @@ import {
   rateLimiter,
   withProjectLimit,
 } from "../../src/worker/rate-limit.ts";
-
-/** A binding that allows the first `allowed` calls per key, and counts every call. */
-function binding(allowed: number) {
-  const calls = new Map<string, number>();
-  return {
-    calls,
-    limit: async ({ key }: { key: string }) => {
-      const n = (calls.get(key) ?? 0) + 1;
-      calls.set(key, n);
-      return { success: n <= allowed };
-    },
-  };
-}
+import { countingLimiter } from "../fixtures.ts";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -34,7 +22,7 @@ afterEach(() => {
 describe("rate-limit port", () => {
   it("refuses a key it was just refused without asking the binding, then asks again", async () => {
     vi.useFakeTimers();
-    const RATE_LIMITER = binding(2);
+    const RATE_LIMITER = countingLimiter(2);
     const limit = rateLimiter({ RATE_LIMITER });
     await limit("a", "caller a");
     await limit("a", "caller a");
@@ -51,10 +39,10 @@ describe("rate-limit port", () => {
   });
 
   it("keeps bindings apart and never refuses without a binding", async () => {
-    const RATE_LIMITER_LOW = binding(0);
+    const RATE_LIMITER_LOW = countingLimiter(0);
     const low = rateLimiter({ RATE_LIMITER_LOW }, "RATE_LIMITER_LOW");
     await expect(low("k", "k")).rejects.toBeInstanceOf(RateLimitedError);
-    const standard = rateLimiter({ RATE_LIMITER: binding(1) });
+    const standard = rateLimiter({ RATE_LIMITER: countingLimiter(1) });
     await standard("k", "k");
     const none = rateLimiter({}, "RATE_LIMITER_LOW", () => {});
     await none("k", "k");
@@ -62,7 +50,7 @@ describe("rate-limit port", () => {
   });
 
   it("counts a read in the background: the answer lands after the call, and a refusal refuses the next calls", async () => {
-    const RATE_LIMITER = binding(1);
+    const RATE_LIMITER = countingLimiter(1);
     const pending: Promise<unknown>[] = [];
     const limit = rateLimiter({ RATE_LIMITER }, "RATE_LIMITER", (p) => pending.push(p));
     expect(rateLimiter({ RATE_LIMITER }).inBackground).toBeUndefined();
@@ -135,8 +123,8 @@ describe("rate-limit port", () => {
   });
 
   it("counts every caller of an app against the app's aggregate budget too, awaited or in the background", async () => {
-    const RATE_LIMITER = binding(100);
-    const PROJECT_RATE_LIMITER = binding(3);
+    const RATE_LIMITER = countingLimiter(100);
+    const PROJECT_RATE_LIMITER = countingLimiter(3);
     const env = { RATE_LIMITER, PROJECT_RATE_LIMITER };
     const pending: Promise<unknown>[] = [];
     const waitUntil = (p: Promise<unknown>) => pending.push(p);

@@ -14,21 +14,9 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/worker/app.ts";
 import type { Env } from "../../src/worker/env.ts";
 import { projectRateLimitKey } from "../../src/worker/rate-limit.ts";
+import { countingLimiter } from "../fixtures.ts";
 import { type Caller, createCollection, data, dataProject, insert } from "./data/fixtures.ts";
 import { apiJson, endUserHeaders, signupUser } from "./helpers.ts";
-
-/** A Rate Limiting binding that allows `allowed` calls per key and records them. */
-function budget(allowed: number) {
-  const calls = new Map<string, number>();
-  return {
-    calls,
-    limit: async ({ key }: { key: string }) => {
-      const n = (calls.get(key) ?? 0) + 1;
-      calls.set(key, n);
-      return { success: n <= allowed };
-    },
-  };
-}
 
 describe("an app's callers share one aggregate budget", () => {
   it("refuses a caller fresh to its tier once the app's budget is spent; another app goes on", async () => {
@@ -44,7 +32,7 @@ describe("an app's callers share one aggregate budget", () => {
       signupUser(p.dev.projectId, p.dev.clientKey),
     ]);
 
-    const PROJECT_RATE_LIMITER = budget(3);
+    const PROJECT_RATE_LIMITER = countingLimiter(3);
     const app = createApp();
     const ctx = createExecutionContext();
     const send = async (path: string, caller: Caller, init: { method?: string; json?: unknown } = {}) => {
