@@ -12,7 +12,6 @@ import { pgError } from "../db-errors.ts";
 import { AppError, conflict, forbidden, invalidInput, notFound } from "../errors.ts";
 import { WeightedLru } from "../mcp/lru.ts";
 import { parseInput } from "../validate.ts";
-import type { StorageGuard } from "./storage-quota.ts";
 import type { Access, CollectionMeta, ColumnSpec } from "./columns.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import {
@@ -43,6 +42,7 @@ import {
   softDeleteRow,
   updateRow,
 } from "./sql.ts";
+import type { StorageGuard } from "./storage-quota.ts";
 import { uuidv7 } from "./uuid7.ts";
 
 /** Anything that runs a drizzle `sql` query and returns rows (neon-http, PGlite, node-postgres). */

@@ -4,7 +4,11 @@
  * refusals through REST and the app MCP.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_STORAGE_QUOTA_MIB, StorageGauge, storageQuotaBytes } from "../../../src/data/storage-quota.ts";
+import {
+  DEFAULT_STORAGE_QUOTA_MIB,
+  StorageGauge,
+  storageQuotaBytes,
+} from "../../../src/data/storage-quota.ts";
 
 const P = "project";
 

@@ -27,7 +27,11 @@ beforeAll(async () => {
   p = await dataProject();
   await createCollection(p, NOTES);
   const exposure = `/v1/admin/projects/${p.dev.projectId}/app-mcp/exposure`;
-  const exposed = await apiJson(exposure, { token: p.dev.token, method: "PUT", json: { collections: ["notes"] } });
+  const exposed = await apiJson(exposure, {
+    token: p.dev.token,
+    method: "PUT",
+    json: { collections: ["notes"] },
+  });
   expect(exposed.status, JSON.stringify(exposed.body)).toBe(200);
   // Two rows to delete later (written directly: no write through the Worker before the filler), and
   // ≈ 3.2 MB of hex (pglz barely compresses it) in a table of the app's schema: past the 2 MiB quota.
