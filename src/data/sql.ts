@@ -46,7 +46,7 @@ export function projectSchemaName(projectId: string): string {
  * The catalog only (a size per table), never the rows.
  */
 export const storageBytes = (projectId: string): SQL =>
-  sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c
+  sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0) as bytes from pg_class c
     join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${projectSchemaName(projectId)} and c.relkind = 'r'`;
 

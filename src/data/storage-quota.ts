@@ -98,7 +98,7 @@ async function measure(db: SqlRunner, projectId: string): Promise<void> {
   let bytes: number | undefined;
   try {
     const { rows } = await db.execute(storageBytes(projectId));
-    bytes = Number(Object.values(rows[0] as Record<string, unknown>)[0]);
+    bytes = Number((rows[0] as { bytes: number | string }).bytes);
   } catch (err) {
     console.error("storage measurement failed", err);
   }
