@@ -8,6 +8,7 @@
  */
 import type { CollectionMeta } from "../data/columns.ts";
 import { type Actor, type Operation, runOperation } from "../data/service.ts";
+import type { StorageGuard } from "../data/storage-quota.ts";
 import type { Db } from "../db.ts";
 import { toolFailure } from "../errors.ts";
 import type { FunctionUrlPolicy } from "../functions/outbound-policy.ts";
@@ -47,6 +48,8 @@ export interface AppMcpContext {
   policy: FunctionUrlPolicy;
   /** Counts successful calls (`agent_tool_calls`, and `function_invocations` for function tools). */
   meter: Meter;
+  /** Refuses inserts and updates while the app is over its storage quota (src/data/storage-quota.ts). */
+  storage: StorageGuard;
 }
 
 /** A request context with its surface loaded. */
@@ -114,7 +117,7 @@ async function execute(
       return { value: listCollections(ctx) };
     case "collection": {
       const op = operationOf(binding.op);
-      return { value: await runOperation(ctx.db, ctx.actor, binding.collection, op, args) };
+      return { value: await runOperation(ctx.db, ctx.actor, binding.collection, op, args, ctx.storage) };
     }
     case "function": {
       const ports = { policy: ctx.policy, limit: ctx.limit, meter: ctx.meter };

@@ -42,6 +42,7 @@ import {
   softDeleteRow,
   updateRow,
 } from "./sql.ts";
+import type { StorageGuard } from "./storage-quota.ts";
 import { uuidv7 } from "./uuid7.ts";
 
 /** Anything that runs a drizzle `sql` query and returns rows (neon-http, PGlite, node-postgres). */
@@ -186,15 +187,20 @@ export async function getRow(
   return row;
 }
 
-/** `insert`: writable columns only; end users become the row's owner. */
+/**
+ * `insert`: writable columns only; end users become the row's owner. Refused while the project is
+ * over its storage quota (`storage`: no round trip, src/data/storage-quota.ts).
+ */
 export async function insertRowFor(
   db: SqlRunner,
   actor: Actor,
   meta: CollectionMeta,
   input: unknown,
+  storage: StorageGuard,
 ): Promise<Row> {
   const values = parseInput(operationSchemas(meta).insert, input);
   writeConditions(actor, meta);
+  storage(meta.projectId);
   const owner = actor.scope === "end_user" ? endUserId(actor) : null;
   const [row] = rowsOf(await run(db, insertRow(meta, uuidv7(), owner, values)));
   return row as Row;
@@ -211,15 +217,17 @@ async function missingForWrite(
   return visible ? forbidden("you can only change rows you own") : notFound(`no row ${id} in ${meta.name}`);
 }
 
-/** `update`: merge patch by id; bumps `updated_at`. */
+/** `update`: merge patch by id; bumps `updated_at`. Refused over the storage quota, as `insert`. */
 export async function updateRowFor(
   db: SqlRunner,
   actor: Actor,
   meta: CollectionMeta,
   input: unknown,
+  storage: StorageGuard,
 ): Promise<Row> {
   const { id, patch } = parseInput(operationSchemas(meta).update, input) as UpdateInput;
   const conditions = writeConditions(actor, meta);
+  storage(meta.projectId);
   const [row] = rowsOf(await run(db, updateRow(meta, id, patch, conditions)));
   if (!row) throw await missingForWrite(db, actor, meta, id);
   return row;
@@ -287,7 +295,13 @@ export async function nearest(
   return { rows: rowsOf(await run(db, nearestRows(meta, column, parsed.vector, conditions, limit))) };
 }
 
-type OperationFn = (db: SqlRunner, actor: Actor, meta: CollectionMeta, input: unknown) => Promise<unknown>;
+type OperationFn = (
+  db: SqlRunner,
+  actor: Actor,
+  meta: CollectionMeta,
+  input: unknown,
+  storage: StorageGuard,
+) => Promise<unknown>;
 
 const OPERATIONS: Record<Operation, OperationFn> = {
   list: listRows,
@@ -300,15 +314,16 @@ const OPERATIONS: Record<Operation, OperationFn> = {
   nearest,
 };
 
-/** Run an operation by name (the app MCP's collection tools). */
+/** Run an operation by name (the app MCP's collection tools); `storage` guards the growing writes. */
 export function runOperation(
   db: SqlRunner,
   actor: Actor,
   meta: CollectionMeta,
   operation: Operation,
   input: unknown,
+  storage: StorageGuard,
 ): Promise<unknown> {
-  return OPERATIONS[operation](db, actor, meta, input);
+  return OPERATIONS[operation](db, actor, meta, input, storage);
 }
 
 // ─── metadata ───────────────────────────────────────────────────────────────────────────────────

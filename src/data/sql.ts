@@ -40,6 +40,16 @@ export function projectSchemaName(projectId: string): string {
   return `app_${hex}`;
 }
 
+/**
+ * The bytes of the project's collection tables (rows, TOAST and indexes) in its own schema: what the
+ * billing view reports as `storage_bytes` and the storage quota (storage-quota.ts) is checked against.
+ * The catalog only (a size per table), never the rows.
+ */
+export const storageBytes = (projectId: string): SQL =>
+  sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0) as bytes from pg_class c
+    join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${projectSchemaName(projectId)} and c.relkind = 'r'`;
+
 /** `"app_…"."<collection>"` */
 export const tableRef = (meta: Pick<CollectionMeta, "projectId" | "name">): SQL =>
   sql`${sql.identifier(projectSchemaName(meta.projectId))}.${sql.identifier(meta.name)}`;

@@ -9,7 +9,7 @@ import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { functions, functionVersions } from "../../schema/index.ts";
 import type { Db } from "../db.ts";
 import { isUniqueViolation } from "../db-errors.ts";
-import { AppError, forbidden, notFound } from "../errors.ts";
+import { AppError, forbidden, notFound, quotaExceeded } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
 import type { Limiter } from "../rate-limit.ts";
 import type { Meter } from "../usage/metering.ts";
@@ -45,6 +45,34 @@ const iso = (value: unknown) =>
 
 const DEPLOY_ATTEMPTS = 3;
 
+/**
+ * Most functions one project may hold: a deploy of a new name past it is a 403 `quota_exceeded`
+ * (redeploying an existing one is not). Checked before the deploy's batch, like the collections
+ * quota: concurrent deploys of new names may end a few over, never unboundedly.
+ */
+export const MAX_FUNCTIONS_PER_PROJECT = 100;
+
+/**
+ * Versions kept per function: a deploy removes the ones older than its newest `FUNCTION_VERSIONS_KEPT`
+ * (the new one, active, among them), in the deploy's transaction. A cap that refused the deploy
+ * instead would lock out a pipeline that deploys on every commit, with no way out but deleting the
+ * function (there is no per-version delete); rolling back needs the recent versions, not the 500th.
+ */
+export const FUNCTION_VERSIONS_KEPT = 20;
+
+/** 403 when deploying `name` would add a function to a project that holds the most it may. */
+async function checkFunctionQuota(db: Db, projectId: string, name: string): Promise<void> {
+  const { rows } = await db.execute(sql`
+    select count(*)::int as n, bool_or(name = ${name}) as redeploy
+    from functions where project_id = ${projectId}`);
+  const { n, redeploy } = rows[0] as { n: number | string; redeploy: boolean | null };
+  if (!redeploy && Number(n) >= MAX_FUNCTIONS_PER_PROJECT) {
+    throw quotaExceeded(
+      `a project holds at most ${MAX_FUNCTIONS_PER_PROJECT} functions; delete one before deploying another`,
+    );
+  }
+}
+
 interface VersionRow {
   version: number | string;
   url: string;
@@ -54,7 +82,8 @@ interface VersionRow {
 
 /**
  * Deploy a new version (1, 2, …) of a function and make it active, in one transaction with the
- * `meta_rev` bump. The body is checked here: `DeployFunctionSchema`, the MCP annotation's input
+ * `meta_rev` bump; versions past the newest {@link FUNCTION_VERSIONS_KEPT} are removed in it, and a
+ * new name past {@link MAX_FUNCTIONS_PER_PROJECT} is a 403 `quota_exceeded`. The body is checked here: `DeployFunctionSchema`, the MCP annotation's input
  * schema (`checkAnnotation`), the URL against the outbound `policy` (400 `invalid_url`). Concurrent
  * deploys of the same name queue on the function's row and number their versions after it; a
  * collision on the version number is still retried, as a guard.
@@ -68,6 +97,7 @@ export async function deployFunction(
   const input = parseInput(DeployFunctionSchema, body);
   const mcp = checkAnnotation(input.mcp);
   checkFunctionUrl(input.url, policy);
+  await checkFunctionQuota(db, projectId, input.name);
   for (let attempt = 1; ; attempt++) {
     try {
       const [, , inserted] = await db.batch([
@@ -92,6 +122,12 @@ export async function deployFunction(
           select f.id, f.active_version, ${input.url}, ${mcp === null ? null : JSON.stringify(mcp)}::jsonb
           from functions f where f.project_id = ${projectId} and f.name = ${input.name}
           returning version, url, mcp, created_at`),
+        // The new version is the newest (the function's row lock is held): keep it and the ones before
+        // it up to FUNCTION_VERSIONS_KEPT.
+        db.execute(sql`
+          delete from function_versions v using functions f
+          where v.function_id = f.id and f.project_id = ${projectId} and f.name = ${input.name}
+            and v.version <= f.active_version - ${FUNCTION_VERSIONS_KEPT}`),
         bumpMetaRev(db, projectId),
       ]);
       const row = inserted.rows[0] as unknown as VersionRow;

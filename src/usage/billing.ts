@@ -6,7 +6,7 @@
 import { and, between, eq, sql } from "drizzle-orm";
 import * as v from "valibot";
 import { usageActiveUsers, usageCounters } from "../../schema/index.ts";
-import { projectSchemaName } from "../data/sql.ts";
+import { storageBytes } from "../data/sql.ts";
 import type { Db } from "../db.ts";
 import { invalidInput } from "../errors.ts";
 import { parseInput } from "../validate.ts";
@@ -15,12 +15,6 @@ import { billingPeriod, DAY_MS, daysBetween, USAGE_METRICS, usageDay } from "./m
 /** Every known metric at 0: what a period or day with nothing recorded reports. */
 const zeroUsage = (): Record<string, number> =>
   Object.fromEntries(USAGE_METRICS.map((metric) => [metric, 0]));
-
-/** The bytes of the project's collection tables (rows, TOAST and indexes) in its own schema. */
-const storageBytes = (projectId: string) =>
-  sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c
-    join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${projectSchemaName(projectId)} and c.relkind = 'r'`;
 
 /**
  * A project's usage for one period: every known metric (0 by default) plus any other recorded,

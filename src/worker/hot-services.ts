@@ -13,4 +13,5 @@ export { appMcpConfigs, projects } from "../../schema/index.ts";
 export { appMcpHandlers } from "../app-mcp/handlers.ts";
 export { appSurface, projectCollection } from "../app-mcp/surface.ts";
 export * as data from "../data/service.ts";
+export { storageGuard, storageQuotaBytes } from "../data/storage-quota.ts";
 export { invokeFunction, loadFunction } from "../functions/service.ts";

@@ -112,7 +112,7 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   if (principal.scope === "end_user") noteActiveUser(c, principal.project.id, principal.user.id);
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   // Not at start-up: the handlers and the surface come with the first request that gets this far.
-  const { appMcpHandlers, appSurface } = await import("../hot-services.ts");
+  const { appMcpHandlers, appSurface, storageGuard, storageQuotaBytes } = await import("../hot-services.ts");
   // Lazy: only tools/list and tools/call need the surface (initialize, ping, notifications do not).
   let surface: Promise<AppSurface> | undefined;
   const loadSurface = () => {
@@ -134,6 +134,7 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     ),
     policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY),
     meter: requestMeter(c),
+    storage: storageGuard(c.var.db, storageQuotaBytes(c.env.STORAGE_QUOTA_MIB), waitUntil),
   };
   return handleMcpHttpRequest(c.req.raw, {
     handlers: appMcpHandlers,

@@ -46,9 +46,10 @@ async function resolve(c: Context<Authenticated<"principal" | "appConfig">>, acc
   else await limit(key, "this app's caller");
   const actor = actorOf(principal);
   const name = c.req.param("name") as string;
-  const { data, projectCollection } = await import("../hot-services.ts");
+  const { data, projectCollection, storageGuard, storageQuotaBytes } = await import("../hot-services.ts");
   const meta = await projectCollection(c.env.META_KV, c.var.db, principal.project, name, waitUntil);
-  return { actor, meta, data };
+  const storage = storageGuard(c.var.db, storageQuotaBytes(c.env.STORAGE_QUOTA_MIB), waitUntil);
+  return { actor, meta, data, storage };
 }
 
 const ANY = v.unknown();
@@ -80,14 +81,14 @@ dataRoutes.get(`${BASE}/rows/:rowId`, caller, async (c) => {
 });
 
 dataRoutes.post(`${BASE}/rows`, caller, async (c) => {
-  const { actor, meta, data } = await resolve(c, "write");
-  return c.json(await data.insertRowFor(c.var.db, actor, meta, await body(c)), 201);
+  const { actor, meta, data, storage } = await resolve(c, "write");
+  return c.json(await data.insertRowFor(c.var.db, actor, meta, await body(c), storage), 201);
 });
 
 dataRoutes.patch(`${BASE}/rows/:rowId`, caller, async (c) => {
-  const { actor, meta, data } = await resolve(c, "write");
+  const { actor, meta, data, storage } = await resolve(c, "write");
   const patch = await body(c);
-  return c.json(await data.updateRowFor(c.var.db, actor, meta, { id: rowId(c), patch }));
+  return c.json(await data.updateRowFor(c.var.db, actor, meta, { id: rowId(c), patch }, storage));
 });
 
 dataRoutes.delete(`${BASE}/rows/:rowId`, caller, async (c) => {

@@ -2,7 +2,13 @@ import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, inject, it, vi } from "vitest";
 import { AppError } from "../../../src/errors.ts";
-import { invokeFunction, loadFunction, loadFunctions } from "../../../src/functions/service.ts";
+import {
+  FUNCTION_VERSIONS_KEPT,
+  invokeFunction,
+  loadFunction,
+  loadFunctions,
+  MAX_FUNCTIONS_PER_PROJECT,
+} from "../../../src/functions/service.ts";
 import { unlimited } from "../../../src/rate-limit.ts";
 import { UsageMeter } from "../../../src/usage/metering.ts";
 import type { Principal } from "../../../src/worker/auth.ts";
@@ -151,6 +157,39 @@ describe("deploy, versions, promote, delete", () => {
 
     // Redeploying the name starts over at version 1.
     expect((await deploy(dev, { name: "gone", url: echoUrl })).body.version).toBe(1);
+  });
+
+  it("keeps the newest versions of a function and bounds the functions of a project (403 quota_exceeded)", async () => {
+    const dev = await signupDeveloper();
+    expect((await deploy(dev, { name: "busy", url: echoUrl })).status).toBe(201);
+    // Versions 2 … KEPT directly (one statement rather than a deploy each), the last one active.
+    await testDb().execute(sql`
+      insert into function_versions (function_id, version, url)
+      select f.id, i, ${echoUrl} from functions f, generate_series(2, ${FUNCTION_VERSIONS_KEPT}) as i
+      where f.project_id = ${dev.projectId} and f.name = 'busy'`);
+    await testDb().execute(sql`update functions set active_version = ${FUNCTION_VERSIONS_KEPT}
+      where project_id = ${dev.projectId} and name = 'busy'`);
+    const next = await deploy(dev, { name: "busy", url: `${echoUrl}/next` });
+    expect(next.body).toMatchObject({ version: FUNCTION_VERSIONS_KEPT + 1, active: true });
+    const versions = await apiJson(admin(dev, "/busy/versions"), { token: dev.token });
+    expect(versions.body.versions.map((v: { version: number }) => v.version)).toEqual(
+      Array.from({ length: FUNCTION_VERSIONS_KEPT }, (_, i) => i + 2),
+    );
+    expectError(
+      await apiJson(admin(dev, "/busy/promote"), { token: dev.token, json: { version: 1 } }),
+      404,
+      "no version 1",
+    );
+
+    // The quota counts function rows: fill them directly, then a new name is refused, a redeploy not.
+    await testDb().execute(sql`insert into functions (project_id, name, active_version)
+      select ${dev.projectId}::uuid, 'filler_' || i, 1 from generate_series(2, ${MAX_FUNCTIONS_PER_PROJECT}) as i`);
+    const refused = await deploy(dev, { name: "one_too_many", url: echoUrl });
+    expectError(refused, 403, `a project holds at most ${MAX_FUNCTIONS_PER_PROJECT} functions`);
+    expect(refused.body.error.code).toBe("quota_exceeded");
+    expect((await deploy(dev, { name: "busy", url: echoUrl })).status).toBe(201);
+    expect((await apiJson(admin(dev, "/filler_2"), { token: dev.token, method: "DELETE" })).status).toBe(200);
+    expect((await deploy(dev, { name: "one_too_many", url: echoUrl })).status).toBe(201);
   });
 
   it.each([

@@ -1,0 +1,48 @@
+/**
+ * The isolate's storage gauge (src/data/storage-quota.ts): when a project's size is measured again,
+ * with the clock passed in. The Worker test (test/worker/data/storage-quota.test.ts) covers the
+ * refusals through REST and the app MCP.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_STORAGE_QUOTA_MIB,
+  StorageGauge,
+  storageQuotaBytes,
+} from "../../../src/data/storage-quota.ts";
+
+const P = "project";
+
+describe("StorageGauge", () => {
+  it("measures a project first on use, then at most once an interval, one measurement at a time", () => {
+    const gauge = new StorageGauge(10_000);
+    expect(gauge.read(P, 0)).toEqual({ bytes: undefined, due: true });
+    // Running: no second measurement, whatever the clock says.
+    expect(gauge.read(P, 50_000)).toEqual({ bytes: undefined, due: false });
+    gauge.settle(P, 3_000, 100);
+    expect(gauge.read(P, 9_000)).toEqual({ bytes: 3_000, due: false });
+    expect(gauge.read(P, 10_100)).toEqual({ bytes: 3_000, due: true });
+    // A project that shrank (a dropped collection) is known to have at the next measurement.
+    gauge.settle(P, 1_000, 10_200);
+    expect(gauge.read(P, 10_300)).toEqual({ bytes: 1_000, due: false });
+    expect(gauge.read("other", 10_300)).toEqual({ bytes: undefined, due: true });
+  });
+
+  it("keeps the last size when a measurement fails, and tries again an interval later", () => {
+    const gauge = new StorageGauge(10_000);
+    gauge.read(P, 0);
+    gauge.settle(P, 5_000, 0);
+    expect(gauge.read(P, 10_000).due).toBe(true);
+    gauge.settle(P, undefined, 10_000);
+    expect(gauge.read(P, 15_000)).toEqual({ bytes: 5_000, due: false });
+    expect(gauge.read(P, 20_000)).toEqual({ bytes: 5_000, due: true });
+  });
+});
+
+describe("storageQuotaBytes", () => {
+  it("reads STORAGE_QUOTA_MIB, else the default", () => {
+    expect(storageQuotaBytes("2")).toBe(2 * 1024 * 1024);
+    for (const setting of [undefined, "", "0", "-1", "lots"]) {
+      expect(storageQuotaBytes(setting)).toBe(DEFAULT_STORAGE_QUOTA_MIB * 1024 * 1024);
+    }
+  });
+});
