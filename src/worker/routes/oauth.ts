@@ -501,7 +501,9 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
     try {
       await checkSigninPassword(c.env, found.project.id, signin.output, found.signinUser);
     } catch (err) {
-      if (err instanceof AppError && (err.status === 401 || err.status === 429))
+      // A wrong password, too many attempts, or a limiter that cannot answer (it fails closed):
+      // the form again, saying which.
+      if (err instanceof AppError && (err.status === 401 || err.status === 429 || err.status === 503))
         return again(err.status, err.status === 401 ? "Invalid email or password." : err.message);
       throw err;
     }
