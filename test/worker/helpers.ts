@@ -126,6 +126,20 @@ export const endUserHeaders = (clientKey: string, sessionToken: string): Record<
 /** drizzle on the test database (same local endpoint the Worker uses), for raw checks. */
 export const testDb = (): Db => createDb(env as unknown as Env);
 
+/**
+ * The database round trips a request made, from a spy on `fetch` (the Neon driver's transport):
+ * every call except the background writes that any request may trigger after its response — usage
+ * flushes (counts and MAU, `usage_*` tables, 250 ms after a window opens) and storage measurements
+ * (`pg_total_relation_size`). An earlier request's flush can land while a later one runs: counting
+ * it would make a one-statement request look like two.
+ */
+export function requestRoundTrips(spy: { mock: { calls: unknown[][] } }): number {
+  return spy.mock.calls.filter(([, init]) => {
+    const body = String((init as RequestInit | undefined)?.body ?? "");
+    return !/\busage_(batches|counters|active_users)\b|pg_total_relation_size/.test(body);
+  }).length;
+}
+
 /** A metering port that counts nothing (service calls whose metering a test does not look at). */
 export const unmetered: Meter = () => {};
 
