@@ -134,10 +134,13 @@ export const testDb = (): Db => createDb(env as unknown as Env);
  * it would make a one-statement request look like two.
  */
 export function requestRoundTrips(spy: { mock: { calls: unknown[][] } }): number {
-  return spy.mock.calls.filter(([, init]) => {
-    const body = String((init as RequestInit | undefined)?.body ?? "");
-    return !/\busage_(batches|counters|active_users)\b|pg_total_relation_size/.test(body);
-  }).length;
+  return spy.mock.calls.filter(([, init]) => !isBackgroundStatement((init as RequestInit | undefined)?.body))
+    .length;
+}
+
+/** Whether a driver request's body is one of those background writes or measurements. */
+export function isBackgroundStatement(body: unknown): boolean {
+  return /\busage_(batches|counters|active_users)\b|pg_total_relation_size/.test(String(body ?? ""));
 }
 
 /** A metering port that counts nothing (service calls whose metering a test does not look at). */
