@@ -88,7 +88,7 @@ export function storageGuard(
     if (bytes !== undefined && bytes > quotaBytes) {
       throw quotaExceeded(
         `this app's collections hold ${mib(bytes)} MiB, over its storage quota of ${mib(quotaBytes)} MiB: ` +
-          "drop collections or hard-delete rows to write again (reads and deletes still work)",
+          "drop collections to write again (reads and deletes still work; deleted rows free their space only once the database reclaims it)",
       );
     }
   };

@@ -83,8 +83,9 @@ interface VersionRow {
 /**
  * Deploy a new version (1, 2, …) of a function and make it active, in one transaction with the
  * `meta_rev` bump; versions past the newest {@link FUNCTION_VERSIONS_KEPT} are removed in it, and a
- * new name past {@link MAX_FUNCTIONS_PER_PROJECT} is a 403 `quota_exceeded`. The body is checked here: `DeployFunctionSchema`, the MCP annotation's input
- * schema (`checkAnnotation`), the URL against the outbound `policy` (400 `invalid_url`). Concurrent
+ * new name past {@link MAX_FUNCTIONS_PER_PROJECT} is a 403 `quota_exceeded`. The body is checked
+ * here: `DeployFunctionSchema`, the MCP annotation's input schema (`checkAnnotation`), the URL
+ * against the outbound `policy` (400 `invalid_url`). Concurrent
  * deploys of the same name queue on the function's row and number their versions after it; a
  * collision on the version number is still retried, as a guard.
  */
@@ -104,15 +105,14 @@ export async function deployFunction(
         db
           .insert(functions)
           .values({ projectId, name: input.name, activeVersion: 1 })
+          // An existing function: a no-op update, only to take its row lock.
           .onConflictDoUpdate({
             target: [functions.projectId, functions.name],
-            set: {
-              activeVersion: sql`(select coalesce(max(v.version), 0) + 1 from function_versions v where v.function_id = ${functions.id})`,
-            },
+            set: { activeVersion: sql`${functions.activeVersion}` },
           }),
-        // The upsert above holds the function's row lock, so this statement (a fresh snapshot) sees
-        // every version committed by the deploys that held it before: the upsert's own subquery ran
-        // on the snapshot from before its wait, and concurrent deploys then collided on one number.
+        // The version is numbered here, with the row lock held: this statement (a fresh snapshot)
+        // sees every version committed by the deploys that held the lock before. Numbered inside the
+        // upsert, it would use the snapshot from before the wait, and concurrent deploys collided.
         db.execute(sql`
           update functions f set active_version = (
             select coalesce(max(v.version), 0) + 1 from function_versions v where v.function_id = f.id)

@@ -2,7 +2,8 @@
  * The SDK data routes: /v1/projects/:id/collections/:name/… (rows, find, aggregate, nearest).
  * Developer Bearer, or X-Api-Key + end-user session Bearer. Thin: every route resolves the caller,
  * counts the request against the app's caller tier (the app MCP's budget: one per caller and app)
- * and the app's aggregate budget, loads the collection, then calls the data service, where validation and access policy live.
+ * and, for end users, the app's aggregate budget; loads the collection, then calls the data
+ * service, where validation and access policy live.
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
