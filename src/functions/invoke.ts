@@ -9,7 +9,7 @@
 
 import * as v from "valibot";
 import { AppError } from "../errors.ts";
-import { readTextWithin } from "../mcp/body.ts";
+import { messageTextWithin } from "../mcp/body.ts";
 import { parseInput } from "../validate.ts";
 import type { FunctionMeta } from "./definition.ts";
 import { inputSchemaToValibot } from "./input-schema.ts";
@@ -125,7 +125,7 @@ export interface UpstreamResult {
 }
 
 async function readLimited(response: Response): Promise<string> {
-  const text = await readTextWithin(response.body, MAX_RESPONSE_BYTES);
+  const text = await messageTextWithin(response, MAX_RESPONSE_BYTES);
   if (text === null) {
     throw new AppError(502, "bad_gateway", `function response exceeds ${MAX_RESPONSE_BYTES} bytes`);
   }

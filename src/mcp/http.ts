@@ -3,7 +3,7 @@
  * its own JSON-RPC message(s) and is answered with `application/json` (no SSE, no session ids).
  * Works in the Worker (Hono passes `c.req.raw`) and in Node through a small adapter.
  */
-import { readTextWithin } from "./body.ts";
+import { messageTextWithin } from "./body.ts";
 import {
   type DispatchOptions,
   dispatch,
@@ -97,13 +97,6 @@ function isJsonContentType(contentType: string | null): boolean {
   return type === "application/json" || type.endsWith("+json");
 }
 
-/** Reads the body as text, or returns null when it is larger than `limit` bytes. */
-function readBody(request: Request, limit: number): Promise<string | null> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) return Promise.resolve(null);
-  return readTextWithin(request.body, limit);
-}
-
 function requestId(message: unknown): JsonRpcId | null {
   if (!isPlainObject(message)) return null;
   const { id } = message;
@@ -167,7 +160,7 @@ export async function handleMcpHttpRequest<Ctx>(
   if (!isJsonContentType(request.headers.get("content-type"))) {
     return errorResponse(415, INVALID_REQUEST, "Unsupported Media Type: use application/json");
   }
-  const text = await readBody(request, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  const text = await messageTextWithin(request, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   if (text === null) return errorResponse(413, INVALID_REQUEST, "Payload Too Large");
   let payload: unknown;
   try {

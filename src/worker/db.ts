@@ -24,7 +24,7 @@ import { PgDatabase, PgDialect } from "drizzle-orm/pg-core";
 import * as schema from "../../schema/index.ts";
 import type { Db } from "../db.ts";
 import { DatabaseTimeoutError, ResultTooLargeError } from "../errors.ts";
-import { readBytesWithin } from "../mcp/body.ts";
+import { messageBytesWithin } from "../mcp/body.ts";
 import type { Env } from "./env.ts";
 
 /** Deadline of one database round trip (request sent → response body read), in ms. */
@@ -63,7 +63,7 @@ async function deadlineFetch(url: string, init: RequestInit & { [ROUTE]?: Route 
   const timer = setTimeout(() => controller.abort(new DatabaseTimeoutError(timeoutMs)), timeoutMs);
   try {
     const response = await fetch(route?.endpoint ?? url, { ...rest, signal: controller.signal });
-    const body = await readBytesWithin(response.body, MAX_RESULT_BYTES);
+    const body = await messageBytesWithin(response, MAX_RESULT_BYTES);
     if (body === null) throw new ResultTooLargeError(MAX_RESULT_BYTES);
     return new Response(body, { status: response.status, headers: response.headers });
   } catch (err) {

@@ -316,6 +316,28 @@ describe("Streamable HTTP rules", () => {
     expect(response.status).toBe(413);
   });
 
+  it("refuses a body over the limit whose Content-Length understates it with 413", async () => {
+    const body = JSON.stringify(req("tools/call", { name: "get", arguments: { pad: "x".repeat(2000) } }));
+    const request = post(body, { "content-length": "10" });
+    expect(request.headers.get("content-length")).toBe("10");
+    expect((await serve(request, 1000)).status).toBe(413);
+  });
+
+  it("reads a body with a malformed Content-Length through the capped stream reader", async () => {
+    const body = JSON.stringify(req("ping"));
+    expect((await serve(post(body, { "content-length": "+12" }), 1000)).status).toBe(200);
+    expect(
+      (
+        await serve(
+          post(JSON.stringify(req("tools/call", { name: "get", arguments: { pad: "x".repeat(2000) } })), {
+            "content-length": "1e2",
+          }),
+          1000,
+        )
+      ).status,
+    ).toBe(413);
+  });
+
   it("refuses a streamed body over the limit with 413", async () => {
     const chunk = new TextEncoder().encode("x".repeat(600));
     const stream = new ReadableStream<Uint8Array>({
