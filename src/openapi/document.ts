@@ -31,7 +31,7 @@ const ERRORS: Record<string, string> = {
   "413": "Body too large (`payload_too_large`)",
   "429": "Rate limited (`rate_limited`)",
   "503":
-    "The database did not answer in time (`database_timeout`), or a sign-in rate limit could not be checked (`rate_limiter_unavailable`); retry after `Retry-After`",
+    "The database or the OAuth store did not answer in time (`database_timeout`, `storage_timeout`), or a sign-in rate limit could not be checked (`rate_limiter_unavailable`); retry after `Retry-After`",
 };
 
 const errorResponse = (description: string) => ({

@@ -17,6 +17,7 @@ import { forgetCredentials } from "./credential-cache.ts";
 import type { Env } from "./env.ts";
 import { renderError, renderNotFound } from "./errors.ts";
 import type { AppEnv } from "./hono.ts";
+import { withStoreDeadlines } from "./kv-deadline.ts";
 import { pathGuard } from "./path-guard.ts";
 import { appMcpRoutes, slugFromHost } from "./routes/app-mcp.ts";
 import { dataRoutes } from "./routes/data.ts";
@@ -117,7 +118,8 @@ export function createApp(): WorkerApp {
       },
     ));
   return {
-    async fetch(request, env, ctx) {
+    async fetch(request, bindings, ctx) {
+      const env = withStoreDeadlines(bindings);
       if (isHotRequest(getPath(request), request.url, env.APP_MCP_HOST_SUFFIX))
         return hot.fetch(request, env, ctx);
       return (await loadCold()).fetch(request, env, ctx);

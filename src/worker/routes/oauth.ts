@@ -385,6 +385,21 @@ async function parseRequest(
   }
 }
 
+/**
+ * The sign-in page is read by a person: a failure the platform names and the person can wait out
+ * (a database or store that did not answer in time: a 5xx `AppError`) is shown as a page, with its
+ * `Retry-After`, instead of the JSON the API routes answer with.
+ */
+oauthRoutes.use(OAUTH_PATHS.authorize, async (c, next) => {
+  await next();
+  const err = c.error;
+  if (!(err instanceof AppError) || err.status < 500) return;
+  const res = await refuse(c, err.status, "Sign-in is briefly unavailable", err.message);
+  for (const [name, value] of Object.entries(err.headers ?? {})) res.headers.set(name, value);
+  c.res = undefined; // replaced, not merged with the JSON error's headers
+  c.res = res;
+});
+
 oauthRoutes.get(OAUTH_PATHS.authorize, async (c) => {
   // Open to anyone and each view costs a KV write, a query and maybe a client-metadata fetch: each
   // address gets AUTH_IP_RATE_LIMITER's budget of views (under its own key), before any of them.
