@@ -47,7 +47,7 @@ describe("a stalled OAuth store", () => {
     const { challenge } = await pkce();
     const resource = `https://mcp.amba.dev/app/${dev.projectId}/mcp`;
     const ip = { "cf-connecting-ip": `2001:db8::7:${Date.now() % 65536}` };
-    const [register, page, mcp] = await Promise.all([
+    const [register, token, page, mcp] = await Promise.all([
       call("/oauth/register", {
         method: "POST",
         headers: { "content-type": "application/json", ...ip },
@@ -55,6 +55,17 @@ describe("a stalled OAuth store", () => {
           client_name: "Stalled",
           redirect_uris: [REDIRECT_URI],
           token_endpoint_auth_method: "none",
+        }),
+      }),
+      call("/oauth/token", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", ...ip },
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          client_id: clientId,
+          code: `u_${"cd".repeat(16)}:grant1234:code5678`,
+          code_verifier: "v".repeat(43),
+          redirect_uri: REDIRECT_URI,
         }),
       }),
       call(authorizeUrl({ client_id: clientId, code_challenge: challenge, resource }), { headers: ip }),
@@ -69,6 +80,7 @@ describe("a stalled OAuth store", () => {
       }),
     ]);
     await expectStorageTimeout(register);
+    await expectStorageTimeout(token);
     await expectStorageTimeout(page);
     // A person reads this one: a page, not the API's JSON.
     expect(page.headers.get("content-type")).toContain("text/html");
