@@ -5,7 +5,7 @@
  * - developer token `amba_dev_<id>_<secret>` — `Authorization: Bearer …` (developer scope);
  * - client key `amba_ck_<id>_<secret>` — `X-Api-Key: …`, names one project;
  * - session token `amba_sess_<id>_<secret>` — `Authorization: Bearer …` next to `X-Api-Key`
- *   (end-user scope); expires after `SESSION_TTL_MS`, revoked by sign-out.
+ *   (end-user scope); expires after `SESSION_TTL_MS` (src/accounts/end-users.ts), revoked by sign-out.
  *
  * Every resolution is ONE SQL statement: the credential rows, the project and its app-MCP config are
  * left-joined onto a single row, then checked here. Outcomes: 401 for missing, malformed, unknown,
@@ -59,9 +59,6 @@ export interface ProjectAccess {
   principal: Principal;
   config: AppMcpSettings;
 }
-
-/** End-user session lifetime: 30 days from sign-up / sign-in (no sliding renewal). */
-export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** True for a canonical uuid string (ids from URLs are checked before they reach SQL). */
 export const isUuid = (value: string): boolean => UUID.test(value);

@@ -68,6 +68,18 @@ describe("src/ import direction", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("the routes hold no SQL: they reach the database only through services", () => {
+    const routes = join(SRC, "worker/routes");
+    const offenders = sourceFiles(routes).flatMap((file) => {
+      const source = readFileSync(file, "utf8");
+      const specs = [...source.matchAll(/\bfrom\s+["']([^"']+)["']/g)].map((m) => m[1]!);
+      return specs
+        .filter((spec) => spec.startsWith("drizzle-orm") || /(^|\/)schema\/index\.ts$/.test(spec))
+        .map((spec) => `${relative(SRC, file)} imports ${spec}`);
+    });
+    expect(offenders).toEqual([]);
+  });
+
   it("no two units import each other, directly or through others", () => {
     const next = new Map<string, Set<string>>();
     for (const e of edges) next.set(e.from, (next.get(e.from) ?? new Set()).add(e.to));

@@ -7,14 +7,13 @@
  * on the binding of the app's tier (`rate_limit_per_minute`).
  */
 
-import { eq } from "drizzle-orm";
 import type { Context, Next } from "hono";
 import { Hono } from "hono";
 import type { AppSurface } from "../../app-mcp/surface.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
-import { actorOf, authenticateProject, isUuid, type ProjectAccess, type ProjectSelector } from "../auth.ts";
+import { actorOf, authenticateProject, type ProjectAccess, type ProjectSelector } from "../auth.ts";
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
@@ -45,28 +44,14 @@ function selectorOf(c: Context<AppEnv>): ProjectSelector | null {
  * The app's `allowed_origins`, looked up without credentials (a CORS preflight carries none);
  * null for an unknown project.
  */
-async function appAllowedOrigins(c: Context<AppEnv>): Promise<readonly string[] | null> {
+async function allowedOrigins(c: Context<AppEnv>): Promise<readonly string[] | null> {
   const selector = selectorOf(c);
   if (selector === null) return null;
-  const db = c.var.db;
-  const { appMcpConfigs, projects } = await import("../hot-services.ts");
-  if ("slug" in selector) {
-    const [row] = await db
-      .select({ origins: appMcpConfigs.allowedOrigins })
-      .from(appMcpConfigs)
-      .where(eq(appMcpConfigs.slug, selector.slug));
-    return row?.origins ?? null;
-  }
-  if (!isUuid(selector.projectId)) return null;
-  const [row] = await db
-    .select({ id: projects.id, origins: appMcpConfigs.allowedOrigins })
-    .from(projects)
-    .leftJoin(appMcpConfigs, eq(appMcpConfigs.projectId, projects.id))
-    .where(eq(projects.id, selector.projectId));
-  return row ? (row.origins ?? []) : null;
+  const { appAllowedOrigins } = await import("../hot-services.ts");
+  return appAllowedOrigins(c.var.db, selector);
 }
 
-const appOrigin = mcpOrigin({ allowedOrigins: appAllowedOrigins });
+const appOrigin = mcpOrigin({ allowedOrigins });
 
 /** OAuth Bearer (src/oauth) or header credentials → the caller; a 401 carries the OAuth challenge. */
 async function authenticate(

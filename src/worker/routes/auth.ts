@@ -1,20 +1,17 @@
 /**
  * End-user auth (with `X-Api-Key`): /v1/auth/signup, /v1/auth/signin → `{session_token, user}`;
- * /v1/auth/signout revokes the session; /v1/auth/me returns the signed-in user. Passwords are stored
- * as PBKDF2-SHA256 with a per-user salt; sessions as SHA-256 digests, expiring after 30 days.
+ * /v1/auth/signout revokes the session; /v1/auth/me returns the signed-in user. The database side
+ * is src/accounts/end-users.ts; here: the client key, the rate limits and the password check.
  */
 
-import { eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import { appUsers, sessions } from "../../../schema/index.ts";
-import { burnPasswordCheck, hashPassword, issueCredential, verifyPassword } from "../../accounts/crypto.ts";
+import { burnPasswordCheck, verifyPassword } from "../../accounts/crypto.ts";
+import { revokeSession, signupEndUser, startSession } from "../../accounts/end-users.ts";
 import { EndUserCredentialsSchema, type Signin, SigninSchema } from "../../accounts/schemas.ts";
-import { isUniqueViolation } from "../../db-errors.ts";
-import { conflict, unauthorized } from "../../errors.ts";
+import { unauthorized } from "../../errors.ts";
 import { parseInput } from "../../validate.ts";
-import { authenticateClientKey, SESSION_TTL_MS, type SigninCandidate } from "../auth.ts";
-import type { Db } from "../db.ts";
+import { authenticateClientKey, type SigninCandidate } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { noteActiveUser } from "../metering.ts";
 import { clientIp, enforceRateLimit } from "../rate-limit.ts";
@@ -22,16 +19,6 @@ import { jsonBody } from "../request.ts";
 import { requireClientKey, requireEndUser } from "../require.ts";
 
 const BAD_CREDENTIALS = "invalid email or password";
-
-/** The insert of a new session row and the token to hand out (once). */
-async function newSession(db: Db, projectId: string, userId: string) {
-  const session = await issueCredential("session");
-  const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
-  const insert = db
-    .insert(sessions)
-    .values({ id: session.id, projectId, userId, secretHash: session.secretHash, expiresAt });
-  return { insert, token: session.token, expiresAt };
-}
 
 /**
  * The sign-in password check, shared by `/v1/auth/signin` and the OAuth sign-in page: rate-limited
@@ -70,31 +57,9 @@ authRoutes.post("/v1/auth/signup", requireClientKey(), async (c) => {
   const { project } = c.var;
   const input = await jsonBody(c, EndUserCredentialsSchema);
   await enforceRateLimit(c.env, `signup:${project.id}:${input.email}`, "sign-ups with this email");
-  const db = c.var.db;
-  const userId = crypto.randomUUID();
-  const password = await hashPassword(input.password);
-  const session = await newSession(db, project.id, userId);
-  try {
-    await db.batch([
-      db.insert(appUsers).values({
-        id: userId,
-        projectId: project.id,
-        email: input.email,
-        passwordHash: password.hash,
-        passwordSalt: password.salt,
-        passwordIterations: password.iterations,
-      }),
-      session.insert,
-    ]);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict("a user with this email already exists");
-    throw err;
-  }
-  noteActiveUser(c, project.id, userId);
-  return c.json(
-    { session_token: session.token, expires_at: session.expiresAt, user: { id: userId, email: input.email } },
-    201,
-  );
+  const session = await signupEndUser(c.var.db, project.id, input);
+  noteActiveUser(c, project.id, session.user.id);
+  return c.json(session, 201);
 });
 
 authRoutes.post("/v1/auth/signin", async (c) => {
@@ -108,21 +73,13 @@ authRoutes.post("/v1/auth/signin", async (c) => {
   const input = parseInput(SigninSchema, body);
   await checkSigninPassword(c.env, project.id, input, user);
   if (!user) throw unauthorized(BAD_CREDENTIALS);
-  const session = await newSession(c.var.db, project.id, user.id);
-  await session.insert;
+  const session = await startSession(c.var.db, project.id, { id: user.id, email: user.email });
   noteActiveUser(c, project.id, user.id);
-  return c.json({
-    session_token: session.token,
-    expires_at: session.expiresAt,
-    user: { id: user.id, email: user.email },
-  });
+  return c.json(session);
 });
 
 authRoutes.post("/v1/auth/signout", requireEndUser(), async (c) => {
-  await c.var.db
-    .update(sessions)
-    .set({ revokedAt: sql`coalesce(${sessions.revokedAt}, now())` })
-    .where(eq(sessions.id, c.var.sessionId));
+  await revokeSession(c.var.db, c.var.sessionId);
   return c.json({ signed_out: true });
 });
 

@@ -6,12 +6,10 @@
  * decisions: src/console/session.ts and README "Console".
  */
 
-import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { developers } from "../../../schema/index.ts";
 import { parseCredential } from "../../accounts/crypto.ts";
-import { listProjects } from "../../accounts/projects.ts";
+import { whoami } from "../../accounts/developers.ts";
 import {
   type AppMcpSettings,
   AUTH_MODES,
@@ -120,10 +118,8 @@ const list = (value: unknown): string[] =>
 consoleRoutes.get("/console", async (c) => {
   const session = await signedIn(c);
   if (!session) return render(c, (nonce) => signInPage(nonce));
-  const db = c.var.db;
-  const [[developer], projects, csrf] = await Promise.all([
-    db.select({ email: developers.email }).from(developers).where(eq(developers.id, session.developerId)),
-    listProjects(db, session.developerId),
+  const [{ developer, projects }, csrf] = await Promise.all([
+    whoami(c.var.db, session.developerId),
     csrfToken(session.token),
   ]);
   return render(c, (nonce) => projectsPage(nonce, csrf, developer?.email ?? "", projects));
