@@ -942,13 +942,14 @@ export function installBroker(
   };
   /**
    * A variable read: checked, audited, and refused by throwing when the tool reads it. A read that
-   * looks like Node's own (colours, debug logs, child-process set-up) never throws — Node's code
-   * must not fail — and is audited too unless it names a variable Node itself reads
-   * ({@link NODE_OWN_VARIABLES}): whoever chose the script name, a probe of any other name is a line.
+   * looks like Node's own (colours, debug logs, a spawn copying the environment) never throws —
+   * Node's code must not fail — and whoever chose the script name, it is audited too when it asks
+   * about a variable that is not there, unless Node itself reads that name
+   * ({@link NODE_OWN_VARIABLES}). One that is there is granted, and enumerating shows its value anyway.
    */
   const checkEnvRead = (key: string) => {
     if (!calledFromNodeInternals()) check("Environment", "Read", key);
-    else if (!NODE_OWN_VARIABLES.has(key)) ask("Environment", "Read", key);
+    else if (!Object.hasOwn(realEnv, key) && !NODE_OWN_VARIABLES.has(key)) ask("Environment", "Read", key);
   };
   const envProxy = new Proxy(realEnv, {
     get(target, key, receiver) {
