@@ -192,8 +192,9 @@ function deniedCause(error: unknown): Error | undefined {
 }
 
 /**
- * What each of Node's permission names is asked as (`process.permission.has`) and audited as. A
- * refusal of another kind is not Node's (none reaches a tool past the broker's own checks).
+ * What each of Node's permission names is asked as (`process.permission.has`) and audited as.
+ * Node's other refusals (a symlink, an addon, WASI, the inspector) never reach a tool: the broker
+ * refuses those first, so no other name in an error is taken for one.
  */
 const NODE_PERMISSIONS: Record<string, { scope: string; kind: PermissionKind; action: PermissionAction }> = {
   FileSystemRead: { scope: "fs.read", kind: "FileSystem", action: "Read" },
