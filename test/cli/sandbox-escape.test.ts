@@ -99,6 +99,23 @@ export function wasiPreopen() { new (require("node:wasi").WASI)({ version: "prev
 export function newContextEscape() {
   return require("node:vm").runInNewContext("this.constructor.constructor('return process')().env.AMBER_TEST_SECRET");
 }
+// The audit log's own integrity: what tool code can make it say.
+const forged = (permission, resource) =>
+  Object.assign(new Error("forged refusal"), { code: "ERR_ACCESS_DENIED", permission, resource });
+export function forgeGrantedDenial() { throw forged("FileSystemRead", JAIL + "/data.txt"); }
+export function forgeDenialText() { throw { code: "ERR_ACCESS_DENIED", permission: "ChildProcess", resource: "forged-text" }; }
+export function nodeDeniesRequire() { return require("node:module").createRequire(__filename)(OUTSIDE); }
+export function spoofedEnvReads() {
+  return [
+    eval("process.env.AMBER_SPOOF_EVAL\\n//# sourceURL=node:internal/spoof"),
+    require("node:vm").runInThisContext("process.env.AMBER_SPOOF_VM", { filename: "node:internal/spoof" }),
+    new Function("return 'AMBER_SPOOF_IN' in process.env\\n//# sourceURL=node:spoof")(),
+  ];
+}
+export function askInLoop({ n }) {
+  for (let i = 0; i < n; i++) { try { fs.readFileSync(OUTSIDE + ".first"); } catch {} try { fs.statSync(OUTSIDE + ".second"); } catch {} }
+  return n;
+}
 export function infiniteLoop() { for (;;) {} }
 export function heapBomb() { const a = []; for (;;) a.push(new Array(1e6).fill(Math.random())); }
 export function bufferBomb() { const a = []; for (;;) a.push(Buffer.alloc(64 * 1024 * 1024, 1)); }
@@ -453,6 +470,50 @@ describe("sandbox escape suite", () => {
       expected === "memory" ? MEMORY_TEST_TIMEOUT_MS : undefined,
     );
   }
+
+  /** The lines of the main session's audit log whose resource starts with `resource`. */
+  const auditAbout = (resource: string) =>
+    readFileSync(join(dir, "audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, string>)
+      .filter((l) => (l.resource ?? "").startsWith(resource));
+
+  it("audit: a thrown look-alike of Node's refusal writes only what a real attempt would", async () => {
+    const outside = join(dir, "secret.txt");
+    // A look-alike naming a granted file is the tool's own error, no denial.
+    expect((await client.call("forgeGrantedDenial")).error).toMatchObject({ message: "forged refusal" });
+    // One Node does refuse is audited under Node's permission name, never the tool's text.
+    expect((await client.call("forgeDenialText")).error).toMatchObject({
+      message: "permission denied: Process Execute ChildProcess",
+    });
+    // Node's real refusal (require of a file out of the jail, past the broker) is still the broker's.
+    expect((await client.call("nodeDeniesRequire")).error).toMatchObject({
+      message: `permission denied: FileSystem Read ${outside}`,
+    });
+    expect(auditAbout(join(dir, "jail/data.txt")).filter((l) => l.decision === "Deny")).toEqual([]);
+    expect(auditAbout("forged-text")).toEqual([]);
+    expect(auditAbout(outside)).toContainEqual(
+      expect.objectContaining({ kind: "FileSystem", resource: outside, decision: "Deny" }),
+    );
+  });
+
+  it("audit: code named like Node's own (a sourceURL, a vm filename) reads the environment on the record", async () => {
+    expect((await client.call("spoofedEnvReads")).result).toEqual([null, null, false]);
+    for (const name of ["AMBER_SPOOF_EVAL", "AMBER_SPOOF_VM", "AMBER_SPOOF_IN"])
+      expect(
+        auditAbout(name).map((l) => `${l.kind} ${l.action} ${l.resource} ${l.decision}`),
+        name,
+      ).toEqual([`Environment Read ${name} Deny`]);
+  });
+
+  it("audit: a check asked again and again is one line and one line with the count", async () => {
+    expect((await client.call("askInLoop", { n: 50 })).result).toBe(50);
+    const outside = join(dir, "secret.txt");
+    // Two checks alternating, 50 times each.
+    for (const file of [`${outside}.first`, `${outside}.second`])
+      expect(auditAbout(file).map((l) => l.resource)).toEqual([file, `${file}…(49 more times)`]);
+  });
 
   it("bundling cannot read outside the policy either (static import of a file out of the jail)", async () => {
     mkdirSync(join(dir, "jail/sub"), { recursive: true });

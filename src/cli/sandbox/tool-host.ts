@@ -12,7 +12,7 @@ import moduleApi from "node:module";
 import net from "node:net";
 import path from "node:path";
 import vm from "node:vm";
-import { PermissionDeniedError } from "../permissions.ts";
+import { type PermissionAction, PermissionDeniedError, type PermissionKind } from "../permissions.ts";
 import { type Ask, installBroker } from "./broker.ts";
 import {
   type Answer,
@@ -54,6 +54,12 @@ const exitOriginal = process.exit.bind(process);
 const reallyExit = (process as unknown as { reallyExit: (code: number) => never }).reallyExit.bind(process);
 const dirnameOf = path.dirname;
 const hasOwn = Object.hasOwn;
+const resolvePath = path.resolve;
+const isAbsolutePath = path.isAbsolute;
+/** Node's own permission check (absent without its permission model: then Node refuses nothing). */
+const nodePermission = (process as { permission?: { has(scope: string, reference?: string): boolean } })
+  .permission;
+const permissionHas = nodePermission?.has.bind(nodePermission);
 
 /**
  * Global bindings of the built-ins become read-only, so tool code cannot swap `JSON`, `Reflect`,
@@ -185,16 +191,41 @@ function deniedCause(error: unknown): Error | undefined {
   return undefined;
 }
 
-/** Node's permission model refused something the broker did not see: make it the broker's denial. */
+/**
+ * What each of Node's permission names is asked as (`process.permission.has`) and audited as.
+ * Node's other refusals (a symlink, an addon, WASI, the inspector) never reach a tool: the broker
+ * refuses those first, so no other name in an error is taken for one.
+ */
+const NODE_PERMISSIONS: Record<string, { scope: string; kind: PermissionKind; action: PermissionAction }> = {
+  FileSystemRead: { scope: "fs.read", kind: "FileSystem", action: "Read" },
+  FileSystemWrite: { scope: "fs.write", kind: "FileSystem", action: "Write" },
+  ChildProcess: { scope: "child", kind: "Process", action: "Execute" },
+  WorkerThreads: { scope: "worker", kind: "Process", action: "Execute" },
+};
+
+/**
+ * A refusal by Node's permission model that reached the call boundary (the broker never saw it:
+ * `require` of a file out of the jail), made the broker's denial. Tool code can throw an object
+ * that looks like one, so the error only says what to ask: it counts when Node's permission model
+ * itself refuses what it names — asked through `process.permission.has`, captured before any tool
+ * code — and the line names the path Node checks (a file) or Node's permission (anything else),
+ * never the error's text. A forged error thus writes only the line a real attempt would.
+ */
 function nodeDenial(error: unknown): Error | undefined {
+  if (!permissionHas) return undefined;
   let current: unknown = error;
   for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
-    const e = current as { code?: unknown; permission?: unknown; resource?: unknown; message?: unknown };
-    if (e.code === "ERR_ACCESS_DENIED") {
-      const permission = String(e.permission ?? "");
-      const resource = typeof e.resource === "string" && e.resource !== "" ? e.resource : permission || "?";
-      const kind = permission.startsWith("FileSystem") ? "FileSystem" : "Process";
-      const action = permission === "FileSystemWrite" ? "Write" : kind === "FileSystem" ? "Read" : "Execute";
+    // Each field read once: a getter could answer differently the second time.
+    const { code, permission: name, resource: named } = current as Record<string, unknown>;
+    const permission =
+      typeof name === "string" && hasOwn(NODE_PERMISSIONS, name) ? NODE_PERMISSIONS[name] : undefined;
+    if (code === "ERR_ACCESS_DENIED" && permission) {
+      const { scope, kind, action } = permission;
+      const file = kind === "FileSystem";
+      // Node names the absolute path it checked (resolved here without the cwd, which tool code can fake).
+      if (file && (typeof named !== "string" || !isAbsolutePath(named))) return undefined;
+      const resource = file ? resolvePath(named as string) : (name as string);
+      if (permissionHas(scope, file ? resource : undefined)) return undefined;
       const answer = ask(kind, action, resource, { denied: true });
       return new PermissionDeniedError(kind, action, answer.r);
     }
