@@ -507,12 +507,14 @@ describe("sandbox escape suite", () => {
       ).toEqual([`Environment Read ${name} Deny`]);
   });
 
-  it("audit: a check asked again and again is one line and one line with the count", async () => {
+  it("audit: a check asked again and again is a line each time (the contract's one line per check)", async () => {
     expect((await client.call("askInLoop", { n: 50 })).result).toBe(50);
     const outside = join(dir, "secret.txt");
     // Two checks alternating, 50 times each.
     for (const file of [`${outside}.first`, `${outside}.second`])
-      expect(auditAbout(file).map((l) => l.resource)).toEqual([file, `${file}…(49 more times)`]);
+      expect(auditAbout(file).map((l) => `${l.resource} ${l.decision}`)).toEqual(
+        Array(50).fill(`${file} Deny`),
+      );
   });
 
   it("bundling cannot read outside the policy either (static import of a file out of the jail)", async () => {

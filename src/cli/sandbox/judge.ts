@@ -114,7 +114,7 @@ export class Judge {
   }
 
   #record(kind: PermissionKind, action: PermissionAction, resource: string, d: Decision, x?: string): Answer {
-    this.#audit.recordCheck({ kind, action, resource, decision: d });
+    this.#audit.record({ kind, action, resource, decision: d });
     return x === undefined ? { d, r: resource } : { d, r: resource, x };
   }
 
