@@ -2,10 +2,11 @@
  * How many of one app's row statements an isolate sends to the shared database at once. The rate
  * limits count calls, and a call may hold a Postgres backend for up to the 8 s deadline, so an app's
  * callers could otherwise keep as many backends busy as they have calls in flight. Past
- * `inFlight` statements an app's next ones wait in a FIFO queue (no database cost: a waiter holds
- * only its request), at most `waiting` of them and each at most `waitMs`; past that the call is
+ * `inFlight` statements an app's next ones wait (no database cost: a waiter holds only its
+ * request), at most `waiting` of them and each at most `waitMs`; past that the call is
  * refused with 429 `too_many_concurrent_requests`. Per isolate and in memory: no round trip, O(1)
- * per statement, one map entry per app with statements running or waiting (dropped at zero).
+ * for a statement that finds a slot free (a waiting one looks again every `SLOT_POLL_MS`), one map
+ * entry per app with statements running or waiting (dropped at zero).
  * The data service holds the isolate's gate (src/data/service.ts `runRows`).
  */
 import { AppError } from "../errors.ts";
@@ -48,20 +49,26 @@ export class TooManyConcurrentError extends AppError {
   }
 }
 
-interface Waiter {
-  grant(): void;
-  timer: ReturnType<typeof setTimeout>;
-}
+/** Milliseconds between a waiting statement's looks for a free slot. */
+export const SLOT_POLL_MS = 10;
 
-/** One app's statements: how many run, and who waits (a Set keeps insertion order: FIFO). */
-interface AppQueue {
+/** One app's statements in this isolate: how many run, how many wait. */
+interface AppCount {
   running: number;
-  waiters: Set<Waiter>;
+  waiting: number;
 }
 
-/** A per-key gate: at most `inFlight` holders per key, then a bounded, time-limited FIFO queue. */
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A per-key gate: at most `inFlight` holders per key, then at most `waiting` more that wait up to
+ * `waitMs`. A waiter polls (every `SLOT_POLL_MS`, on its own timer) rather than being handed a slot
+ * by the call that frees it: in Workers the calls are different requests, and a promise created in
+ * one request and resolved from another is not safe there (workerd refuses or cancels it). No call
+ * passes a waiting one: while any wait, a new call waits too.
+ */
 export class AppSlots {
-  readonly #apps = new Map<string, AppQueue>();
+  readonly #apps = new Map<string, AppCount>();
   readonly limits: SlotLimits;
 
   constructor(limits: SlotLimits) {
@@ -75,7 +82,7 @@ export class AppSlots {
 
   /** Statements of `app` waiting for a slot now. */
   waiting(app: string): number {
-    return this.#apps.get(app)?.waiters.size ?? 0;
+    return this.#apps.get(app)?.waiting ?? 0;
   }
 
   /** Apps with statements running or waiting (the map never keeps an idle app). */
@@ -83,66 +90,49 @@ export class AppSlots {
     return this.#apps.size;
   }
 
-  /**
-   * Take a slot of `app`: at once (undefined) when one is free, else a promise that resolves when a
-   * slot is handed over and rejects with 429 when the queue is full or the wait is over. Whoever
-   * gets a slot must `release` it exactly once.
-   */
-  acquire(app: string): Promise<void> | undefined {
-    let queue = this.#apps.get(app);
-    if (!queue) {
-      queue = { running: 0, waiters: new Set() };
-      this.#apps.set(app, queue);
-    }
-    if (queue.running < this.limits.inFlight) {
-      queue.running++;
-      return undefined;
-    }
-    if (queue.waiters.size >= this.limits.waiting) {
-      return Promise.reject(new TooManyConcurrentError(this.limits, "queue full"));
-    }
-    const waiters = queue.waiters;
-    return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = {
-        grant: resolve,
-        timer: setTimeout(() => {
-          waiters.delete(waiter);
-          this.#dropIfIdle(app);
-          reject(new TooManyConcurrentError(this.limits, "wait over"));
-        }, this.limits.waitMs),
-      };
-      waiters.add(waiter);
-    });
-  }
-
-  /** Give back a slot of `app`: to the longest waiter, else to the pool. */
-  release(app: string): void {
-    const queue = this.#apps.get(app);
-    if (!queue) return;
-    const next = queue.waiters.values().next();
-    if (!next.done) {
-      queue.waiters.delete(next.value);
-      clearTimeout(next.value.timer);
-      next.value.grant(); // the slot passes on: `running` stays
-      return;
-    }
-    queue.running--;
-    this.#dropIfIdle(app);
-  }
-
   /** Run `work` in a slot of `app`; the slot is released however `work` ends. */
   async run<T>(app: string, work: () => PromiseLike<T>): Promise<T> {
-    const wait = this.acquire(app);
-    if (wait) await wait;
+    let count = this.#apps.get(app);
+    if (!count) {
+      count = { running: 0, waiting: 0 };
+      this.#apps.set(app, count);
+    }
+    if (count.waiting === 0 && count.running < this.limits.inFlight) count.running++;
+    else await this.#wait(app, count);
     try {
       return await work();
     } finally {
-      this.release(app);
+      count.running--;
+      this.#dropIfIdle(app, count);
     }
   }
 
-  #dropIfIdle(app: string): void {
-    const queue = this.#apps.get(app);
-    if (queue && queue.running <= 0 && queue.waiters.size === 0) this.#apps.delete(app);
+  /**
+   * Wait for a free slot of `app` and take it (in the same step as the check: no other waiter can
+   * take it in between); throws 429 when the queue is full or the wait is over.
+   */
+  async #wait(app: string, count: AppCount): Promise<void> {
+    if (count.waiting >= this.limits.waiting) {
+      this.#dropIfIdle(app, count);
+      throw new TooManyConcurrentError(this.limits, "queue full");
+    }
+    count.waiting++;
+    try {
+      for (let waited = 0; waited < this.limits.waitMs; waited += SLOT_POLL_MS) {
+        await sleep(SLOT_POLL_MS);
+        if (count.running < this.limits.inFlight) {
+          count.running++;
+          return;
+        }
+      }
+    } finally {
+      count.waiting--;
+    }
+    this.#dropIfIdle(app, count);
+    throw new TooManyConcurrentError(this.limits, "wait over");
+  }
+
+  #dropIfIdle(app: string, count: AppCount): void {
+    if (count.running === 0 && count.waiting === 0 && this.#apps.get(app) === count) this.#apps.delete(app);
   }
 }

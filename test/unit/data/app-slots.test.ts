@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { AppSlots, TooManyConcurrentError } from "../../../src/data/app-slots.ts";
+import { AppSlots, SLOT_POLL_MS, TooManyConcurrentError } from "../../../src/data/app-slots.ts";
 
 const limits = { inFlight: 2, waiting: 2, waitMs: 1000 };
 
@@ -18,7 +18,7 @@ describe("AppSlots", () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  it("runs `inFlight` per app, queues `waiting` more in order, refuses the next; other apps go on", async () => {
+  it("runs `inFlight` per app, lets `waiting` more wait, refuses the next; other apps go on", async () => {
     const slots = new AppSlots(limits);
     const works = [held(), held(), held(), held()];
     const runs = works.map((w) => slots.run("a", w.work));
@@ -32,10 +32,28 @@ describe("AppSlots", () => {
     expect(await slots.run("b", async () => "b's call")).toBe("b's call");
     works[0]?.finish();
     expect(await runs[0]).toBe("done");
-    // The slot passed to the first waiter: still 2 running, 1 waiting.
+    // One waiter takes the freed slot at its next look; the other still waits.
+    await vi.advanceTimersByTimeAsync(SLOT_POLL_MS);
     expect([slots.running("a"), slots.waiting("a")]).toEqual([2, 1]);
     for (const w of works) w.finish();
+    await vi.advanceTimersByTimeAsync(SLOT_POLL_MS);
     expect(await Promise.all(runs)).toEqual(["done", "done", "done", "done"]);
+    expect(slots.size).toBe(0);
+  });
+
+  it("lets no new call pass a waiting one", async () => {
+    const slots = new AppSlots(limits);
+    const works = [held(), held()];
+    const runs = works.map((w) => slots.run("a", w.work));
+    const waiter = slots.run("a", async () => "waiter");
+    works[0]?.finish();
+    await runs[0];
+    // A slot is free, but a call is waiting: the newcomer waits behind it.
+    const newcomer = slots.run("a", async () => "newcomer");
+    expect([slots.running("a"), slots.waiting("a")]).toEqual([1, 2]);
+    works[1]?.finish();
+    await vi.advanceTimersByTimeAsync(SLOT_POLL_MS);
+    expect(await Promise.all([waiter, newcomer])).toEqual(["waiter", "newcomer"]);
     expect(slots.size).toBe(0);
   });
 
@@ -58,12 +76,15 @@ describe("AppSlots", () => {
     expect(slots.running("a")).toBe(0);
   });
 
-  it("refuses a waiter whose wait is over and takes it out of the queue", async () => {
+  it("refuses a waiter whose wait is over and counts it out", async () => {
     const slots = new AppSlots(limits);
     const works = [held(), held()];
     const runs = works.map((w) => slots.run("a", w.work));
     const late = slots.run("a", async () => "late");
-    const refused = expect(late).rejects.toMatchObject({ code: "too_many_concurrent_requests" });
+    const refused = expect(late).rejects.toMatchObject({
+      code: "too_many_concurrent_requests",
+      message: expect.stringContaining("within 1 s"),
+    });
     await vi.advanceTimersByTimeAsync(limits.waitMs);
     await refused;
     expect(slots.waiting("a")).toBe(0);
