@@ -22,9 +22,9 @@ export interface SlotLimits {
 }
 
 /**
- * The isolate's bounds (README "Decisions", per-app database concurrency). 16 running: a backend
- * each, a sixth of the pool of Neon's smallest compute (≈ 94), and at ≈ 16 ms a statement still the
- * app's whole rate budget (1,000 calls a second) from one isolate. 64 waiting and 8 s (one statement
+ * The isolate's bounds (README "Decisions", database time per app). 16 running: a backend each, a
+ * sixth of the pooler's backends on Neon's smallest compute (≈ 94), and at 16 ms a statement still
+ * the app's whole rate budget (1,000 calls a second) in one isolate. 64 waiting and 8 s (one statement
  * deadline: every running statement has ended by then) absorb a burst — a JSON-RPC batch, a page
  * of parallel SDK calls — without refusing it.
  */
