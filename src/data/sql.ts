@@ -271,7 +271,7 @@ interface WhereState {
 }
 
 /** Values in a json operand at any depth (every array item and object member, nested ones too). */
-export function jsonValueCount(value: unknown): number {
+function jsonValueCount(value: unknown): number {
   let count = 0;
   const stack: unknown[] = [value];
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
