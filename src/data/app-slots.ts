@@ -5,8 +5,10 @@
  * `inFlight` statements an app's next ones wait (no database cost: a waiter holds only its
  * request), at most `waiting` of them and each at most `waitMs`; past that the call is
  * refused with 429 `too_many_concurrent_requests`. Per isolate and in memory: no round trip, O(1)
- * for a statement that finds a slot free (a waiting one looks again every `SLOT_POLL_MS`), one map
- * entry per app with statements running or waiting (dropped at zero).
+ * (amortised) for a statement that finds a slot free (a waiting one looks again every
+ * `SLOT_POLL_MS`), one map entry per app with statements running or waiting (dropped at zero).
+ * A slot is released in a `finally`, and also lapses `leaseMs` after it was taken: when a client
+ * goes away, the runtime may cancel its request's pending I/O, and the `finally` after it never runs.
  * The data service holds the isolate's gate (src/data/service.ts `runRows`).
  */
 import { AppError } from "../errors.ts";
@@ -19,6 +21,11 @@ export interface SlotLimits {
   waiting: number;
   /** Longest wait for a slot, in ms. */
   waitMs: number;
+  /**
+   * When a slot held this long (ms) counts as free again: longer than any statement may hold it
+   * (the database deadline), so only a slot whose request was cancelled before its `finally` lapses.
+   */
+  leaseMs: number;
 }
 
 /**
@@ -26,9 +33,10 @@ export interface SlotLimits {
  * sixth of the pooler's backends on Neon's smallest compute (≈ 94), and at 16 ms a statement still
  * the app's whole rate budget (1,000 calls a second) in one isolate. 64 waiting and 8 s (one statement
  * deadline: every running statement has ended by then) absorb a burst — a JSON-RPC batch, a page
- * of parallel SDK calls — without refusing it.
+ * of parallel SDK calls — without refusing it. Leases of 30 s: past the 8 s deadline (`DB_TIMEOUT_MS`)
+ * with room to spare, so a slot lapses only when its request is gone.
  */
-export const APP_SLOT_LIMITS: SlotLimits = { inFlight: 16, waiting: 64, waitMs: 8_000 };
+export const APP_SLOT_LIMITS: SlotLimits = { inFlight: 16, waiting: 64, waitMs: 8_000, leaseMs: 30_000 };
 
 /** Seconds a refused caller is told to wait: statements are short, slots free up quickly. */
 export const SLOTS_RETRY_AFTER_SECONDS = 1;
@@ -52,13 +60,29 @@ export class TooManyConcurrentError extends AppError {
 /** Milliseconds between a waiting statement's looks for a free slot. */
 export const SLOT_POLL_MS = 10;
 
-/** One app's statements in this isolate: how many run, how many wait. */
-interface AppCount {
-  running: number;
-  waiting: number;
+/** One statement's place, running or waiting, and since when (ms). */
+interface Lease {
+  since: number;
+}
+
+/**
+ * One app's statements in this isolate, running and waiting, each oldest first (a Set keeps
+ * insertion order, and deleting a lease is O(1)).
+ */
+interface AppLeases {
+  running: Set<Lease>;
+  waiting: Set<Lease>;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Drop the leases taken at or before `before` (they are at the front). */
+function lapse(leases: Set<Lease>, before: number): void {
+  for (const lease of leases) {
+    if (lease.since > before) return;
+    leases.delete(lease);
+  }
+}
 
 /**
  * A per-key gate: at most `inFlight` holders per key, then at most `waiting` more that wait up to
@@ -68,7 +92,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * passes a waiting one: while any wait, a new call waits too.
  */
 export class AppSlots {
-  readonly #apps = new Map<string, AppCount>();
+  readonly #apps = new Map<string, AppLeases>();
   readonly limits: SlotLimits;
 
   constructor(limits: SlotLimits) {
@@ -77,12 +101,12 @@ export class AppSlots {
 
   /** Statements of `app` running now (0 for an app not in the map). */
   running(app: string): number {
-    return this.#apps.get(app)?.running ?? 0;
+    return this.#leases(app)?.running.size ?? 0;
   }
 
   /** Statements of `app` waiting for a slot now. */
   waiting(app: string): number {
-    return this.#apps.get(app)?.waiting ?? 0;
+    return this.#leases(app)?.waiting.size ?? 0;
   }
 
   /** Apps with statements running or waiting (the map never keeps an idle app). */
@@ -92,18 +116,19 @@ export class AppSlots {
 
   /** Run `work` in a slot of `app`; the slot is released however `work` ends. */
   async run<T>(app: string, work: () => PromiseLike<T>): Promise<T> {
-    let count = this.#apps.get(app);
-    if (!count) {
-      count = { running: 0, waiting: 0 };
-      this.#apps.set(app, count);
+    let leases = this.#leases(app);
+    if (!leases) {
+      leases = { running: new Set(), waiting: new Set() };
+      this.#apps.set(app, leases);
     }
-    if (count.waiting === 0 && count.running < this.limits.inFlight) count.running++;
-    else await this.#wait(app, count);
+    let lease: Lease = { since: Date.now() };
+    if (leases.waiting.size === 0 && leases.running.size < this.limits.inFlight) leases.running.add(lease);
+    else lease = await this.#wait(app, leases, lease);
     try {
       return await work();
     } finally {
-      count.running--;
-      this.#dropIfIdle(app, count);
+      leases.running.delete(lease);
+      this.#dropIfIdle(app, leases);
     }
   }
 
@@ -111,28 +136,43 @@ export class AppSlots {
    * Wait for a free slot of `app` and take it (in the same step as the check: no other waiter can
    * take it in between); throws 429 when the queue is full or the wait is over.
    */
-  async #wait(app: string, count: AppCount): Promise<void> {
-    if (count.waiting >= this.limits.waiting) {
-      this.#dropIfIdle(app, count);
+  async #wait(app: string, leases: AppLeases, waiting: Lease): Promise<Lease> {
+    if (leases.waiting.size >= this.limits.waiting) {
+      this.#dropIfIdle(app, leases);
       throw new TooManyConcurrentError(this.limits, "queue full");
     }
-    count.waiting++;
+    leases.waiting.add(waiting);
     try {
       for (let waited = 0; waited < this.limits.waitMs; waited += SLOT_POLL_MS) {
         await sleep(SLOT_POLL_MS);
-        if (count.running < this.limits.inFlight) {
-          count.running++;
-          return;
+        lapse(leases.running, Date.now() - this.limits.leaseMs);
+        if (leases.running.size < this.limits.inFlight) {
+          const lease = { since: Date.now() };
+          leases.running.add(lease);
+          return lease;
         }
       }
     } finally {
-      count.waiting--;
+      leases.waiting.delete(waiting);
     }
-    this.#dropIfIdle(app, count);
+    this.#dropIfIdle(app, leases);
     throw new TooManyConcurrentError(this.limits, "wait over");
   }
 
-  #dropIfIdle(app: string, count: AppCount): void {
-    if (count.running === 0 && count.waiting === 0 && this.#apps.get(app) === count) this.#apps.delete(app);
+  /** The leases of `app` with the lapsed ones dropped (a waiter lapses when it outlived its wait). */
+  #leases(app: string): AppLeases | undefined {
+    const leases = this.#apps.get(app);
+    if (!leases) return undefined;
+    const now = Date.now();
+    lapse(leases.running, now - this.limits.leaseMs);
+    lapse(leases.waiting, now - this.limits.waitMs - this.limits.leaseMs);
+    this.#dropIfIdle(app, leases);
+    return this.#apps.get(app);
+  }
+
+  #dropIfIdle(app: string, leases: AppLeases): void {
+    if (leases.running.size === 0 && leases.waiting.size === 0 && this.#apps.get(app) === leases) {
+      this.#apps.delete(app);
+    }
   }
 }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { AppSlots, SLOT_POLL_MS, TooManyConcurrentError } from "../../../src/data/app-slots.ts";
 
-const limits = { inFlight: 2, waiting: 2, waitMs: 1000 };
+const limits = { inFlight: 2, waiting: 2, waitMs: 1000, leaseMs: 5000 };
 
 /** A piece of work that ends when the test says so. */
 function held() {
@@ -91,5 +91,22 @@ describe("AppSlots", () => {
     for (const w of works) w.finish();
     await Promise.all(runs);
     expect(slots.size).toBe(0);
+  });
+
+  it("counts a slot free again once its lease lapses: a cancelled request never reaches its finally", async () => {
+    const slots = new AppSlots(limits);
+    const never = () => new Promise<never>(() => {});
+    void slots.run("a", never);
+    void slots.run("a", never);
+    expect(slots.running("a")).toBe(2);
+    const waiter = expect(slots.run("a", async () => "in time")).rejects.toMatchObject({
+      code: "too_many_concurrent_requests",
+    });
+    await vi.advanceTimersByTimeAsync(limits.waitMs);
+    await waiter;
+    await vi.advanceTimersByTimeAsync(limits.leaseMs - limits.waitMs);
+    expect(slots.running("a")).toBe(0);
+    expect(slots.size).toBe(0);
+    expect(await slots.run("a", async () => "runs")).toBe("runs");
   });
 });
