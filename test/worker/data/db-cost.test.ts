@@ -25,8 +25,8 @@ const holdEnv: Env = {
   DB_TIMEOUT_MS: "30000",
 };
 
-/** Call the Worker app with its database behind the holding endpoint. */
-async function held(path: string, token: string, body: unknown) {
+/** Call the Worker app with its database behind the holding endpoint (`deadlineMs`: the Worker's). */
+async function held(path: string, token: string, body: unknown, deadlineMs?: number) {
   const init = {
     method: "POST",
     headers: {
@@ -38,7 +38,8 @@ async function held(path: string, token: string, body: unknown) {
     body: JSON.stringify(body),
   };
   const ctx = createExecutionContext();
-  const res = await app.fetch(new Request(new URL(path, "http://local"), init), holdEnv, ctx);
+  const withDeadline = deadlineMs ? { ...holdEnv, DB_TIMEOUT_MS: String(deadlineMs) } : holdEnv;
+  const res = await app.fetch(new Request(new URL(path, "http://local"), init), withDeadline, ctx);
   await waitOnExecutionContext(ctx);
   // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted by the tests
   return { status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.json<any>() };
@@ -136,6 +137,21 @@ describe("per-app database slots", () => {
     const after = await Promise.all(Array.from({ length: inFlight + 4 }, () => find(a, HOLD_MARKER)));
     expect(after.map((r) => r.status)).toEqual(after.map(() => 200));
   }, 60_000);
+
+  it("gives the slots back when the Worker's own deadline aborts held statements", async () => {
+    await control("hold");
+    try {
+      const path = `/v1/projects/${a.projectId}/collections/${HOLD_MARKER}/find`;
+      const aborted = await Promise.all(
+        Array.from({ length: APP_SLOT_LIMITS.inFlight }, () => held(path, a.token, {}, 300)),
+      );
+      expect(aborted.map((r) => r.body.error?.code)).toEqual(aborted.map(() => "database_timeout"));
+      expect(appSlots.running(a.projectId)).toBe(0);
+    } finally {
+      await control("release");
+    }
+    expect((await find(a, HOLD_MARKER)).status).toBe(200);
+  });
 });
 
 describe("where budgets", () => {
