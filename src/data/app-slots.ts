@@ -50,7 +50,7 @@ export class TooManyConcurrentError extends AppError {
       429,
       "too_many_concurrent_requests",
       reason === "queue full"
-        ? `this app already has ${limits.inFlight} database calls running and ${limits.waiting} waiting here; retry in ${SLOTS_RETRY_AFTER_SECONDS} s, or send fewer calls at once`
+        ? `this app already has ${limits.inFlight} database calls running and ${limits.waiting} waiting on this server; retry in ${SLOTS_RETRY_AFTER_SECONDS} s, or send fewer calls at once`
         : `no database slot for this app within ${limits.waitMs / 1000} s (${limits.inFlight} calls running); retry in ${SLOTS_RETRY_AFTER_SECONDS} s, or narrow the slow queries`,
     );
     this.name = "TooManyConcurrentError";
