@@ -30,6 +30,19 @@ type Column = Pick<ColumnSpec, "name" | "type" | "dimensions" | "required">;
 export const MAX_WHERE_CONDITIONS = 100;
 /** Most `like` / `ilike` pattern characters in one `where` (each pattern: MAX_PATTERN_LENGTH). */
 export const MAX_WHERE_PATTERN_CHARS = 1024;
+/**
+ * Most `in` / `nin` / `overlaps` / `contains` values in one `where`, all lists together (one list:
+ * MAX_LIST_VALUES). Under `or` every list is checked on every row scanned: 100 lists of 1,000 held
+ * PostgreSQL for seconds where one list costs milliseconds (BENCHMARKS.md "Database cost per call").
+ */
+export const MAX_WHERE_LIST_VALUES = 1000;
+/**
+ * Most values the matching operators — `overlaps` and `contains`, on array and json columns — take in
+ * one `where`, all together (a json operand counts every value in it, at any depth). Postgres
+ * compares each of them with the elements of every row scanned: one `overlaps` of 1,000 values took
+ * 2.7 s over 100,000 rows, a json `contains` of 10,000 passed the 8 s deadline; 100 take ≈ 0.3 s.
+ */
+export const MAX_WHERE_MATCH_VALUES = 100;
 /** Most groups one aggregate returns. */
 export const MAX_GROUPS = 1000;
 
@@ -251,6 +264,68 @@ interface WhereState {
   conditions: number;
   /** `like` / `ilike` pattern characters so far: matching costs grow with each pattern's length. */
   patternChars: number;
+  /** List operands' values so far (`in`, `nin`, `overlaps`, `contains`). */
+  listValues: number;
+  /** `overlaps` / `contains` operands' values so far: each is compared with every row's elements. */
+  matchValues: number;
+}
+
+/** Values in a json operand at any depth (every array item and object member, nested ones too). */
+function jsonValueCount(value: unknown): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (typeof node !== "object" || node === null) continue;
+    const members = Array.isArray(node) ? node : Object.values(node);
+    count += members.length;
+    for (const member of members) stack.push(member);
+  }
+  return count;
+}
+
+/** How many values a list operator's operand holds; 0 for the other operators. */
+function operandValues(column: Column, op: string, operand: unknown): number {
+  if (op === "in" || op === "nin" || op === "overlaps") return (operand as unknown[]).length;
+  if (op !== "contains") return 0;
+  if (column.type === "json") return Math.max(1, jsonValueCount(operand));
+  return Array.isArray(operand) ? operand.length : 1;
+}
+
+/** Count one condition's costs against the `where`'s budgets; throws the first one it passes. */
+function chargeCondition(
+  state: WhereState,
+  column: Column,
+  op: string,
+  operand: unknown,
+  path: string,
+): void {
+  if (++state.conditions > MAX_WHERE_CONDITIONS) {
+    throw invalidInput(`${path}: more than ${MAX_WHERE_CONDITIONS} conditions`);
+  }
+  const at = `${path}.${column.name}.${op}`;
+  if (op === "like" || op === "ilike") {
+    state.patternChars += (operand as string).length;
+    if (state.patternChars > MAX_WHERE_PATTERN_CHARS) {
+      throw invalidInput(
+        `where: like / ilike patterns of one where are at most ${MAX_WHERE_PATTERN_CHARS} characters in total`,
+      );
+    }
+  }
+  const values = operandValues(column, op, operand);
+  state.listValues += values;
+  if (state.listValues > MAX_WHERE_LIST_VALUES) {
+    throw invalidInput(
+      `${at}: in / nin / overlaps / contains lists of one where hold at most ${MAX_WHERE_LIST_VALUES} values in total; filter with fewer values or split the call`,
+    );
+  }
+  if (op === "overlaps" || op === "contains") {
+    state.matchValues += values;
+    if (state.matchValues > MAX_WHERE_MATCH_VALUES) {
+      throw invalidInput(
+        `${at}: overlaps / contains take at most ${MAX_WHERE_MATCH_VALUES} values in one where, all together (a json value counts every value in it); filter with fewer values or split the call`,
+      );
+    }
+  }
 }
 
 function compileNode(where: Where, state: WhereState, depth: number, path: string): SQL {
@@ -279,17 +354,7 @@ function compileNode(where: Where, state: WhereState, depth: number, path: strin
           `${path}.${key}: operator "${op}" is not available for ${column.type} column ${key}`,
         );
       }
-      if (++state.conditions > MAX_WHERE_CONDITIONS) {
-        throw invalidInput(`${path}: more than ${MAX_WHERE_CONDITIONS} conditions`);
-      }
-      if (op === "like" || op === "ilike") {
-        state.patternChars += (operand as string).length;
-        if (state.patternChars > MAX_WHERE_PATTERN_CHARS) {
-          throw invalidInput(
-            `where: like / ilike patterns of one where are at most ${MAX_WHERE_PATTERN_CHARS} characters in total`,
-          );
-        }
-      }
+      chargeCondition(state, column, op, operand, path);
       parts.push(operatorCondition(column, op, operand));
     }
   }
@@ -299,7 +364,8 @@ function compileNode(where: Where, state: WhereState, depth: number, path: strin
 /** Compile a validated `where` into a condition on alias `t`. */
 export function compileWhere(meta: CollectionMeta, where: Where): SQL {
   const columns = new Map<string, Column>(visibleColumns(meta).map((c) => [c.name, c]));
-  return compileNode(where, { columns, conditions: 0, patternChars: 0 }, 0, "where");
+  const state = { columns, conditions: 0, patternChars: 0, listValues: 0, matchValues: 0 };
+  return compileNode(where, state, 0, "where");
 }
 
 // ─── order + keyset ─────────────────────────────────────────────────────────────────────────────

@@ -29,7 +29,8 @@ const ERRORS: Record<string, string> = {
   "404": "Not found (`not_found`; also another developer's project)",
   "409": "Conflict (`conflict`)",
   "413": "Body too large (`payload_too_large`)",
-  "429": "Rate limited (`rate_limited`)",
+  "429":
+    "Rate limited (`rate_limited`), or the app has too many database calls running and waiting at once (`too_many_concurrent_requests`); retry after `Retry-After`",
   "503":
     "The database or the OAuth store did not answer in time (`database_timeout`, `storage_timeout`), or a sign-in rate limit could not be checked (`rate_limiter_unavailable`); retry after `Retry-After`",
 };

@@ -71,6 +71,37 @@ describe("where", () => {
     );
   });
 
+  it("bounds the list values of one where in total, lists under or/not included", () => {
+    const list = (n: number, from = 0) => Array.from({ length: n }, (_, i) => i + from);
+    const split = { or: [{ calories: { in: list(600) } }, { not: { calories: { nin: list(400) } } }] };
+    expect(() => compileWhere(meta, split)).not.toThrow();
+    expect(() => compileWhere(meta, { ...split, id: { in: [meta.projectId] } })).toThrow(
+      "where.id.in: in / nin / overlaps / contains lists of one where hold at most 1000 values in total; filter with fewer values or split the call",
+    );
+  });
+
+  it("bounds overlaps / contains values of one where, a json operand by every value in it", () => {
+    const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`);
+    expect(() => compileWhere(meta, { tags: { overlaps: words(100) } })).not.toThrow();
+    const refused =
+      "overlaps / contains take at most 100 values in one where, all together (a json value counts every value in it); filter with fewer values or split the call";
+    expect(() => compileWhere(meta, { tags: { overlaps: words(101) } })).toThrow(
+      `where.tags.overlaps: ${refused}`,
+    );
+    expect(() =>
+      compileWhere(meta, { or: [{ tags: { contains: words(60) } }, { tags: { overlaps: words(41) } }] }),
+    ).toThrow(`where.or.1.tags.overlaps: ${refused}`);
+    // {a: [99 values]} is 100 values; one more anywhere inside passes the bound.
+    expect(() => compileWhere(meta, { meta: { contains: { a: words(99) } } })).not.toThrow();
+    expect(() => compileWhere(meta, { meta: { contains: { a: words(99), b: 1 } } })).toThrow(
+      `where.meta.contains: ${refused}`,
+    );
+    // `in` lists are hashed by Postgres: 1,000 of them stay allowed next to the matching operators.
+    expect(() =>
+      compileWhere(meta, { title: { in: words(900) }, tags: { overlaps: words(100) } }),
+    ).not.toThrow();
+  });
+
   it("treats a bare value as eq and null-safe neq/nin", () => {
     expect(q(compileWhere(meta, { title: "x" })).sql).toBe('(t."title" = $1::text)');
     expect(q(compileWhere(meta, { calories: { neq: 3 } })).sql).toBe(
