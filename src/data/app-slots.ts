@@ -31,12 +31,15 @@ export interface SlotLimits {
 /**
  * The isolate's bounds (README "Decisions", database time per app). 16 running: a backend each, a
  * sixth of the pooler's backends on Neon's smallest compute (≈ 94), and at 16 ms a statement still
- * the app's whole rate budget (1,000 calls a second) in one isolate. 64 waiting and 8 s (one statement
- * deadline: every running statement has ended by then) absorb a burst — a JSON-RPC batch, a page
- * of parallel SDK calls — without refusing it. Leases of 30 s: past the 8 s deadline (`DB_TIMEOUT_MS`)
- * with room to spare, so a slot lapses only when its request is gone.
+ * the app's whole rate budget (1,000 calls a second) in one isolate. Waiting is bounded by time, as
+ * a connection pool's acquisition timeout is (PostgREST's, pgbouncer's): 8 s, one statement
+ * deadline — every running statement has ended by then. The count bound (1,000) only caps the
+ * memory a burst holds; it is a second's worth of the app's whole budget, so a burst the rate
+ * limits let through — a JSON-RPC batch, a page of parallel SDK calls, a thousand concurrent
+ * inserts — waits its turn rather than being refused. Leases of 30 s: past the 8 s deadline
+ * (`DB_TIMEOUT_MS`) with room to spare, so a slot lapses only when its request is gone.
  */
-export const APP_SLOT_LIMITS: SlotLimits = { inFlight: 16, waiting: 64, waitMs: 8_000, leaseMs: 30_000 };
+export const APP_SLOT_LIMITS: SlotLimits = { inFlight: 16, waiting: 1_000, waitMs: 8_000, leaseMs: 30_000 };
 
 /** Seconds a refused caller is told to wait: statements are short, slots free up quickly. */
 export const SLOTS_RETRY_AFTER_SECONDS = 1;
@@ -57,8 +60,15 @@ export class TooManyConcurrentError extends AppError {
   }
 }
 
-/** Milliseconds between a waiting statement's looks for a free slot. */
+/**
+ * Milliseconds between a waiting statement's looks for a free slot, with `inFlight` or fewer
+ * waiting. A deeper queue looks less often — once per `inFlight` statements ahead, up to
+ * {@link MAX_SLOT_POLL_MS} — so an app's waiters wake about `inFlight` × 100 times a second in all,
+ * however many there are.
+ */
 export const SLOT_POLL_MS = 10;
+/** The longest interval between a waiting statement's looks. */
+export const MAX_SLOT_POLL_MS = 250;
 
 /** One statement's place, running or waiting, and since when (ms). */
 interface Lease {
@@ -86,7 +96,7 @@ function lapse(leases: Set<Lease>, before: number): void {
 
 /**
  * A per-key gate: at most `inFlight` holders per key, then at most `waiting` more that wait up to
- * `waitMs`. A waiter polls (every `SLOT_POLL_MS`, on its own timer) rather than being handed a slot
+ * `waitMs`. A waiter polls (every `SLOT_POLL_MS` or less often behind a deep queue, on its own timer) rather than being handed a slot
  * by the call that frees it: in Workers the calls are different requests, and a promise created in
  * one request and resolved from another is not safe there (workerd refuses or cancels it). No call
  * passes a waiting one: while any wait, a new call waits too.
@@ -142,9 +152,11 @@ export class AppSlots {
       throw new TooManyConcurrentError(this.limits, "queue full");
     }
     leases.waiting.add(waiting);
+    const until = Date.now() + this.limits.waitMs;
     try {
-      for (let waited = 0; waited < this.limits.waitMs; waited += SLOT_POLL_MS) {
-        await sleep(SLOT_POLL_MS);
+      while (Date.now() < until) {
+        const depth = Math.ceil(leases.waiting.size / this.limits.inFlight);
+        await sleep(Math.min(MAX_SLOT_POLL_MS, SLOT_POLL_MS * Math.max(1, depth), until - Date.now()));
         lapse(leases.running, Date.now() - this.limits.leaseMs);
         if (leases.running.size < this.limits.inFlight) {
           const lease = { since: Date.now() };

@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { AppSlots, SLOT_POLL_MS, TooManyConcurrentError } from "../../../src/data/app-slots.ts";
+import {
+  AppSlots,
+  MAX_SLOT_POLL_MS,
+  SLOT_POLL_MS,
+  TooManyConcurrentError,
+} from "../../../src/data/app-slots.ts";
 
 const limits = { inFlight: 2, waiting: 2, waitMs: 1000, leaseMs: 5000 };
 
@@ -38,6 +43,26 @@ describe("AppSlots", () => {
     for (const w of works) w.finish();
     await vi.advanceTimersByTimeAsync(SLOT_POLL_MS);
     expect(await Promise.all(runs)).toEqual(["done", "done", "done", "done"]);
+    expect(slots.size).toBe(0);
+  });
+
+  it("looks less often behind a deep queue: about `inFlight` looks per poll interval in all", async () => {
+    const slots = new AppSlots({ ...limits, waiting: 10, waitMs: 5000 });
+    const works = [held(), held()];
+    const runs = works.map((w) => slots.run("a", w.work));
+    const waiters = Array.from({ length: 10 }, (_, i) => slots.run("a", async () => `w${i}`));
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    // One second with both slots held: at one look per SLOT_POLL_MS each, ten waiters would set
+    // 1,000 timers; five per slot, they look every 5 × SLOT_POLL_MS — about 200.
+    await vi.advanceTimersByTimeAsync(1000);
+    const looks = timers.mock.calls.length;
+    timers.mockRestore();
+    expect(looks).toBeGreaterThan(150);
+    expect(looks).toBeLessThan(250);
+    for (const w of works) w.finish();
+    await vi.advanceTimersByTimeAsync(MAX_SLOT_POLL_MS * 10);
+    expect(await Promise.all(runs)).toEqual(["done", "done"]);
+    expect((await Promise.all(waiters)).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `w${i}`).sort());
     expect(slots.size).toBe(0);
   });
 

@@ -90,6 +90,13 @@ describe("per-app database slots", () => {
 
   beforeAll(async () => {
     [a, b] = await Promise.all([appWith(HOLD_MARKER), appWith("notes")]);
+    // App A fills its slots with a thousand calls at once: past the tests' default caller tier.
+    const tier = await apiJson(`/v1/admin/projects/${a.projectId}/app-mcp/config`, {
+      token: a.token,
+      method: "PATCH",
+      json: { rate_limit_per_minute: 60000 },
+    });
+    expect(tier.status).toBe(200);
     // Warm credentials, metadata and the surfaces: from here on only row statements reach the database.
     for (const [dev, name] of [
       [a, HOLD_MARKER],
