@@ -5,8 +5,8 @@
  * `inFlight` statements an app's next ones wait (no database cost: a waiter holds only its
  * request), at most `waiting` of them and each at most `waitMs`; past that the call is
  * refused with 429 `too_many_concurrent_requests`. Per isolate and in memory: no round trip, O(1)
- * (amortised) for a statement that finds a slot free (a waiting one looks again every
- * `SLOT_POLL_MS`), one map entry per app with statements running or waiting (dropped at zero).
+ * (amortised) for a statement that finds a slot free or gives one back, one map entry per app with
+ * statements running or waiting (dropped at zero).
  * A slot is released in a `finally`, and also lapses `leaseMs` after it was taken: when a client
  * goes away, the runtime may cancel its request's pending I/O, and the `finally` after it never runs.
  * The data service holds the isolate's gate (src/data/service.ts `runRows`).
@@ -32,14 +32,16 @@ export interface SlotLimits {
  * The isolate's bounds (README "Decisions", database time per app). 16 running: a backend each, a
  * sixth of the pooler's backends on Neon's smallest compute (≈ 94), and at 16 ms a statement still
  * the app's whole rate budget (1,000 calls a second) in one isolate. Waiting is bounded by time, as
- * a connection pool's acquisition timeout is (PostgREST's, pgbouncer's): 8 s, one statement
- * deadline — every running statement has ended by then. The count bound (1,000) only caps the
+ * a connection pool's acquisition timeout is: 10 s, PostgREST's default — past one statement
+ * deadline (8 s), so every running statement has turned over at least once by then; measured, a
+ * thousand concurrent inserts against `npm run dev` (one embedded connection) drained in 8–10 s.
+ * The count bound (1,000) only caps the
  * memory a burst holds; it is a second's worth of the app's whole budget, so a burst the rate
  * limits let through — a JSON-RPC batch, a page of parallel SDK calls, a thousand concurrent
  * inserts — waits its turn rather than being refused. Leases of 30 s: past the 8 s deadline
  * (`DB_TIMEOUT_MS`) with room to spare, so a slot lapses only when its request is gone.
  */
-export const APP_SLOT_LIMITS: SlotLimits = { inFlight: 16, waiting: 1_000, waitMs: 8_000, leaseMs: 30_000 };
+export const APP_SLOT_LIMITS: SlotLimits = { inFlight: 16, waiting: 1_000, waitMs: 10_000, leaseMs: 30_000 };
 
 /** Seconds a refused caller is told to wait: statements are short, slots free up quickly. */
 export const SLOTS_RETRY_AFTER_SECONDS = 1;
@@ -61,27 +63,37 @@ export class TooManyConcurrentError extends AppError {
 }
 
 /**
- * Milliseconds between a waiting statement's looks for a free slot, with `inFlight` or fewer
- * waiting. A deeper queue looks less often — once per `inFlight` statements ahead, up to
- * {@link MAX_SLOT_POLL_MS} — so an app's waiters wake about `inFlight` × 100 times a second in all,
- * however many there are.
+ * How often a waiter near the front of its app's queue — one of the first `inFlight`, which may
+ * take a free slot — looks for one (ms). A waiter further back sleeps about half the time until it
+ * reaches that window (the waiters between times the app's recent interval between two slots
+ * taken), within this and {@link MAX_SLOT_POLL_MS}: a queue of N costs about N × log N looks while
+ * it drains, and the front window is always awake to take a slot that frees.
  */
-export const SLOT_POLL_MS = 10;
+export const SLOT_POLL_MS = 5;
 /** The longest interval between a waiting statement's looks. */
 export const MAX_SLOT_POLL_MS = 250;
 
-/** One statement's place, running or waiting, and since when (ms). */
+/** One statement holding a slot, and since when (ms). */
 interface Lease {
   since: number;
 }
 
+/** One statement waiting for a slot, by its place in the app's arrivals. */
+interface Waiter {
+  ticket: number;
+}
+
 /**
- * One app's statements in this isolate, running and waiting, each oldest first (a Set keeps
- * insertion order, and deleting a lease is O(1)).
+ * One app's statements in this isolate: those running, oldest first, and those waiting, in arrival
+ * order (a Set keeps insertion order, and deleting an entry is O(1)); `tickets` counts arrivals.
  */
 interface AppLeases {
   running: Set<Lease>;
-  waiting: Set<Lease>;
+  waiting: Set<Waiter>;
+  tickets: number;
+  /** When a waiter last took a slot, and the recent interval between two takes (ms, averaged). */
+  lastTake: number;
+  takeGapMs: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -96,10 +108,12 @@ function lapse(leases: Set<Lease>, before: number): void {
 
 /**
  * A per-key gate: at most `inFlight` holders per key, then at most `waiting` more that wait up to
- * `waitMs`. A waiter polls (every `SLOT_POLL_MS` or less often behind a deep queue, on its own timer) rather than being handed a slot
- * by the call that frees it: in Workers the calls are different requests, and a promise created in
- * one request and resolved from another is not safe there (workerd refuses or cancels it). No call
- * passes a waiting one: while any wait, a new call waits too.
+ * `waitMs`, in arrival order to within `inFlight` places: a free slot goes to whichever of the
+ * first `inFlight` waiters looks first. Waiters look on timers of their own rather than being woken
+ * by the statement that frees a slot: in Workers those are different requests, and a continuation
+ * resumed from another request does its I/O as that request ("Cannot perform I/O on behalf of a
+ * different request", seen in the tests). No slot waits for a sleeping waiter, and no new call
+ * passes the waiting ones: while any wait, a new call queues behind them.
  */
 export class AppSlots {
   readonly #apps = new Map<string, AppLeases>();
@@ -128,12 +142,14 @@ export class AppSlots {
   async run<T>(app: string, work: () => PromiseLike<T>): Promise<T> {
     let leases = this.#leases(app);
     if (!leases) {
-      leases = { running: new Set(), waiting: new Set() };
+      leases = { running: new Set(), waiting: new Set(), tickets: 0, lastTake: 0, takeGapMs: 0 };
       this.#apps.set(app, leases);
     }
-    let lease: Lease = { since: Date.now() };
-    if (leases.waiting.size === 0 && leases.running.size < this.limits.inFlight) leases.running.add(lease);
-    else lease = await this.#wait(app, leases, lease);
+    let lease: Lease;
+    if (leases.waiting.size === 0 && leases.running.size < this.limits.inFlight) {
+      lease = { since: Date.now() };
+      leases.running.add(lease);
+    } else lease = await this.#wait(app, leases);
     try {
       return await work();
     } finally {
@@ -142,42 +158,47 @@ export class AppSlots {
     }
   }
 
-  /**
-   * Wait for a free slot of `app` and take it (in the same step as the check: no other waiter can
-   * take it in between); throws 429 when the queue is full or the wait is over.
-   */
-  async #wait(app: string, leases: AppLeases, waiting: Lease): Promise<Lease> {
-    if (leases.waiting.size >= this.limits.waiting) {
+  /** Wait for a slot of `app` and take it; 429 when the queue is full or the wait is over. */
+  async #wait(app: string, leases: AppLeases): Promise<Lease> {
+    const { inFlight, waiting, waitMs, leaseMs } = this.limits;
+    if (leases.waiting.size >= waiting) {
       this.#dropIfIdle(app, leases);
       throw new TooManyConcurrentError(this.limits, "queue full");
     }
-    leases.waiting.add(waiting);
-    const until = Date.now() + this.limits.waitMs;
+    const waiter: Waiter = { ticket: ++leases.tickets };
+    leases.waiting.add(waiter);
+    const until = Date.now() + waitMs;
     try {
-      while (Date.now() < until) {
-        const depth = Math.ceil(leases.waiting.size / this.limits.inFlight);
-        await sleep(Math.min(MAX_SLOT_POLL_MS, SLOT_POLL_MS * Math.max(1, depth), until - Date.now()));
-        lapse(leases.running, Date.now() - this.limits.leaseMs);
-        if (leases.running.size < this.limits.inFlight) {
-          const lease = { since: Date.now() };
-          leases.running.add(lease);
-          return lease;
-        }
+      for (let now = Date.now(); now < until; now = Date.now()) {
+        lapse(leases.running, now - leaseMs);
+        const front = (leases.waiting.values().next().value as Waiter).ticket;
+        const behind = waiter.ticket - front - inFlight; // places until the front window
+        if (behind < 0 && leases.running.size < inFlight) return this.#take(leases, now);
+        const gap = leases.takeGapMs || SLOT_POLL_MS;
+        const step = behind < 0 ? SLOT_POLL_MS : ((behind + 1) * gap) / 2;
+        await sleep(Math.min(Math.max(step, SLOT_POLL_MS), MAX_SLOT_POLL_MS, until - now));
       }
     } finally {
-      leases.waiting.delete(waiting);
+      leases.waiting.delete(waiter);
     }
     this.#dropIfIdle(app, leases);
     throw new TooManyConcurrentError(this.limits, "wait over");
   }
 
-  /** The leases of `app` with the lapsed ones dropped (a waiter lapses when it outlived its wait). */
+  /** A waiter takes a free slot; the interval since the last take feeds the waiters' estimate. */
+  #take(leases: AppLeases, now: number): Lease {
+    if (leases.lastTake) leases.takeGapMs = 0.8 * leases.takeGapMs + 0.2 * (now - leases.lastTake);
+    leases.lastTake = now;
+    const lease = { since: now };
+    leases.running.add(lease);
+    return lease;
+  }
+
+  /** The leases of `app` with the lapsed ones dropped. */
   #leases(app: string): AppLeases | undefined {
     const leases = this.#apps.get(app);
     if (!leases) return undefined;
-    const now = Date.now();
-    lapse(leases.running, now - this.limits.leaseMs);
-    lapse(leases.waiting, now - this.limits.waitMs - this.limits.leaseMs);
+    lapse(leases.running, Date.now() - this.limits.leaseMs);
     this.#dropIfIdle(app, leases);
     return this.#apps.get(app);
   }

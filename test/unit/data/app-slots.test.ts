@@ -37,48 +37,61 @@ describe("AppSlots", () => {
     expect(await slots.run("b", async () => "b's call")).toBe("b's call");
     works[0]?.finish();
     expect(await runs[0]).toBe("done");
-    // One waiter takes the freed slot at its next look; the other still waits.
+    // A waiter takes the freed slot at its next look; the other still waits.
     await vi.advanceTimersByTimeAsync(SLOT_POLL_MS);
     expect([slots.running("a"), slots.waiting("a")]).toEqual([2, 1]);
     for (const w of works) w.finish();
-    await vi.advanceTimersByTimeAsync(SLOT_POLL_MS);
+    await vi.advanceTimersByTimeAsync(MAX_SLOT_POLL_MS); // the waiters' next looks
     expect(await Promise.all(runs)).toEqual(["done", "done", "done", "done"]);
     expect(slots.size).toBe(0);
   });
 
-  it("looks less often behind a deep queue: about `inFlight` looks per poll interval in all", async () => {
-    const slots = new AppSlots({ ...limits, waiting: 10, waitMs: 5000 });
+  it("serves waiters in arrival order, to within the `inFlight` at the front", async () => {
+    const slots = new AppSlots({ ...limits, waiting: 10 });
     const works = [held(), held()];
     const runs = works.map((w) => slots.run("a", w.work));
-    const waiters = Array.from({ length: 10 }, (_, i) => slots.run("a", async () => `w${i}`));
-    const timers = vi.spyOn(globalThis, "setTimeout");
-    // One second with both slots held: at one look per SLOT_POLL_MS each, ten waiters would set
-    // 1,000 timers; five per slot, they look every 5 × SLOT_POLL_MS — about 200.
-    await vi.advanceTimersByTimeAsync(1000);
-    const looks = timers.mock.calls.length;
-    timers.mockRestore();
-    expect(looks).toBeGreaterThan(150);
-    expect(looks).toBeLessThan(250);
-    for (const w of works) w.finish();
-    await vi.advanceTimersByTimeAsync(MAX_SLOT_POLL_MS * 10);
-    expect(await Promise.all(runs)).toEqual(["done", "done"]);
-    expect((await Promise.all(waiters)).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `w${i}`).sort());
+    const order: number[] = [];
+    const waiters = Array.from({ length: 10 }, (_, i) =>
+      slots.run("a", async () => {
+        order.push(i);
+        return i;
+      }),
+    );
+    expect([slots.running("a"), slots.waiting("a")]).toEqual([2, 10]);
+    works[0]?.finish();
+    works[1]?.finish();
+    await vi.advanceTimersByTimeAsync(10 * MAX_SLOT_POLL_MS);
+    expect(await Promise.all([...runs, ...waiters])).toEqual(["done", "done", ...order.keys()]);
+    // Each waiter ran at most `inFlight` (2) places away from its place in the queue.
+    for (const [place, waiter] of order.entries()) expect(Math.abs(place - waiter)).toBeLessThan(2);
     expect(slots.size).toBe(0);
   });
 
   it("lets no new call pass a waiting one", async () => {
     const slots = new AppSlots(limits);
-    const works = [held(), held()];
-    const runs = works.map((w) => slots.run("a", w.work));
-    const waiter = slots.run("a", async () => "waiter");
-    works[0]?.finish();
+    const [first, second, waiting, newer] = [held(), held(), held(), held()];
+    const runs = [first, second].map((w) => slots.run("a", w.work));
+    const order: string[] = [];
+    const started = (name: string, work: () => Promise<string>) => () => {
+      order.push(name);
+      return work();
+    };
+    const waiter = slots.run("a", started("waiter", waiting.work));
+    const newcomer = slots.run("a", started("newcomer", newer.work));
+    expect([slots.running("a"), slots.waiting("a")]).toEqual([2, 2]);
+    first.finish();
     await runs[0];
-    // A slot is free, but a call is waiting: the newcomer waits behind it.
-    const newcomer = slots.run("a", async () => "newcomer");
-    expect([slots.running("a"), slots.waiting("a")]).toEqual([1, 2]);
-    works[1]?.finish();
-    await vi.advanceTimersByTimeAsync(SLOT_POLL_MS);
-    expect(await Promise.all([waiter, newcomer])).toEqual(["waiter", "newcomer"]);
+    await vi.advanceTimersByTimeAsync(SLOT_POLL_MS); // the waiter's next look
+    // The freed slot went to the call that waited first; the newcomer still waits.
+    expect(order).toEqual(["waiter"]);
+    expect([slots.running("a"), slots.waiting("a")]).toEqual([2, 1]);
+    second.finish();
+    await runs[1];
+    await vi.advanceTimersByTimeAsync(2 * SLOT_POLL_MS);
+    expect(order).toEqual(["waiter", "newcomer"]);
+    waiting.finish();
+    newer.finish();
+    expect(await Promise.all([waiter, newcomer])).toEqual(["done", "done"]);
     expect(slots.size).toBe(0);
   });
 

@@ -134,10 +134,15 @@ describe("per-app database slots", () => {
     const { held: left } = await control("release?as=timeout");
     expect(left).toBe(0);
     const answers = await Promise.all(filling);
-    const statuses = answers.map((r) => r.status);
-    expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
-    expect(statuses).toContain(503);
-    expect(answers.find((r) => r.status === 503)?.body.error.code).toBe("database_timeout");
+    // The held ones fail with the timeout; the waiting ones run — those that have waited past the
+    // bound by then (filling a thousand slots takes seconds here) are refused as such, never lost.
+    const allowed = ["200 ", "503 database_timeout", "429 too_many_concurrent_requests"];
+    const outcomes = answers.map((r) => `${r.status} ${r.body.error?.code ?? ""}`);
+    expect(outcomes.filter((o) => !allowed.includes(o))).toEqual([]);
+    expect(answers.filter((r) => r.status === 503)).toHaveLength(inFlight);
+    expect(answers.filter((r) => r.status === 200).length).toBeGreaterThan(inFlight);
+    const late = answers.find((r) => r.status === 429);
+    if (late) expect(late.body.error.message).toContain("no database slot for this app within 10 s");
     expect([appSlots.running(a.projectId), appSlots.waiting(a.projectId)]).toEqual([0, 0]);
 
     // No slot leaked: more calls than the bound runs at once are all answered.
