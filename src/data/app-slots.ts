@@ -34,12 +34,12 @@ export interface SlotLimits {
  * the app's whole rate budget (1,000 calls a second) in one isolate. Waiting is bounded by time, as
  * a connection pool's acquisition timeout is: 10 s, PostgREST's default — past one statement
  * deadline (8 s), so every running statement has turned over at least once by then; measured, a
- * thousand concurrent inserts against `npm run dev` (one embedded connection) drained in 8–10 s.
- * The count bound (1,000) only caps the
- * memory a burst holds; it is a second's worth of the app's whole budget, so a burst the rate
- * limits let through — a JSON-RPC batch, a page of parallel SDK calls, a thousand concurrent
- * inserts — waits its turn rather than being refused. Leases of 30 s: past the 8 s deadline
- * (`DB_TIMEOUT_MS`) with room to spare, so a slot lapses only when its request is gone.
+ * thousand concurrent inserts against `npm run dev` (one embedded connection) drained in 5.7–8 s.
+ * The count bound (1,000) only caps the memory a burst holds; it is a second's worth of the app's
+ * whole budget, so a burst the rate limits let through — a JSON-RPC batch, a page of parallel SDK
+ * calls, a thousand concurrent inserts — waits its turn rather than being refused. Leases of 30 s:
+ * past the 8 s deadline (`DB_TIMEOUT_MS`) with room to spare, so a slot lapses only when its
+ * request is gone.
  */
 export const APP_SLOT_LIMITS: SlotLimits = { inFlight: 16, waiting: 1_000, waitMs: 10_000, leaseMs: 30_000 };
 
@@ -66,8 +66,8 @@ export class TooManyConcurrentError extends AppError {
  * How often a waiter near the front of its app's queue — one of the first `inFlight`, which may
  * take a free slot — looks for one (ms). A waiter further back sleeps about half the time until it
  * reaches that window (the waiters between times the app's recent interval between two slots
- * taken), within this and {@link MAX_SLOT_POLL_MS}: a queue of N costs about N × log N looks while
- * it drains, and the front window is always awake to take a slot that frees.
+ * taken), within this and {@link MAX_SLOT_POLL_MS}, so the front window is always awake to take
+ * a slot that frees and the back of a long queue looks a few times a second.
  */
 export const SLOT_POLL_MS = 5;
 /** The longest interval between a waiting statement's looks. */
