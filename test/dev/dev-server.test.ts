@@ -91,11 +91,44 @@ async function seedRoundTrip(base: string) {
     },
   });
   expect(found.structuredContent).toEqual({ rows: [row], next_cursor: null });
-  await app.close();
   await vi.waitFor(async () => {
     const billing = json(await platform.callTool({ name: "amba_billing_status", arguments: { project_id } }));
     expect(billing.usage.agent_tool_calls).toBe(2);
   });
+
+  // A burst, as an agent host fanning out sends it: separate requests at once, far more than the
+  // app's 16 database slots (src/data/app-slots.ts) — the rest wait their turn, none is refused.
+  const BURST = 300;
+  const inserts = await Promise.all(
+    Array.from({ length: BURST }, (_, i) =>
+      fetch(config.connection.url, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${signup.token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-06-18",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: i,
+          method: "tools/call",
+          params: { name: "recipes_insert", arguments: { title: `burst ${i}`, calories: i } },
+        }),
+      }).then(async (res) => ({ status: res.status, body: await res.text() })),
+    ),
+  );
+  const refused = inserts.filter((r) => r.status !== 200 || r.body.includes('"isError":true'));
+  expect(refused.slice(0, 2)).toEqual([]);
+  const count = json(
+    await app.callTool({ name: "recipes_aggregate", arguments: { metrics: [{ fn: "count" }] } }),
+  );
+  expect(count.rows).toEqual([{ count: 1 + BURST }]);
+  await vi.waitFor(async () => {
+    const billing = json(await platform.callTool({ name: "amba_billing_status", arguments: { project_id } }));
+    expect(billing.usage.agent_tool_calls).toBe(2 + BURST + 1);
+  });
+  await app.close();
   await platform.close();
 }
 
