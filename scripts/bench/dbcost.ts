@@ -200,7 +200,7 @@ try {
   for (const k of [2, 8, 16, 32]) row(String(k), await victim(k));
   const gated = await victim(64, true);
   row(
-    `64 of A's callers through the per-app slots (${APP_SLOT_LIMITS.inFlight} run, the rest wait; ${refused} refused after 8 s)`,
+    `64 of A's callers through the per-app slots (${APP_SLOT_LIMITS.inFlight} run, the rest wait; ${refused} refused after ${APP_SLOT_LIMITS.waitMs / 1000} s)`,
     gated,
   );
   await shared.end();
