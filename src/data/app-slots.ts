@@ -78,19 +78,26 @@ interface Lease {
   since: number;
 }
 
-/** One statement waiting for a slot, by its place in the app's arrivals. */
+/** One statement waiting for a slot, by its place in its queue's arrivals. */
 interface Waiter {
   ticket: number;
 }
 
+/** Statements waiting for a slot, in arrival order (a Set keeps insertion order; deletes are O(1)). */
+interface Queue {
+  waiters: Set<Waiter>;
+  /** Arrivals so far: the next waiter's ticket. */
+  tickets: number;
+}
+
 /**
- * One app's statements in this isolate: those running, oldest first, and those waiting, in arrival
- * order (a Set keeps insertion order, and deleting an entry is O(1)); `tickets` counts arrivals.
+ * One app's statements in this isolate: those running, oldest first, and those waiting — the
+ * developer's in a queue of their own that goes first (see {@link AppSlots}).
  */
 interface AppLeases {
   running: Set<Lease>;
-  waiting: Set<Waiter>;
-  tickets: number;
+  waiting: Queue;
+  developer: Queue;
   /** When a waiter last took a slot, and the recent interval between two takes (ms, averaged). */
   lastTake: number;
   takeGapMs: number;
@@ -114,6 +121,11 @@ function lapse(leases: Set<Lease>, before: number): void {
  * resumed from another request does its I/O as that request ("Cannot perform I/O on behalf of a
  * different request", seen in the tests). No slot waits for a sleeping waiter, and no new call
  * passes the waiting ones: while any wait, a new call queues behind them.
+ *
+ * The app's developer queues apart and goes first: while a developer call waits, no end user's
+ * takes a slot. An app's end users cannot lock its developer out of its database (as with the rate
+ * limits, README "Decisions"): the developer, or the agent building the app, gets the next free
+ * slot however many end-user calls wait. Both share the app's `inFlight` slots and `waiting` bound.
  */
 export class AppSlots {
   readonly #apps = new Map<string, AppLeases>();
@@ -130,7 +142,8 @@ export class AppSlots {
 
   /** Statements of `app` waiting for a slot now. */
   waiting(app: string): number {
-    return this.#leases(app)?.waiting.size ?? 0;
+    const leases = this.#leases(app);
+    return leases ? leases.waiting.waiters.size + leases.developer.waiters.size : 0;
   }
 
   /** Apps with statements running or waiting (the map never keeps an idle app). */
@@ -138,18 +151,23 @@ export class AppSlots {
     return this.#apps.size;
   }
 
-  /** Run `work` in a slot of `app`; the slot is released however `work` ends. */
-  async run<T>(app: string, work: () => PromiseLike<T>): Promise<T> {
+  /**
+   * Run `work` in a slot of `app` — ahead of the end users' waiting calls when `developer` — and
+   * release the slot however `work` ends.
+   */
+  async run<T>(app: string, work: () => PromiseLike<T>, developer = false): Promise<T> {
     let leases = this.#leases(app);
     if (!leases) {
-      leases = { running: new Set(), waiting: new Set(), tickets: 0, lastTake: 0, takeGapMs: 0 };
+      const queue = (): Queue => ({ waiters: new Set(), tickets: 0 });
+      leases = { running: new Set(), waiting: queue(), developer: queue(), lastTake: 0, takeGapMs: 0 };
       this.#apps.set(app, leases);
     }
+    const ahead = leases.developer.waiters.size + (developer ? 0 : leases.waiting.waiters.size);
     let lease: Lease;
-    if (leases.waiting.size === 0 && leases.running.size < this.limits.inFlight) {
+    if (ahead === 0 && leases.running.size < this.limits.inFlight) {
       lease = { since: Date.now() };
       leases.running.add(lease);
-    } else lease = await this.#wait(app, leases);
+    } else lease = await this.#wait(app, leases, developer);
     try {
       return await work();
     } finally {
@@ -159,27 +177,29 @@ export class AppSlots {
   }
 
   /** Wait for a slot of `app` and take it; 429 when the queue is full or the wait is over. */
-  async #wait(app: string, leases: AppLeases): Promise<Lease> {
+  async #wait(app: string, leases: AppLeases, developer: boolean): Promise<Lease> {
     const { inFlight, waiting, waitMs, leaseMs } = this.limits;
-    if (leases.waiting.size >= waiting) {
+    if (leases.waiting.waiters.size + leases.developer.waiters.size >= waiting) {
       this.#dropIfIdle(app, leases);
       throw new TooManyConcurrentError(this.limits, "queue full");
     }
-    const waiter: Waiter = { ticket: ++leases.tickets };
-    leases.waiting.add(waiter);
+    const queue = developer ? leases.developer : leases.waiting;
+    const waiter: Waiter = { ticket: ++queue.tickets };
+    queue.waiters.add(waiter);
     const until = Date.now() + waitMs;
     try {
       for (let now = Date.now(); now < until; now = Date.now()) {
         lapse(leases.running, now - leaseMs);
-        const front = (leases.waiting.values().next().value as Waiter).ticket;
+        const front = (queue.waiters.values().next().value as Waiter).ticket;
         const behind = waiter.ticket - front - inFlight; // places until the front window
-        if (behind < 0 && leases.running.size < inFlight) return this.#take(leases, now);
+        const yields = !developer && leases.developer.waiters.size > 0;
+        if (behind < 0 && !yields && leases.running.size < inFlight) return this.#take(leases, now);
         const gap = leases.takeGapMs || SLOT_POLL_MS;
         const step = behind < 0 ? SLOT_POLL_MS : ((behind + 1) * gap) / 2;
         await sleep(Math.min(Math.max(step, SLOT_POLL_MS), MAX_SLOT_POLL_MS, until - now));
       }
     } finally {
-      leases.waiting.delete(waiter);
+      queue.waiters.delete(waiter);
     }
     this.#dropIfIdle(app, leases);
     throw new TooManyConcurrentError(this.limits, "wait over");
@@ -204,8 +224,8 @@ export class AppSlots {
   }
 
   #dropIfIdle(app: string, leases: AppLeases): void {
-    if (leases.running.size === 0 && leases.waiting.size === 0 && this.#apps.get(app) === leases) {
-      this.#apps.delete(app);
-    }
+    const idle =
+      leases.running.size === 0 && leases.waiting.waiters.size === 0 && leases.developer.waiters.size === 0;
+    if (idle && this.#apps.get(app) === leases) this.#apps.delete(app);
   }
 }

@@ -135,9 +135,12 @@ export async function run(db: SqlRunner, query: SQL): Promise<Row[]> {
  */
 export const appSlots = new AppSlots(APP_SLOT_LIMITS);
 
-/** `run` in one of the app's database slots: waits for one (or is refused, 429) past the bound. */
-function runRows(db: SqlRunner, meta: CollectionMeta, query: SQL): Promise<Row[]> {
-  return appSlots.run(meta.projectId, () => run(db, query));
+/**
+ * `run` in one of the app's database slots: waits for one (or is refused, 429) past the bound; the
+ * developer's calls wait ahead of the end users'.
+ */
+function runRows(db: SqlRunner, actor: Actor, meta: CollectionMeta, query: SQL): Promise<Row[]> {
+  return appSlots.run(meta.projectId, () => run(db, query), actor.scope === "developer");
 }
 
 const rowsOf = (rows: Row[]): Row[] => rows.map((r) => r.row as Row);
@@ -173,7 +176,7 @@ async function page(db: SqlRunner, actor: Actor, meta: CollectionMeta, input: Fi
   const conditions = readConditions(actor, meta.access);
   if (input.where) conditions.push(compileWhere(meta, input.where));
   if (input.cursor) conditions.push(keysetCondition(order, decodeCursor(input.cursor, order.signature)));
-  const rows = rowsOf(await runRows(db, meta, selectPage(meta, conditions, order, limit + 1)));
+  const rows = rowsOf(await runRows(db, actor, meta, selectPage(meta, conditions, order, limit + 1)));
   if (rows.length <= limit) return { rows, next_cursor: null };
   rows.length = limit;
   const last = rows[limit - 1] as Row;
@@ -195,7 +198,9 @@ export async function getRow(
   input: unknown,
 ): Promise<Row> {
   const { id } = parseInput(operationSchemas(meta).get, input) as GetInput;
-  const [row] = rowsOf(await runRows(db, meta, selectById(meta, id, readConditions(actor, meta.access))));
+  const [row] = rowsOf(
+    await runRows(db, actor, meta, selectById(meta, id, readConditions(actor, meta.access))),
+  );
   if (!row) throw notFound(`no row ${id} in ${meta.name}`);
   return row;
 }
@@ -215,7 +220,7 @@ export async function insertRowFor(
   writeConditions(actor, meta);
   storage(meta.projectId);
   const owner = actor.scope === "end_user" ? endUserId(actor) : null;
-  const [row] = rowsOf(await runRows(db, meta, insertRow(meta, uuidv7(), owner, values)));
+  const [row] = rowsOf(await runRows(db, actor, meta, insertRow(meta, uuidv7(), owner, values)));
   return row as Row;
 }
 
@@ -226,7 +231,7 @@ async function missingForWrite(
   meta: CollectionMeta,
   id: string,
 ): Promise<AppError> {
-  const [visible] = await runRows(db, meta, selectById(meta, id, readConditions(actor, meta.access)));
+  const [visible] = await runRows(db, actor, meta, selectById(meta, id, readConditions(actor, meta.access)));
   return visible ? forbidden("you can only change rows you own") : notFound(`no row ${id} in ${meta.name}`);
 }
 
@@ -241,7 +246,7 @@ export async function updateRowFor(
   const { id, patch } = parseInput(operationSchemas(meta).update, input) as UpdateInput;
   const conditions = writeConditions(actor, meta);
   storage(meta.projectId);
-  const [row] = rowsOf(await runRows(db, meta, updateRow(meta, id, patch, conditions)));
+  const [row] = rowsOf(await runRows(db, actor, meta, updateRow(meta, id, patch, conditions)));
   if (!row) throw await missingForWrite(db, actor, meta, id);
   return row;
 }
@@ -259,7 +264,7 @@ export async function deleteRowFor(
   const conditions = writeConditions(actor, meta);
   // A developer may purge a row that is already soft-deleted (hard delete is developer-only).
   const statement = hard ? hardDeleteRow(meta, id, []) : softDeleteRow(meta, id, conditions);
-  const [row] = await runRows(db, meta, statement);
+  const [row] = await runRows(db, actor, meta, statement);
   if (!row) throw await missingForWrite(db, actor, meta, id);
   return { id, deleted: true, hard };
 }
@@ -284,7 +289,7 @@ export async function aggregate(
   if (clash) throw invalidInput(`group_by: column "${clash}" has the same name as a metric result`);
   const conditions = readConditions(actor, meta.access);
   if (parsed.where) conditions.push(compileWhere(meta, parsed.where));
-  return { rows: rowsOf(await runRows(db, meta, aggregateRows(meta, metrics, groupBy, conditions))) };
+  return { rows: rowsOf(await runRows(db, actor, meta, aggregateRows(meta, metrics, groupBy, conditions))) };
 }
 
 /** `nearest`: rows by cosine distance to a vector, each with `distance`. */
@@ -306,7 +311,7 @@ export async function nearest(
   if (parsed.where) conditions.push(compileWhere(meta, parsed.where));
   const limit = parsed.limit ?? DEFAULT_NEAREST_LIMIT;
   return {
-    rows: rowsOf(await runRows(db, meta, nearestRows(meta, column, parsed.vector, conditions, limit))),
+    rows: rowsOf(await runRows(db, actor, meta, nearestRows(meta, column, parsed.vector, conditions, limit))),
   };
 }
 

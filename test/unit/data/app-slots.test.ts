@@ -95,6 +95,41 @@ describe("AppSlots", () => {
     expect(slots.size).toBe(0);
   });
 
+  it("serves the developer's calls ahead of the end users' waiting ones", async () => {
+    const slots = new AppSlots({ ...limits, waiting: 4 });
+    const [first, second] = [held(), held()];
+    const runs = [first, second].map((w) => slots.run("a", w.work));
+    const order: string[] = [];
+    const call = (name: string, developer: boolean) =>
+      slots.run(
+        "a",
+        async () => {
+          order.push(name);
+          return name;
+        },
+        developer,
+      );
+    const users = [call("user 1", false), call("user 2", false)];
+    const developer = call("developer", true);
+    expect([slots.running("a"), slots.waiting("a")]).toEqual([2, 3]);
+    first.finish();
+    await runs[0];
+    await vi.advanceTimersByTimeAsync(SLOT_POLL_MS);
+    // The developer came last and takes the freed slot; the end users still wait.
+    expect(order).toEqual(["developer"]);
+    second.finish();
+    await vi.advanceTimersByTimeAsync(MAX_SLOT_POLL_MS);
+    expect(await Promise.all([...runs, ...users, developer])).toEqual([
+      "done",
+      "done",
+      "user 1",
+      "user 2",
+      "developer",
+    ]);
+    expect(order.slice(0, 1)).toEqual(["developer"]);
+    expect(slots.size).toBe(0);
+  });
+
   it("releases the slot of work that throws, and forgets an idle app", async () => {
     const slots = new AppSlots(limits);
     for (let i = 0; i < 5; i++) {
