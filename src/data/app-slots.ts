@@ -78,10 +78,19 @@ interface Lease {
   since: number;
 }
 
-/** One statement waiting for a slot, by its place in its queue's arrivals. */
+/** One statement waiting for a slot, by its place in its queue's arrivals, and since when (ms). */
 interface Waiter {
   ticket: number;
+  since: number;
 }
+
+/**
+ * How long past its `waitMs` a waiter is still counted as waiting. A live waiter leaves its queue
+ * by then (refused), but one whose request was cancelled — its client went away — never resumes
+ * and never reaches its `finally`; left in place it would hold the front of the queue (and, in the
+ * developer's queue, hold back every end user) for good.
+ */
+const WAITER_GRACE_MS = 2_000;
 
 /** Statements waiting for a slot, in arrival order (a Set keeps insertion order; deletes are O(1)). */
 interface Queue {
@@ -105,11 +114,11 @@ interface AppLeases {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Drop the leases taken at or before `before` (they are at the front). */
-function lapse(leases: Set<Lease>, before: number): void {
-  for (const lease of leases) {
-    if (lease.since > before) return;
-    leases.delete(lease);
+/** Drop the entries that began at or before `before` (leases or waiters: the oldest are first). */
+function lapse(entries: Set<{ since: number }>, before: number): void {
+  for (const entry of entries) {
+    if (entry.since > before) return;
+    entries.delete(entry);
   }
 }
 
@@ -178,19 +187,20 @@ export class AppSlots {
 
   /** Wait for a slot of `app` and take it; 429 when the queue is full or the wait is over. */
   async #wait(app: string, leases: AppLeases, developer: boolean): Promise<Lease> {
-    const { inFlight, waiting, waitMs, leaseMs } = this.limits;
+    const { inFlight, waiting, waitMs } = this.limits;
     if (leases.waiting.waiters.size + leases.developer.waiters.size >= waiting) {
       this.#dropIfIdle(app, leases);
       throw new TooManyConcurrentError(this.limits, "queue full");
     }
     const queue = developer ? leases.developer : leases.waiting;
-    const waiter: Waiter = { ticket: ++queue.tickets };
+    const waiter: Waiter = { ticket: ++queue.tickets, since: Date.now() };
     queue.waiters.add(waiter);
-    const until = Date.now() + waitMs;
+    const until = waiter.since + waitMs;
     try {
       for (let now = Date.now(); now < until; now = Date.now()) {
-        lapse(leases.running, now - leaseMs);
-        const front = (queue.waiters.values().next().value as Waiter).ticket;
+        this.#lapse(leases, now);
+        // This waiter itself may have been counted out, if its timers ran that late.
+        const front = (queue.waiters.values().next().value as Waiter | undefined)?.ticket ?? waiter.ticket;
         const behind = waiter.ticket - front - inFlight; // places until the front window
         const yields = !developer && leases.developer.waiters.size > 0;
         if (behind < 0 && !yields && leases.running.size < inFlight) return this.#take(leases, now);
@@ -214,11 +224,19 @@ export class AppSlots {
     return lease;
   }
 
+  /** Drop the leases and waiters of requests that were cancelled (see WAITER_GRACE_MS). */
+  #lapse(leases: AppLeases, now: number): void {
+    lapse(leases.running, now - this.limits.leaseMs);
+    const gone = now - this.limits.waitMs - WAITER_GRACE_MS;
+    lapse(leases.developer.waiters, gone);
+    lapse(leases.waiting.waiters, gone);
+  }
+
   /** The leases of `app` with the lapsed ones dropped. */
   #leases(app: string): AppLeases | undefined {
     const leases = this.#apps.get(app);
     if (!leases) return undefined;
-    lapse(leases.running, Date.now() - this.limits.leaseMs);
+    this.#lapse(leases, Date.now());
     this.#dropIfIdle(app, leases);
     return this.#apps.get(app);
   }

@@ -130,6 +130,30 @@ describe("AppSlots", () => {
     expect(slots.size).toBe(0);
   });
 
+  it("counts out a waiter whose request was cancelled: it holds neither the queue nor the end users", async () => {
+    const slots = new AppSlots(limits);
+    const works = [held(), held()];
+    const runs = works.map((w) => slots.run("a", w.work));
+    // A developer call waits, then its request is cancelled: its timers never fire again, so it
+    // never looks again and never reaches its finally.
+    const swallow = vi.spyOn(globalThis, "setTimeout").mockImplementation((() => 0) as never);
+    void slots.run("a", async () => "never", true);
+    swallow.mockRestore();
+    expect(slots.waiting("a")).toBe(1);
+    for (const w of works) w.finish();
+    await Promise.all(runs);
+    // While it counts, an end user's call yields to it, though both slots are free.
+    const user = slots.run("a", async () => "user");
+    const refused = expect(user).rejects.toMatchObject({ code: "too_many_concurrent_requests" });
+    await vi.advanceTimersByTimeAsync(limits.waitMs);
+    await refused;
+    // Past its wait and the grace it is counted out: the app's calls run again, the entry goes.
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(slots.waiting("a")).toBe(0);
+    expect(await slots.run("a", async () => "runs")).toBe("runs");
+    expect(slots.size).toBe(0);
+  });
+
   it("releases the slot of work that throws, and forgets an idle app", async () => {
     const slots = new AppSlots(limits);
     for (let i = 0; i < 5; i++) {
