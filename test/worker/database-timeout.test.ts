@@ -11,7 +11,14 @@ import { describe, expect, inject, it } from "vitest";
 import { createApp } from "../../src/worker/app.ts";
 import type { Env } from "../../src/worker/env.ts";
 import { HANG_MARKER } from "./fault-endpoint.ts";
-import { apiJson, expectError, signupDeveloper, type TestDeveloper } from "./helpers.ts";
+import {
+  apiJson,
+  developerExposing,
+  expectError,
+  mcpPostHeaders,
+  signupDeveloper,
+  type TestDeveloper,
+} from "./helpers.ts";
 
 const faultDbUrl = inject("faultDbUrl");
 const app = createApp();
@@ -31,12 +38,7 @@ async function faulty(mode: "hang" | "sql", path: string, init: RequestInit = {}
 
 const rpc = (token: string, method: string, params: unknown) => ({
   method: "POST",
-  headers: {
-    authorization: `Bearer ${token}`,
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2025-06-18",
-  },
+  headers: mcpPostHeaders(token),
   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
 });
 
@@ -50,22 +52,7 @@ async function usage(dev: TestDeveloper) {
 }
 
 /** A developer whose project exposes a `hang_rows` collection (created through the healthy database). */
-async function setup() {
-  const dev = await signupDeveloper();
-  const admin = `/v1/admin/projects/${dev.projectId}`;
-  const created = await apiJson(`${admin}/collections`, {
-    token: dev.token,
-    json: { name: HANG_MARKER, columns: [{ name: "title", type: "text" }] },
-  });
-  expect(created.status).toBe(201);
-  const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
-    token: dev.token,
-    method: "PUT",
-    json: { collections: [HANG_MARKER] },
-  });
-  expect(exposed.status).toBe(200);
-  return dev;
-}
+const setup = () => developerExposing({ name: HANG_MARKER, columns: [{ name: "title", type: "text" }] });
 
 describe("the whole database hangs", () => {
   it("/healthz answers 503", async () => {

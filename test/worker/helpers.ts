@@ -123,6 +123,32 @@ export const endUserHeaders = (clientKey: string, sessionToken: string): Record<
   authorization: `Bearer ${sessionToken}`,
 });
 
+/** Headers of an MCP POST sent by hand: JSON in, JSON or SSE accepted, protocol 2025-06-18, a Bearer. */
+export const mcpPostHeaders = (token: string): Record<string, string> => ({
+  authorization: `Bearer ${token}`,
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2025-06-18",
+});
+
+/** A fresh developer whose project has `collection` (created through the API) exposed on its app MCP. */
+export async function developerExposing(collection: {
+  name: string;
+  [field: string]: unknown;
+}): Promise<TestDeveloper> {
+  const dev = await signupDeveloper();
+  const admin = `/v1/admin/projects/${dev.projectId}`;
+  const created = await apiJson(`${admin}/collections`, { token: dev.token, json: collection });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
+    token: dev.token,
+    method: "PUT",
+    json: { collections: [collection.name] },
+  });
+  expect(exposed.status).toBe(200);
+  return dev;
+}
+
 /** drizzle on the test database (same local endpoint the Worker uses), for raw checks. */
 export const testDb = (): Db => createDb(env as unknown as Env);
 

@@ -15,7 +15,13 @@ import { appSlots } from "../../../src/data/service.ts";
 import { createApp } from "../../../src/worker/app.ts";
 import type { Env } from "../../../src/worker/env.ts";
 import { HOLD_MARKER } from "../fault-endpoint.ts";
-import { apiJson, requestRoundTrips, signupDeveloper, type TestDeveloper } from "../helpers.ts";
+import {
+  apiJson,
+  developerExposing,
+  mcpPostHeaders,
+  requestRoundTrips,
+  type TestDeveloper,
+} from "../helpers.ts";
 
 const faultDbUrl = inject("faultDbUrl");
 const app = createApp();
@@ -29,12 +35,7 @@ const holdEnv: Env = {
 async function held(path: string, token: string, body: unknown, deadlineMs?: number) {
   const init = {
     method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-06-18",
-    },
+    headers: mcpPostHeaders(token),
     body: JSON.stringify(body),
   };
   const ctx = createExecutionContext();
@@ -51,25 +52,15 @@ const control = async (what: string) => {
 };
 
 /** A developer whose project exposes one collection `name` (created through the healthy database). */
-async function appWith(name: string): Promise<TestDeveloper> {
-  const dev = await signupDeveloper();
-  const admin = `/v1/admin/projects/${dev.projectId}`;
-  const columns = [
-    { name: "title", type: "text" },
-    { name: "tags", type: "text[]" },
-    { name: "data", type: "json" },
-  ];
-  expect((await apiJson(`${admin}/collections`, { token: dev.token, json: { name, columns } })).status).toBe(
-    201,
-  );
-  const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
-    token: dev.token,
-    method: "PUT",
-    json: { collections: [name] },
+const appWith = (name: string): Promise<TestDeveloper> =>
+  developerExposing({
+    name,
+    columns: [
+      { name: "title", type: "text" },
+      { name: "tags", type: "text[]" },
+      { name: "data", type: "json" },
+    ],
   });
-  expect(exposed.status).toBe(200);
-  return dev;
-}
 
 const find = (dev: TestDeveloper, name: string) =>
   held(`/v1/projects/${dev.projectId}/collections/${name}/find`, dev.token, {});

@@ -14,9 +14,14 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 
-import { expect } from "vitest";
 import { RECIPES_COLUMNS } from "../../fixtures.ts";
-import { apiJson, signupDeveloper, signupUser, type TestDeveloper, type TestUser } from "../helpers.ts";
+import {
+  developerExposing,
+  mcpPostHeaders,
+  signupUser,
+  type TestDeveloper,
+  type TestUser,
+} from "../helpers.ts";
 import { vectorColumns } from "../pgvector.ts";
 
 const RECIPES = {
@@ -32,15 +37,7 @@ export async function setupApp(): Promise<{
   bob: TestUser;
   url: string;
 }> {
-  const dev = await signupDeveloper();
-  const admin = `/v1/admin/projects/${dev.projectId}`;
-  expect((await apiJson(`${admin}/collections`, { token: dev.token, json: RECIPES })).status).toBe(201);
-  const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
-    method: "PUT",
-    token: dev.token,
-    json: { collections: ["recipes"] },
-  });
-  expect(exposed.status).toBe(200);
+  const dev = await developerExposing(RECIPES);
   const alice = await signupUser(dev.projectId, dev.clientKey);
   const bob = await signupUser(dev.projectId, dev.clientKey);
   return { dev, alice, bob, url: `${BASE}/app/${dev.projectId}/mcp` };
@@ -181,12 +178,7 @@ export function resultJson(result: unknown): any {
 export const rawToolsList = (url: string, token: string): Promise<Response> =>
   call(url, {
     method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-06-18",
-    },
+    headers: mcpPostHeaders(token),
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
   });
 

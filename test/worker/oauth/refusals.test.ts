@@ -6,7 +6,14 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { connectClient } from "../app-mcp/mcp-client.ts";
-import { apiJson, endUserHeaders, signupDeveloper, type TestDeveloper, type TestUser } from "../helpers.ts";
+import {
+  apiJson,
+  endUserHeaders,
+  mcpPostHeaders,
+  signupDeveloper,
+  type TestDeveloper,
+  type TestUser,
+} from "../helpers.ts";
 import {
   authorizeUrl,
   BASE,
@@ -48,12 +55,7 @@ async function tokensFor(resource: string, signIn: SignIn) {
 const rawToolCall = (url: string, token: string, name: string, args: Record<string, unknown> = {}) =>
   call(url, {
     method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-06-18",
-    },
+    headers: mcpPostHeaders(token),
     body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: args } }),
   });
 
