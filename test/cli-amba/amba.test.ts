@@ -136,6 +136,23 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     expect(amba(["billing", "status"]).stdout).toMatch(/^period: \d{4}-\d{2}\nusage: agent_tool_calls=\d+/);
   });
 
+  it("takes --project as DESIGN.md writes it: that project's MCP config and billing status", () => {
+    const second = json(amba(["projects", "create", "Pantry", "--json"]));
+    expect(second.id).not.toBe(dev.projectId);
+    const config = amba(["mcp", "config", "--client", "claude", "--project", second.id]);
+    expect(config.status).toBe(0);
+    expect(config.stdout).toContain(` ${server.base}/app/${second.id}/mcp `);
+    const billing = json(amba(["billing", "status", "--project", second.id, "--json"]));
+    expect(billing).toMatchObject({
+      period: expect.stringMatching(/^\d{4}-\d{2}$/),
+      usage: { agent_tool_calls: 0 },
+    });
+    const foreign = amba(["billing", "status", "--project", crypto.randomUUID(), "--json"]);
+    expect(foreign.status).toBe(1);
+    expect(foreign.stdout).toBe("");
+    expect(foreign.stderr).toMatch(/^error: .*not found/);
+  });
+
   it("reports usage per day, zero-filled, as a table", () => {
     // One spawn (the JSON is the platform tool's, checked equal to REST in the workerd suite).
     const range = ["billing", "daily", "--from", "2026-01-31", "--to", "2026-02-01"];
