@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { buildTestCli, frame, LineClient, runCli, scratch } from "./helpers.ts";
 
 const ESM_TOOLS = `
 import { readFileSync } from "node:fs";
@@ -188,5 +188,61 @@ describe("contract edges", () => {
     client.write('{"jsonrpc":"2.0","id":null}\n');
     expect(JSON.parse(await client.nextLine())).toMatchObject({ id: null, error: { code: -32600 } });
     await client.close();
+  });
+
+  it("a sibling tools.json replaces the scan for session, mcp and --inspect too, not only --export-tools", () => {
+    const manifest = {
+      tools: [
+        {
+          name: "add",
+          description: "Sum (manifest)",
+          inputSchema: { type: "object", required: ["a"] },
+          x: 1,
+        },
+        { name: "ghost" },
+      ],
+    };
+    const listed = [
+      { name: "add", description: "Sum (manifest)", inputSchema: { type: "object", required: ["a"] } },
+      { name: "ghost", description: "", inputSchema: { type: "object" } },
+    ];
+    const dir = scratch({
+      "tools.ts":
+        "/** Scanned. */\nexport function add({ a, b }) { return a + b; }\nexport function secret() { return 's'; }\n",
+      "tools.json": JSON.stringify(manifest),
+    });
+    const requests = [
+      { id: 1, method: "tools/list" },
+      { id: 2, method: "tools/call", params: { name: "add", arguments: { a: 2, b: 3 } } },
+    ].map((m) => ({ jsonrpc: "2.0", ...m }));
+    const session = runCli(bin, ["session", "tools.ts"], {
+      cwd: dir,
+      input: requests.map((m) => `${JSON.stringify(m)}\n`).join(""),
+    });
+    const lines = session.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines).toEqual([
+      { jsonrpc: "2.0", id: 1, result: { tools: listed } },
+      { jsonrpc: "2.0", id: 2, result: 5 },
+    ]);
+
+    const mcp = runCli(bin, ["mcp", "tools.ts"], {
+      cwd: dir,
+      input: [{ jsonrpc: "2.0", id: 0, method: "initialize", params: {} }, ...requests].map(frame).join(""),
+    });
+    const bodies = mcp.stdout
+      .split(/Content-Length: \d+\r\n\r\n/)
+      .slice(1)
+      .map((b) => JSON.parse(b));
+    expect(bodies[1].result).toEqual({ tools: listed });
+    expect(bodies[2].result).toEqual({ content: [{ type: "text", text: "5" }], isError: false });
+
+    const inspect = runCli(bin, ["mcp", "--inspect", "tools.ts"], { cwd: dir });
+    expect(inspect.status).toBe(0);
+    expect(inspect.stdout).toMatch(/\bghost\b/);
+    expect(inspect.stdout).toContain("Sum (manifest)");
+    expect(inspect.stdout).not.toMatch(/\bsecret\b|Scanned/);
   });
 });

@@ -41,6 +41,12 @@ export function scratch(files: Record<string, string> = {}): string {
   return dir;
 }
 
+/** One message as a Content-Length frame (`amber mcp`'s LSP-style framing). */
+export function frame(message: unknown): string {
+  const body = JSON.stringify(message);
+  return `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
 /** Result of a finished CLI run. */
 export interface RunResult {
   status: number | null;

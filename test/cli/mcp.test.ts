@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, cleanEnv, LineClient, NODE, runCli, scratch } from "./helpers.ts";
+import { buildTestCli, cleanEnv, frame, LineClient, NODE, runCli, scratch } from "./helpers.ts";
 
 const TOOLS = `
 /** Add two numbers. */
@@ -22,11 +22,6 @@ async function readFrame(client: LineClient): Promise<Record<string, unknown>> {
   // Bodies are single-line JSON, followed by the next header without a newline: read what is buffered.
   const body = await client.nextBody(length);
   return JSON.parse(body) as Record<string, unknown>;
-}
-
-function frame(message: unknown): string {
-  const body = JSON.stringify(message);
-  return `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
 
 describe("amber mcp", () => {
