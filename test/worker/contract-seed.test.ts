@@ -96,6 +96,31 @@ async function settledAgentToolCalls(): Promise<number> {
 }
 
 describe("seed 004, strictly", () => {
+  it("meters successful tool calls only, as amba_billing_status shows", async () => {
+    // The first tool calls of this file's project (the set-up made none).
+    const client = await connectClient(url, asAlice());
+    await client.listTools();
+    const good = await client.callTool({ name: "recipes_insert", arguments: { title: "Counted" } });
+    expect(good.isError).toBe(false);
+    const bad = await client.callTool({
+      name: "recipes_insert",
+      arguments: { id: crypto.randomUUID(), title: "x" },
+    });
+    expect(bad.isError).toBe(true);
+    const missing = await client.callTool({ name: "recipes_get", arguments: { id: crypto.randomUUID() } });
+    expect(missing.isError).toBe(true);
+    await expect(client.callTool({ name: "nope_list", arguments: {} })).rejects.toBeInstanceOf(McpError);
+    await client.close();
+    expect((await configure({ auth_mode: "developer_only" })).status).toBe(200);
+    const call = await api(url, {
+      headers: { ...mcpPostHeaders(alice.sessionToken), "x-api-key": clientKey },
+      json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "recipes_list", arguments: {} } },
+    });
+    expect(call.status).toBe(403);
+    expect((await configure({ auth_mode: "all" })).status).toBe(200);
+    await vi.waitFor(async () => expect(await settledAgentToolCalls()).toBe(1), { timeout: 10_000 });
+  });
+
   it("answers the kill switch and each refused auth mode with 403 and a JSON error, the allowed scope with 200", async () => {
     const refused = async (headers: Record<string, string>) => {
       const res = await initialize(headers);
@@ -227,28 +252,16 @@ describe("seed 004, strictly", () => {
     expect(seed.status, JSON.stringify(seed.body)).toBe(201);
   });
 
-  it("meters successful tool calls only, as amba_billing_status shows", async () => {
-    const before = await settledAgentToolCalls();
-    const client = await connectClient(url, asAlice());
-    await client.listTools();
-    const good = await client.callTool({ name: "recipes_insert", arguments: { title: "Counted" } });
-    expect(good.isError).toBe(false);
-    const bad = await client.callTool({
-      name: "recipes_insert",
-      arguments: { id: crypto.randomUUID(), title: "x" },
-    });
-    expect(bad.isError).toBe(true);
-    const missing = await client.callTool({ name: "recipes_get", arguments: { id: crypto.randomUUID() } });
-    expect(missing.isError).toBe(true);
-    await expect(client.callTool({ name: "nope_list", arguments: {} })).rejects.toBeInstanceOf(McpError);
-    await client.close();
-    expect((await configure({ auth_mode: "developer_only" })).status).toBe(200);
-    const call = await api(url, {
-      headers: { ...mcpPostHeaders(alice.sessionToken), "x-api-key": clientKey },
-      json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "recipes_list", arguments: {} } },
-    });
-    expect(call.status).toBe(403);
-    expect((await configure({ auth_mode: "all" })).status).toBe(200);
-    await vi.waitFor(async () => expect(await settledAgentToolCalls()).toBe(before + 1), { timeout: 10_000 });
+  it("forgets a dropped collection's exposure: a new collection of that name starts hidden", async () => {
+    const scratch = { name: "scratch", columns: [{ name: "note", type: "text" }] };
+    expect((await apiJson(admin("/collections"), { token, json: scratch })).status).toBe(201);
+    expect((await expose({ collections: ["recipes", "scratch"] })).status).toBe(200);
+    expect((await toolsOf(dev())).has("scratch_list")).toBe(true);
+    const dropped = await apiJson(admin("/collections/scratch"), { method: "DELETE", token });
+    expect(dropped.status).toBe(200);
+    expect((await apiJson(admin("/app-mcp/exposure"), { token })).body.collections).toEqual(["recipes"]);
+    expect((await toolsOf(dev())).has("scratch_list")).toBe(false);
+    expect((await apiJson(admin("/collections"), { token, json: scratch })).status).toBe(201);
+    expect((await toolsOf(dev())).has("scratch_list")).toBe(false);
   });
 });
