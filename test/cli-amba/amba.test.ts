@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NODE } from "../cli/helpers.ts";
+import { WELCOME_EMAIL_MCP } from "../fixtures.ts";
 import { type DevServer, freePort, request, signupDeveloper, startDevServer } from "../support/dev-server.ts";
 
 let server: DevServer;
@@ -127,6 +128,41 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     expect(versions.versions.map((v: { version: number }) => v.version)).toEqual([1, 2]);
     const promoted = json(amba(["functions", "promote", "greet", "1", "--json"]));
     expect(promoted).toMatchObject({ version: 1, url: "http://127.0.0.1:9/v1", active: true });
+    // Seed 004's metadata for `amba functions deploy`: the annotation ships with the version;
+    // a keyword outside the subset is refused at deploy time, in one line.
+    const mcp = JSON.stringify(WELCOME_EMAIL_MCP);
+    const typed = json(
+      amba([
+        "functions",
+        "deploy",
+        "send_welcome_email",
+        "--url",
+        "http://127.0.0.1:9/w",
+        "--mcp",
+        mcp,
+        "--json",
+      ]),
+    );
+    expect(typed).toMatchObject({
+      name: "send_welcome_email",
+      version: 1,
+      active: true,
+      mcp: WELCOME_EMAIL_MCP,
+    });
+    const loose = {
+      input_schema: { type: "object", properties: { to: { type: "string", format: "email" } } },
+    };
+    const refused = amba([
+      "functions",
+      "deploy",
+      "loose",
+      "--url",
+      "http://127.0.0.1:9/l",
+      "--mcp",
+      JSON.stringify(loose),
+    ]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^error: .*input_schema\.properties\.to\.format.*\n$/);
   });
 
   it("reports billing status", () => {
