@@ -264,4 +264,30 @@ describe("seed 004, strictly", () => {
     expect((await apiJson(admin("/collections"), { token, json: scratch })).status).toBe(201);
     expect((await toolsOf(dev())).has("scratch_list")).toBe(false);
   });
+
+  it("merge-patches a row column by column: a json column's value is replaced whole, null clears", async () => {
+    const docs = {
+      name: "docs",
+      columns: [
+        { name: "title", type: "text" },
+        { name: "meta", type: "json" },
+      ],
+    };
+    expect((await apiJson(admin("/collections"), { token, json: docs })).status).toBe(201);
+    expect((await expose({ collections: ["recipes", "docs"] })).status).toBe(200);
+    const client = await connectClient(url, asAlice());
+    const row = resultJson(
+      await client.callTool({ name: "docs_insert", arguments: { title: "a", meta: { keep: 1, drop: 2 } } }),
+    );
+    const patched = resultJson(
+      await client.callTool({ name: "docs_update", arguments: { id: row.id, patch: { meta: { keep: 3 } } } }),
+    );
+    expect(patched).toMatchObject({ id: row.id, title: "a", meta: { keep: 3 } });
+    expect(patched.meta).toEqual({ keep: 3 });
+    const cleared = resultJson(
+      await client.callTool({ name: "docs_update", arguments: { id: row.id, patch: { title: null } } }),
+    );
+    expect(cleared).toMatchObject({ title: null, meta: { keep: 3 } });
+    await client.close();
+  });
 });
