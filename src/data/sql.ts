@@ -164,11 +164,21 @@ export const dropTableStatement = (meta: CollectionMeta): SQL => sql`DROP TABLE 
 
 const SAFE_INT = "9007199254740991";
 
-/** The JSON-ready output expression of a column (bigint outside ±2^53 as a string, vectors as arrays). */
+/**
+ * An integer-valued expression as JSON that JavaScript reads exactly: a number within ±(2^53 − 1),
+ * else its decimal text (a JSON number beyond that would be rounded by every client's parser).
+ */
+function exactIntegerJson(expr: SQL): SQL {
+  return sql`CASE WHEN ${expr} BETWEEN ${sql.raw(`-${SAFE_INT}`)} AND ${sql.raw(SAFE_INT)} THEN to_json(${expr}) ELSE to_json(${expr}::text) END`;
+}
+
+/** The JSON-ready output expression of a column (bigints exact, element by element in arrays; vectors as arrays). */
 function outputExpression(column: Column): SQL {
   const ref = col(column.name);
-  if (column.type === "bigint") {
-    return sql`CASE WHEN ${ref} BETWEEN ${sql.raw(`-${SAFE_INT}`)} AND ${sql.raw(SAFE_INT)} THEN to_json(${ref}) ELSE to_json(${ref}::text) END`;
+  if (column.type === "bigint") return exactIntegerJson(ref);
+  if (column.type === "bigint[]") {
+    const elements = sql`SELECT coalesce(json_agg(${exactIntegerJson(sql.raw("u.e"))} ORDER BY u.n), '[]'::json) FROM unnest(${ref}) WITH ORDINALITY AS u(e, n)`;
+    return sql`CASE WHEN ${ref} IS NULL THEN NULL ELSE (${elements}) END`;
   }
   if (column.type === "vector") return sql`${ref}::real[]`;
   return ref;
@@ -489,9 +499,14 @@ export function hardDeleteRow(meta: CollectionMeta, id: string, conditions: SQL[
 export const metricKey = (metric: Metric): string =>
   metric.column ? `${metric.fn}_${metric.column}` : metric.fn;
 
-function metricExpression(metric: Metric): SQL {
+/** Whether a column holds bigints (its min, max, sum and group values are sent as exact integers). */
+const isBigint = (meta: CollectionMeta, name: string): boolean =>
+  meta.columns.some((c) => c.name === name && c.type === "bigint");
+
+function metricExpression(meta: CollectionMeta, metric: Metric): SQL {
   if (metric.fn === "count") return metric.column ? sql`count(${col(metric.column)})` : sql`count(*)`;
-  return sql`${sql.raw(metric.fn)}(${col(metric.column as string)})`;
+  const value = sql`${sql.raw(metric.fn)}(${col(metric.column as string)})`;
+  return metric.fn !== "avg" && isBigint(meta, metric.column as string) ? exactIntegerJson(value) : value;
 }
 
 /**
@@ -505,8 +520,10 @@ export function aggregateRows(
   conditions: SQL[],
 ): SQL {
   const pairs = [
-    ...metrics.map((m) => sql`${metricKey(m)}::text, ${metricExpression(m)}`),
-    ...groupBy.map((name) => sql`${name}::text, ${col(name)}`),
+    ...metrics.map((m) => sql`${metricKey(m)}::text, ${metricExpression(meta, m)}`),
+    ...groupBy.map(
+      (name) => sql`${name}::text, ${isBigint(meta, name) ? exactIntegerJson(col(name)) : col(name)}`,
+    ),
   ];
   const groups = groupBy.map((name) => col(name));
   const grouping = groups.length

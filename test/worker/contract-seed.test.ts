@@ -290,4 +290,75 @@ describe("seed 004, strictly", () => {
     expect(cleared).toMatchObject({ title: null, meta: { keep: 3 } });
     await client.close();
   });
+
+  it("round-trips every column type of the data model, typed in the insert schema and filterable in find", async () => {
+    const types = [
+      ["text", "t", "string"],
+      ["integer", 7, "integer"],
+      ["bigint", "9007199254740993", undefined],
+      ["number", 1.5, "number"],
+      ["boolean", true, "boolean"],
+      ["timestamp", "2026-01-02T03:04:05.678Z", "string"],
+      ["date", "2026-01-02", "string"],
+      ["json", { a: [1, null, "x"] }, undefined],
+      ["uuid", crypto.randomUUID(), "string"],
+      ["text[]", ["a", "b"], "array"],
+      ["integer[]", [1, 2], "array"],
+      ["bigint[]", ["9007199254740993"], "array"],
+      ["number[]", [0.5], "array"],
+      ["boolean[]", [false, true], "array"],
+      ["timestamp[]", ["2026-01-02T03:04:05.678Z"], "array"],
+      ["date[]", ["2026-01-02"], "array"],
+      ["uuid[]", [crypto.randomUUID()], "array"],
+    ] as const;
+    const column = (type: string) => `c_${type.replace("[]", "_arr")}`;
+    const every = { name: "every", columns: types.map(([type]) => ({ name: column(type), type })) };
+    const created = await apiJson(admin("/collections"), { token, json: every });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect((await expose({ collections: ["recipes", "every"] })).status).toBe(200);
+    const insert = (await toolsOf(asAlice())).get("every_insert")!.inputSchema.properties!;
+    for (const [type, , json] of types) {
+      if (json) expect((insert[column(type)] as { type?: string }).type, type).toBe(json);
+    }
+    const values = Object.fromEntries(types.map(([type, value]) => [column(type), value]));
+    const client = await connectClient(url, asAlice());
+    const row = resultJson(await client.callTool({ name: "every_insert", arguments: values }));
+    // Timestamps come back as RFC 3339 in UTC (Postgres's `+00:00` form): the same instant.
+    const instant = expect.stringMatching(/^2026-01-02T03:04:05\.678(Z|\+00:00)$/);
+    expect(row).toMatchObject({ ...values, c_timestamp: instant, c_timestamp_arr: [instant] });
+    expect(resultJson(await client.callTool({ name: "every_get", arguments: { id: row.id } }))).toEqual(row);
+    const found = resultJson(
+      await client.callTool({
+        name: "every_find",
+        arguments: {
+          where: {
+            c_date: { gte: "2026-01-01" },
+            c_timestamp: { lt: "2026-01-03T00:00:00Z" },
+            c_bigint: "9007199254740993",
+            c_boolean: true,
+            c_uuid_arr: { contains: values.c_uuid_arr },
+            c_date_arr: { contains: "2026-01-02" },
+          },
+        },
+      }),
+    );
+    expect(found.rows.map((r: { id: string }) => r.id)).toEqual([row.id]);
+    // Integers beyond 2^53 stay exact (as decimal text) in arrays and aggregates too.
+    const big = "9007199254740993";
+    expect(row.c_bigint_arr).toEqual([big]);
+    const agg = resultJson(
+      await client.callTool({
+        name: "every_aggregate",
+        arguments: {
+          metrics: [
+            { fn: "min", column: "c_bigint" },
+            { fn: "sum", column: "c_bigint" },
+          ],
+          group_by: ["c_bigint"],
+        },
+      }),
+    );
+    expect(agg.rows).toEqual([{ min_c_bigint: big, sum_c_bigint: big, c_bigint: big }]);
+    await client.close();
+  });
 });
