@@ -134,6 +134,9 @@ describe("seed 004, strictly", () => {
     expect((await configure({ enabled: false })).body).toMatchObject({ enabled: false });
     await refused(dev());
     await refused(asAlice());
+    // The kill switch is the agent surface's: the app's own SDK routes keep serving its users.
+    const sdk = await apiJson(`/v1/projects/${projectId}/collections/recipes/rows`, { headers: asAlice() });
+    expect(sdk.status).toBe(200);
 
     expect((await configure({ enabled: true, auth_mode: "client_only" })).status).toBe(200);
     await refused(dev());
