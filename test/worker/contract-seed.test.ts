@@ -175,6 +175,8 @@ describe("seed 004, strictly", () => {
     } while (cursor);
     await client.close();
     expect(seen).toEqual([...ids].reverse());
+    // DESIGN.md: ids are time-ordered uuids — later inserts sort later.
+    expect([...ids].sort()).toEqual(ids);
     expect(pages).toBe(3);
   });
 
