@@ -17,6 +17,7 @@ import {
   type TestUser,
   uniqueEmail,
 } from "./helpers.ts";
+import { HAS_VECTOR, vectorColumns, vectorValues } from "./pgvector.ts";
 
 const IP = { "cf-connecting-ip": "198.51.100.42" };
 const PREFIX = "seed_app";
@@ -365,5 +366,39 @@ describe("seed 004, strictly", () => {
     );
     expect(agg.rows).toEqual([{ min_c_bigint: big, sum_c_bigint: big, c_bigint: big }]);
     await client.close();
+  });
+
+  it("keeps a soft-deleted row out of every read: list, find, aggregate, find_nearest and REST", async () => {
+    const pts = {
+      name: "pts",
+      columns: vectorColumns([
+        { name: "label", type: "text" },
+        { name: "embedding", type: "vector", dimensions: 2 },
+      ]),
+    };
+    expect((await apiJson(admin("/collections"), { token, json: pts })).status).toBe(201);
+    expect((await expose({ collections: ["recipes", "pts"] })).status).toBe(200);
+    const client = await connectClient(url, asAlice());
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError, JSON.stringify(result.content)).toBe(false);
+      return resultJson(result);
+    };
+    const kept = await call("pts_insert", vectorValues({ label: "kept", embedding: [1, 0] }));
+    const gone = await call("pts_insert", vectorValues({ label: "gone", embedding: [0, 1] }));
+    expect(await call("pts_delete", { id: gone.id })).toEqual({ id: gone.id, deleted: true, hard: false });
+    const only = [kept.id];
+    expect((await call("pts_list", {})).rows.map((r: { id: string }) => r.id)).toEqual(only);
+    expect((await call("pts_find", { where: { label: "gone" } })).rows).toEqual([]);
+    expect((await call("pts_aggregate", { metrics: [{ fn: "count" }] })).rows).toEqual([{ count: 1 }]);
+    if (HAS_VECTOR) {
+      const near = await call("pts_find_nearest", { vector: [0, 1], limit: 5 });
+      expect(near.rows.map((r: { id: string }) => r.id)).toEqual(only);
+    }
+    await client.close();
+    const rest = `/v1/projects/${projectId}/collections/pts`;
+    const found = await apiJson(`${rest}/find`, { headers: asAlice(), json: { where: { id: gone.id } } });
+    expect(found.body).toEqual({ rows: [], next_cursor: null });
+    expectError(await apiJson(`${rest}/rows/${gone.id}`, { headers: asAlice() }), 404);
   });
 });
