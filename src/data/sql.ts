@@ -499,14 +499,23 @@ export function hardDeleteRow(meta: CollectionMeta, id: string, conditions: SQL[
 export const metricKey = (metric: Metric): string =>
   metric.column ? `${metric.fn}_${metric.column}` : metric.fn;
 
-/** Whether a column holds bigints (its min, max, sum and group values are sent as exact integers). */
-const isBigint = (meta: CollectionMeta, name: string): boolean =>
-  meta.columns.some((c) => c.name === name && c.type === "bigint");
+/** A visible column's type (server-managed ones included). */
+const typeOf = (meta: CollectionMeta, name: string): ColumnType | undefined =>
+  visibleColumns(meta).find((c) => c.name === name)?.type;
 
+/**
+ * A metric's SQL. Postgres has no `min`/`max` over `boolean` or `uuid`: booleans use `bool_and` /
+ * `bool_or` (false < true), uuids compare as their canonical text bytewise (collation "C", the
+ * order of `uuid_cmp`). Bigint results are sent exact ({@link exactIntegerJson}).
+ */
 function metricExpression(meta: CollectionMeta, metric: Metric): SQL {
   if (metric.fn === "count") return metric.column ? sql`count(${col(metric.column)})` : sql`count(*)`;
-  const value = sql`${sql.raw(metric.fn)}(${col(metric.column as string)})`;
-  return metric.fn !== "avg" && isBigint(meta, metric.column as string) ? exactIntegerJson(value) : value;
+  const ref = col(metric.column as string);
+  const type = typeOf(meta, metric.column as string);
+  if (type === "boolean") return sql`${sql.raw(metric.fn === "min" ? "bool_and" : "bool_or")}(${ref})`;
+  if (type === "uuid") return sql`${sql.raw(metric.fn)}(${ref}::text COLLATE "C")::uuid`;
+  const value = sql`${sql.raw(metric.fn)}(${ref})`;
+  return type === "bigint" && metric.fn !== "avg" ? exactIntegerJson(value) : value;
 }
 
 /**
@@ -522,7 +531,8 @@ export function aggregateRows(
   const pairs = [
     ...metrics.map((m) => sql`${metricKey(m)}::text, ${metricExpression(meta, m)}`),
     ...groupBy.map(
-      (name) => sql`${name}::text, ${isBigint(meta, name) ? exactIntegerJson(col(name)) : col(name)}`,
+      (name) =>
+        sql`${name}::text, ${typeOf(meta, name) === "bigint" ? exactIntegerJson(col(name)) : col(name)}`,
     ),
   ];
   const groups = groupBy.map((name) => col(name));

@@ -365,6 +365,38 @@ describe("seed 004, strictly", () => {
       }),
     );
     expect(agg.rows).toEqual([{ min_c_bigint: big, sum_c_bigint: big, c_bigint: big }]);
+    // min / max over every column the schema offers them for (Postgres itself has none for
+    // boolean and uuid): a second row makes them differ.
+    const other = resultJson(
+      await client.callTool({
+        name: "every_insert",
+        arguments: { c_boolean: false, c_uuid: "00000000-0000-4000-8000-000000000000", c_text: "s" },
+      }),
+    );
+    const offered = ["id", "owner_id", "c_boolean", "c_uuid", "c_text", "c_date", "created_at"];
+    const extreme = async (fn: "min" | "max") => {
+      const result = await client.callTool({
+        name: "every_aggregate",
+        arguments: { metrics: offered.map((column) => ({ fn, column })) },
+      });
+      expect(result.isError, JSON.stringify(result.content)).toBe(false);
+      return resultJson(result).rows[0];
+    };
+    const [first, last] = [row.id, other.id].sort();
+    expect(await extreme("min")).toMatchObject({
+      min_id: first,
+      min_owner_id: alice.userId,
+      min_c_boolean: false,
+      min_c_uuid: "00000000-0000-4000-8000-000000000000",
+      min_c_text: "s",
+      min_c_date: "2026-01-02",
+    });
+    expect(await extreme("max")).toMatchObject({
+      max_id: last,
+      max_c_boolean: true,
+      max_c_uuid: values.c_uuid,
+      max_c_text: "t",
+    });
     await client.close();
   });
 
