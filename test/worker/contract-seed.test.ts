@@ -433,4 +433,73 @@ describe("seed 004, strictly", () => {
     expect(found.body).toEqual({ rows: [], next_cursor: null });
     expectError(await apiJson(`${rest}/rows/${gone.id}`, { headers: asAlice() }), 404);
   });
+
+  it("accepts every operator, order and group_by its tools advertise, on every column type", async () => {
+    // The `every` collection of the round-trip case: one column of each type, and two rows of Alice's.
+    expect((await expose({ collections: ["every"] })).status).toBe(200);
+    const tools = await toolsOf(asAlice());
+    type Json = {
+      type?: string;
+      format?: string;
+      items?: Json;
+      anyOf?: Json[];
+      properties?: Record<string, Json>;
+      enum?: string[];
+    };
+    const sample = (schema: Json): unknown => {
+      if (schema.anyOf) return sample(schema.anyOf[0]!);
+      if (schema.enum) return schema.enum[0];
+      switch (schema.type) {
+        case "string":
+          return schema.format === "date-time"
+            ? "2026-01-02T03:04:05Z"
+            : schema.format === "date"
+              ? "2026-01-02"
+              : schema.format === "uuid"
+                ? crypto.randomUUID()
+                : "x%";
+        case "integer":
+          return 1;
+        case "number":
+          return 1.5;
+        case "boolean":
+          return true;
+        case "array":
+          return [sample(schema.items!)];
+        default:
+          return { a: 1 };
+      }
+    };
+    const find = tools.get("every_find")!.inputSchema.properties as Record<string, Json>;
+    const client = await connectClient(url, asAlice());
+    const ok = async (name: string, args: Record<string, unknown>) => {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError, `${name} ${JSON.stringify(args)} → ${JSON.stringify(result.content)}`).toBe(
+        false,
+      );
+      return resultJson(result);
+    };
+    const filters = Object.entries(find.where!.properties!)
+      .filter(([column]) => !["and", "or", "not"].includes(column))
+      .flatMap(([column, filter]) =>
+        Object.entries((filter.anyOf?.find((s) => s.type === "object") ?? filter).properties ?? {}).map(
+          ([op, operand]) => ({ [column]: { [op]: sample(operand) } }),
+        ),
+      );
+    await Promise.all(filters.map((where) => ok("every_find", { where, limit: 1 })));
+    await Promise.all(
+      find.order!.enum!.map(async (order) => {
+        const page = await ok("every_find", { order, limit: 1 });
+        if (page.next_cursor) await ok("every_find", { order, limit: 1, cursor: page.next_cursor });
+      }),
+    );
+    const aggregate = tools.get("every_aggregate")!.inputSchema.properties as Record<string, Json>;
+    await Promise.all(
+      aggregate.group_by!.items!.enum!.map((column) =>
+        ok("every_aggregate", { metrics: [{ fn: "count" }], group_by: [column] }),
+      ),
+    );
+    await client.close();
+    expect(filters.length).toBeGreaterThan(60);
+  });
 });
