@@ -6,7 +6,8 @@
  * files cover them). Every case makes its own developers and projects.
  */
 import { describe, expect, it } from "vitest";
-import { apiJson, expectError, signupDeveloper } from "./helpers.ts";
+import { createCollection, data, dataProject, insert } from "./data/fixtures.ts";
+import { apiJson, expectError, mcpPostHeaders, signupDeveloper } from "./helpers.ts";
 
 describe("edge red team", () => {
   it("refuses a column named after a property every JavaScript object has (was a 500 on every insert, find and aggregate)", async () => {
@@ -40,5 +41,54 @@ describe("edge red team", () => {
     expect(named.status).toBe(201);
     const rows = `/v1/projects/${dev.projectId}/collections/constructor/rows`;
     expect((await apiJson(rows, { token: dev.token, json: { body: "x" } })).status).toBe(201);
+  });
+
+  it("refuses min/max of boolean and uuid columns with 400 on REST and the app MCP (Postgres has neither: was a 500)", async () => {
+    const p = await dataProject();
+    const flags = {
+      name: "flags",
+      columns: [
+        { name: "done", type: "boolean" },
+        { name: "ref", type: "uuid" },
+        { name: "day", type: "date" },
+      ],
+      access: { read: "owner", write: "owner" },
+    };
+    await createCollection(p, flags);
+    await apiJson(`/v1/admin/projects/${p.dev.projectId}/app-mcp/exposure`, {
+      token: p.dev.token,
+      method: "PUT",
+      json: { collections: ["flags"] },
+    });
+    await insert(p, p.userA, "flags", { done: true, ref: crypto.randomUUID(), day: "2026-01-02" });
+    for (const column of ["done", "ref", "id", "owner_id"]) {
+      for (const fn of ["min", "max"]) {
+        const metrics = [{ fn, column }];
+        expectError(await data(p, p.userA, "flags", "aggregate", { json: { metrics } }), 400, "metrics");
+        const tool = await apiJson(`/app/${p.dev.projectId}/mcp`, {
+          method: "POST",
+          headers: mcpPostHeaders(p.dev.token),
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/call",
+            params: { name: "flags_aggregate", arguments: { metrics } },
+          }),
+        });
+        expect(tool.body.result.isError, `${fn}(${column})`).toBe(true);
+        expect(tool.body.result.content[0].text).toContain("invalid_input");
+      }
+    }
+    // What Postgres can answer still is: min/max of a date, a count of a uuid column, grouping by a boolean.
+    const ok = await data(p, p.userA, "flags", "aggregate", {
+      json: {
+        metrics: [
+          { fn: "max", column: "day" },
+          { fn: "count", column: "ref" },
+        ],
+        group_by: ["done"],
+      },
+    });
+    expect(ok.body).toEqual({ rows: [{ max_day: "2026-01-02", count_ref: 1, done: true }] });
   });
 });
