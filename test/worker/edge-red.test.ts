@@ -91,4 +91,19 @@ describe("edge red team", () => {
     });
     expect(ok.body).toEqual({ rows: [{ max_day: "2026-01-02", count_ref: 1, done: true }] });
   });
+
+  it("refuses an internationalised (xn--) slug, whose hostname can spell another app's name in lookalike letters", async () => {
+    const dev = await signupDeveloper();
+    const config = `/v1/admin/projects/${dev.projectId}/app-mcp/config`;
+    for (const slug of ["xn--80ak6aa92e", "ab--c"]) {
+      expectError(
+        await apiJson(config, { token: dev.token, method: "PATCH", json: { slug } }),
+        400,
+        'must not have "--"',
+      );
+    }
+    const plain = `a--b${Date.now().toString(36)}`;
+    const ok = await apiJson(config, { token: dev.token, method: "PATCH", json: { slug: plain } });
+    expect(ok.body.slug).toBe(plain);
+  });
 });
