@@ -124,22 +124,45 @@ describe("isolate caches a tenant sizes", () => {
   });
 
   it("credentials: at most CREDENTIAL_BUDGET_CHARS of resolutions (an app's config is up to ≈ 100 KB)", async () => {
-    const access = {
-      config: { exposedCollections: Array.from({ length: 1000 }, (_, i) => `collection_${i}`) },
-    };
+    const exposedCollections = Array.from({ length: 1000 }, (_, i) => `collection_${i}`);
+    // Each resolution of its own app (project), so each config is weighed on its own.
+    const access = (i: number | string) => ({
+      principal: { project: { id: `memory-bounds-app-${i}`, metaRev: 1 } },
+      config: { exposedCollections },
+    });
     let loads = 0;
-    const resolve = async () => {
+    const resolve = (i: number | string) => async () => {
       loads++;
-      return access;
+      return access(i);
     };
-    await cachedCredential("memory-bounds-first", resolve);
-    await cachedCredential("memory-bounds-first", resolve);
+    await cachedCredential("memory-bounds-first", resolve("first"));
+    await cachedCredential("memory-bounds-first", resolve("first"));
     expect(loads).toBe(1);
-    const weight = JSON.stringify(access).length;
+    const weight = JSON.stringify(access(0)).length;
     for (let i = 0; i * weight <= CREDENTIAL_BUDGET_CHARS; i++)
-      await cachedCredential(`memory-bounds-${i}`, resolve);
-    await cachedCredential("memory-bounds-first", resolve);
+      await cachedCredential(`memory-bounds-${i}`, resolve(i));
+    await cachedCredential("memory-bounds-first", resolve("first"));
     expect(loads).toBeGreaterThan(2 + Math.floor(CREDENTIAL_BUDGET_CHARS / weight));
+  });
+
+  it("credentials: one app's many callers weigh its config once, and do not evict other apps' credentials", async () => {
+    const big = { exposedCollections: Array.from({ length: 1000 }, (_, i) => `collection_${i}`) };
+    const small = { principal: { project: { id: "memory-bounds-small", metaRev: 3 } }, config: {} };
+    let smallLoads = 0;
+    const loadSmall = async () => {
+      smallLoads++;
+      return small;
+    };
+    await cachedCredential("memory-bounds-small", loadSmall);
+    // Far more than the budget if every end user of the big app carried the config: 200 × 17 KB.
+    for (let i = 0; i < 200; i++) {
+      await cachedCredential(`memory-bounds-big-user-${i}`, async () => ({
+        principal: { project: { id: "memory-bounds-big", metaRev: 1 }, user: { id: `u${i}` } },
+        config: big,
+      }));
+    }
+    await cachedCredential("memory-bounds-small", loadSmall);
+    expect(smallLoads).toBe(1);
   });
 
   it("OpenAPI documents: a few server URLs (without PUBLIC_BASE_URL the URL is the request's Host)", () => {
