@@ -106,4 +106,37 @@ describe("edge red team", () => {
     const ok = await apiJson(config, { token: dev.token, method: "PATCH", json: { slug: plain } });
     expect(ok.body.slug).toBe(plain);
   });
+
+  it("refuses a promote to a version past Postgres' integer with 400 on REST and the platform MCP (was a 500)", async () => {
+    const dev = await signupDeveloper();
+    const functions = `/v1/admin/projects/${dev.projectId}/functions`;
+    const deployed = await apiJson(`${functions}/deploy`, {
+      token: dev.token,
+      json: { name: "f", url: "https://example.com/f" },
+    });
+    expect(deployed.status).toBe(201);
+    for (const version of [2 ** 31, 2 ** 53, 1e20]) {
+      const promote = await apiJson(`${functions}/f/promote`, { token: dev.token, json: { version } });
+      expectError(promote, 400, "version");
+      const tool = await apiJson("/mcp", {
+        method: "POST",
+        headers: mcpPostHeaders(dev.token),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "amba_functions_promote",
+            arguments: { project_id: dev.projectId, name: "f", version },
+          },
+        }),
+      });
+      expect(tool.body.result.isError).toBe(true);
+      expect(tool.body.result.content[0].text).toContain("invalid_input");
+    }
+    expectError(
+      await apiJson(`${functions}/f/promote`, { token: dev.token, json: { version: 2 ** 31 - 1 } }),
+      404,
+    );
+  });
 });
