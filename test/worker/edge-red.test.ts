@@ -5,9 +5,11 @@
  * report of the branch, not repeated here (tenants.test.ts, hostile.test.ts and the other audit
  * files cover them). Every case makes its own developers and projects.
  */
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { MAX_CLIENT_KEYS_PER_PROJECT } from "../../src/accounts/projects.ts";
 import { createCollection, data, dataProject, insert } from "./data/fixtures.ts";
-import { apiJson, expectError, mcpPostHeaders, signupDeveloper } from "./helpers.ts";
+import { apiJson, expectError, mcpPostHeaders, signupDeveloper, testDb } from "./helpers.ts";
 
 describe("edge red team", () => {
   it("refuses a column named after a property every JavaScript object has (was a 500 on every insert, find and aggregate)", async () => {
@@ -138,5 +140,35 @@ describe("edge red team", () => {
       await apiJson(`${functions}/f/promote`, { token: dev.token, json: { version: 2 ** 31 - 1 } }),
       404,
     );
+  });
+
+  it("bounds the client keys of a project, revoked ones included (403 quota_exceeded; they were unbounded)", async () => {
+    const dev = await signupDeveloper();
+    // The quota counts rows: fill them directly rather than with 1,000 admin requests.
+    await testDb().execute(sql`INSERT INTO client_keys (project_id, secret_hash, name, revoked_at)
+      SELECT ${dev.projectId}::uuid, 'filler', 'filler ' || i, now()
+      FROM generate_series(2, ${MAX_CLIENT_KEYS_PER_PROJECT}) AS i`);
+    const keys = `/v1/admin/projects/${dev.projectId}/client-keys`;
+    const refused = await apiJson(keys, { token: dev.token, json: { name: "one too many" } });
+    expectError(refused, 403, `a project holds at most ${MAX_CLIENT_KEYS_PER_PROJECT} client keys`);
+    expect(refused.body.error.code).toBe("quota_exceeded");
+    const tool = await apiJson("/mcp", {
+      method: "POST",
+      headers: mcpPostHeaders(dev.token),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "amba_client_keys_create", arguments: { project_id: dev.projectId } },
+      }),
+    });
+    expect(tool.body.result.content[0].text).toContain("quota_exceeded");
+    // Another project of the developer has its own.
+    const other = await apiJson("/v1/admin/projects", { token: dev.token, json: { name: "second" } });
+    const key = await apiJson(`/v1/admin/projects/${other.body.id}/client-keys`, {
+      token: dev.token,
+      json: {},
+    });
+    expect(key.status).toBe(201);
   });
 });
