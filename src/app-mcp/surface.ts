@@ -77,13 +77,40 @@ export async function cachedRead(
     clearTimeout(timer);
   }
 }
-/** A cached value and the characters of the JSON it was read from. */
+/** A cached value of one `meta_rev` and the characters of the JSON it was read from. */
 interface Weighed<T> {
   value: T;
+  rev: number;
   chars: number;
 }
 
+/**
+ * Isolate memory holds one surface per project, its newest rev: a surface of an older rev is never
+ * used again once a newer one is loaded. Keyed by (project, rev), every `meta_rev` bump of one app
+ * (a control-plane write each, up to 20 a second) left another copy of its metadata behind, so one
+ * developer looping over exposure changes and `tools/list` pushed every other app's surface out.
+ */
 const memory = new WeightedLru<string, Weighed<AppSurface>>(METADATA_BUDGET_CHARS, (e) => e.chars);
+
+/** The entry of `projectId` in a per-project memory cache when it holds `rev`. */
+function currentEntry<T extends { rev: number }>(
+  lru: WeightedLru<string, T>,
+  projectId: string,
+  rev: number,
+) {
+  const entry = lru.get(projectId);
+  return entry?.rev === rev ? entry : undefined;
+}
+
+/** Keep `entry` for its project unless a newer rev is kept already (a request with older credentials). */
+function keepNewest<T extends { rev: number }>(
+  lru: WeightedLru<string, T>,
+  projectId: string,
+  entry: T,
+): void {
+  const kept = lru.get(projectId);
+  if (!kept || kept.rev <= entry.rev) lru.set(projectId, entry);
+}
 
 /** Bump when the shape of `AppMeta` changes, so a deploy never reads the previous format. */
 const FORMAT = 1;
@@ -126,9 +153,9 @@ function surfaceOf(meta: AppMeta): AppSurface {
   };
 }
 
-function remember(key: string, meta: AppMeta, chars: number): AppSurface {
+function remember(project: SurfaceProject, meta: AppMeta, chars: number): AppSurface {
   const surface = surfaceOf(meta);
-  memory.set(key, { value: surface, chars });
+  keepNewest(memory, project.id, { value: surface, rev: project.metaRev, chars });
   return surface;
 }
 
@@ -157,11 +184,11 @@ export async function appSurface(
   config: AppMcpSettings,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<AppSurface> {
-  const key = cacheKey(project.id, project.metaRev);
-  const hit = memory.get(key);
+  const hit = currentEntry(memory, project.id, project.metaRev);
   if (hit) return hit.value;
+  const key = cacheKey(project.id, project.metaRev);
   const stored = await cachedRead(store, key);
-  if (stored) return remember(key, JSON.parse(stored) as AppMeta, stored.length);
+  if (stored) return remember(project, JSON.parse(stored) as AppMeta, stored.length);
   const meta = await loadAppMeta(db, project, config);
   const text = JSON.stringify(meta);
   waitUntil(
@@ -169,7 +196,7 @@ export async function appSurface(
       console.error("metadata cache write failed", err);
     }),
   );
-  return remember(key, meta, text.length);
+  return remember(project, meta, text.length);
 }
 
 const collectionMemory = new WeightedLru<string, Weighed<Map<string, CollectionMeta>>>(
@@ -190,9 +217,9 @@ export async function projectCollection(
   name: string,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<CollectionMeta> {
-  const key = collectionsKey(project.id, project.metaRev);
-  let byName = collectionMemory.get(key)?.value;
+  let byName = currentEntry(collectionMemory, project.id, project.metaRev)?.value;
   if (!byName) {
+    const key = collectionsKey(project.id, project.metaRev);
     let text = await cachedRead(store, key);
     let list: CollectionMeta[];
     if (text) list = JSON.parse(text) as CollectionMeta[];
@@ -206,7 +233,7 @@ export async function projectCollection(
       );
     }
     byName = new Map(list.map((meta) => [meta.name, meta]));
-    collectionMemory.set(key, { value: byName, chars: text.length });
+    keepNewest(collectionMemory, project.id, { value: byName, rev: project.metaRev, chars: text.length });
   }
   const meta = byName.get(name);
   if (!meta) throw notFound(`collection "${name}" not found`);

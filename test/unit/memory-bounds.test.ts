@@ -86,6 +86,41 @@ describe("isolate caches a tenant sizes", () => {
     expect(reads.filter((k) => k.endsWith(":1"))).toHaveLength(2);
   });
 
+  it("surfaces: one per project, its newest rev — an app bumping meta_rev does not push other apps out", async () => {
+    const metaOf = (id: string, rev: number, collections: number) =>
+      JSON.stringify({
+        projectId: id,
+        projectName: id,
+        metaRev: rev,
+        collections: Array.from({ length: collections }, (_, i) => collection(`c${i}`, 100)),
+        functions: [],
+      });
+    const churner = "00000000-0000-0000-0000-0000000000c1";
+    const other = "00000000-0000-0000-0000-0000000000c2";
+    const reads: string[] = [];
+    const store: MetaStore = {
+      get: async (key) => {
+        reads.push(key);
+        const [, , id, rev] = key.split(":");
+        return metaOf(id as string, Number(rev), id === churner ? 8 : 1);
+      },
+      put: async () => {},
+    };
+    const load = (id: string, rev: number) =>
+      appSurface(store, {} as Db, { id, name: id, metaRev: rev }, {} as never, () => {});
+    await load(other, 1);
+    const perRev = metaOf(churner, 1, 8).length;
+    // Past the budget several times over, had every rev been kept.
+    for (let rev = 1; (rev - 3) * perRev <= METADATA_BUDGET_CHARS; rev++) await load(churner, rev);
+    await load(other, 1);
+    expect(reads.filter((k) => k.includes(other))).toHaveLength(1);
+    // A request still holding the older rev reads it again, and does not replace the newer one.
+    const newest = reads.at(-1) as string;
+    await load(churner, 1);
+    await load(churner, Number(newest.split(":").at(-1)));
+    expect(reads.at(-1)).toContain(`${churner}:1`);
+  });
+
   it("tools/list pages: at most RAW_PAGES_BUDGET_CHARS of serialised pages", async () => {
     const big = "d".repeat(200_000);
     const tools = Array.from({ length: 100 }, (_, i) => ({
