@@ -3,17 +3,22 @@
  * reach another tenant, starve it, or make the service answer 500. One regression test per hole
  * found (each failed before its fix); the attacks that were already blocked are listed in the
  * report of the branch, not repeated here (tenants.test.ts, hostile.test.ts and the other audit
- * files cover them). Every case makes its own developers and projects.
+ * files cover them). One developer (with two end users) of its own serves every case.
  */
 import { sql } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_CLIENT_KEYS_PER_PROJECT } from "../../src/accounts/projects.ts";
-import { createCollection, data, dataProject, insert } from "./data/fixtures.ts";
-import { apiJson, expectError, mcpPostHeaders, signupDeveloper, testDb } from "./helpers.ts";
+import { createCollection, type DataProject, data, dataProject, insert } from "./data/fixtures.ts";
+import { apiJson, expectError, mcpPostHeaders, testDb } from "./helpers.ts";
 
 describe("edge red team", () => {
+  let p: DataProject;
+  beforeAll(async () => {
+    p = await dataProject();
+  });
+
   it("refuses a column named after a property every JavaScript object has (was a 500 on every insert, find and aggregate)", async () => {
-    const dev = await signupDeveloper();
+    const dev = p.dev;
     const collections = `/v1/admin/projects/${dev.projectId}/collections`;
     const columns = [{ name: "constructor", type: "text" }];
     expectError(
@@ -46,7 +51,6 @@ describe("edge red team", () => {
   });
 
   it("refuses min/max of boolean and uuid columns with 400 on REST and the app MCP (Postgres has neither: was a 500)", async () => {
-    const p = await dataProject();
     const flags = {
       name: "flags",
       columns: [
@@ -95,7 +99,7 @@ describe("edge red team", () => {
   });
 
   it("refuses an internationalised (xn--) slug, whose hostname can spell another app's name in lookalike letters", async () => {
-    const dev = await signupDeveloper();
+    const dev = p.dev;
     const config = `/v1/admin/projects/${dev.projectId}/app-mcp/config`;
     for (const slug of ["xn--80ak6aa92e", "ab--c"]) {
       expectError(
@@ -110,7 +114,7 @@ describe("edge red team", () => {
   });
 
   it("refuses a promote to a version past Postgres' integer with 400 on REST and the platform MCP (was a 500)", async () => {
-    const dev = await signupDeveloper();
+    const dev = p.dev;
     const functions = `/v1/admin/projects/${dev.projectId}/functions`;
     const deployed = await apiJson(`${functions}/deploy`, {
       token: dev.token,
@@ -143,12 +147,14 @@ describe("edge red team", () => {
   });
 
   it("bounds the client keys of a project, revoked ones included (403 quota_exceeded; they were unbounded)", async () => {
-    const dev = await signupDeveloper();
+    const dev = p.dev;
+    const project = await apiJson("/v1/admin/projects", { token: dev.token, json: { name: "keys" } });
+    const projectId = project.body.id as string;
     // The quota counts rows: fill them directly rather than with 1,000 admin requests.
     await testDb().execute(sql`INSERT INTO client_keys (project_id, secret_hash, name, revoked_at)
-      SELECT ${dev.projectId}::uuid, 'filler', 'filler ' || i, now()
-      FROM generate_series(2, ${MAX_CLIENT_KEYS_PER_PROJECT}) AS i`);
-    const keys = `/v1/admin/projects/${dev.projectId}/client-keys`;
+      SELECT ${projectId}::uuid, 'filler', 'filler ' || i, now()
+      FROM generate_series(1, ${MAX_CLIENT_KEYS_PER_PROJECT}) AS i`);
+    const keys = `/v1/admin/projects/${projectId}/client-keys`;
     const refused = await apiJson(keys, { token: dev.token, json: { name: "one too many" } });
     expectError(refused, 403, `a project holds at most ${MAX_CLIENT_KEYS_PER_PROJECT} client keys`);
     expect(refused.body.error.code).toBe("quota_exceeded");
@@ -159,13 +165,12 @@ describe("edge red team", () => {
         jsonrpc: "2.0",
         id: 1,
         method: "tools/call",
-        params: { name: "amba_client_keys_create", arguments: { project_id: dev.projectId } },
+        params: { name: "amba_client_keys_create", arguments: { project_id: projectId } },
       }),
     });
     expect(tool.body.result.content[0].text).toContain("quota_exceeded");
     // Another project of the developer has its own.
-    const other = await apiJson("/v1/admin/projects", { token: dev.token, json: { name: "second" } });
-    const key = await apiJson(`/v1/admin/projects/${other.body.id}/client-keys`, {
+    const key = await apiJson(`/v1/admin/projects/${dev.projectId}/client-keys`, {
       token: dev.token,
       json: {},
     });
