@@ -1,8 +1,8 @@
 /**
  * An app's MCP surface for one request: its metadata (exposed collections and functions) and the
- * generated tools per scope. Cached in isolate memory, then KV, keyed by `(project, meta_rev)` —
- * the rev comes from the same query that authenticated the caller, so a cached copy is used only
- * when it is current and KV's eventual consistency can never serve a stale tool list.
+ * generated tools per scope. Cached in isolate memory, then KV, one copy per project tagged with its
+ * `meta_rev` — the rev comes from the same query that authenticated the caller, so a cached copy is
+ * used only when it is current and KV's eventual consistency can never serve a stale tool list.
  */
 import type { CollectionMeta } from "../data/columns.ts";
 import { listCollections } from "../data/service.ts";
@@ -113,8 +113,52 @@ function keepNewest<T extends { rev: number }>(
 }
 
 /** Bump when the shape of `AppMeta` changes, so a deploy never reads the previous format. */
-const FORMAT = 1;
-const cacheKey = (projectId: string, rev: number) => `app-meta:v${FORMAT}:${projectId}:${rev}`;
+const FORMAT = 2;
+const cacheKey = (projectId: string) => `app-meta:v${FORMAT}:${projectId}`;
+
+/**
+ * KV keeps one value per project (`<rev>\n<json>`), overwritten by the next rev and read only when
+ * its rev is the caller's. Keyed by (project, rev), every `meta_rev` bump followed by one
+ * `tools/list` left a copy of the app's metadata (up to megabytes) in KV for a day: one developer's
+ * loop of exposure changes (20 a second) stored hundreds of GB a day at the operator's expense. A
+ * value of another rev — an older one KV still serves, or a newer one a request with older
+ * credentials meets — is a miss, so a stale copy is still never used.
+ */
+async function readAtRev(store: MetaStore, key: string, rev: number): Promise<KvRead> {
+  const stored = await cachedRead(store, key);
+  const newline = stored?.indexOf("\n") ?? -1;
+  if (!stored || newline < 1) return { text: null, newer: false };
+  const storedRev = Number(stored.slice(0, newline));
+  return storedRev === rev
+    ? { text: stored.slice(newline + 1), newer: false }
+    : { text: null, newer: storedRev > rev };
+}
+
+/** A KV read at a rev: the JSON when KV holds that rev; `newer` when it holds a later one. */
+interface KvRead {
+  text: string | null;
+  newer: boolean;
+}
+
+/**
+ * Write `text` as `key`'s value at `rev`, after the response, unless KV holds a later rev already (a
+ * request with older credentials); a failed write is only logged.
+ */
+function writeAtRev(
+  store: MetaStore,
+  key: string,
+  read: KvRead,
+  rev: number,
+  text: string,
+  waitUntil: (promise: Promise<unknown>) => void,
+): void {
+  if (read.newer) return;
+  waitUntil(
+    store.put(key, `${rev}\n${text}`, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
+      console.error(`metadata cache write failed (${key})`, err);
+    }),
+  );
+}
 
 function surfaceOf(meta: AppMeta): AppSurface {
   const generated = new Map<Scope, AppTool[]>();
@@ -186,16 +230,12 @@ export async function appSurface(
 ): Promise<AppSurface> {
   const hit = currentEntry(memory, project.id, project.metaRev);
   if (hit) return hit.value;
-  const key = cacheKey(project.id, project.metaRev);
-  const stored = await cachedRead(store, key);
-  if (stored) return remember(project, JSON.parse(stored) as AppMeta, stored.length);
+  const key = cacheKey(project.id);
+  const read = await readAtRev(store, key, project.metaRev);
+  if (read.text) return remember(project, JSON.parse(read.text) as AppMeta, read.text.length);
   const meta = await loadAppMeta(db, project, config);
   const text = JSON.stringify(meta);
-  waitUntil(
-    store.put(key, text, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
-      console.error("metadata cache write failed", err);
-    }),
-  );
+  writeAtRev(store, key, read, project.metaRev, text, waitUntil);
   return remember(project, meta, text.length);
 }
 
@@ -203,12 +243,12 @@ const collectionMemory = new WeightedLru<string, Weighed<Map<string, CollectionM
   METADATA_BUDGET_CHARS,
   (e) => e.chars,
 );
-const collectionsKey = (projectId: string, rev: number) => `collections:v${FORMAT}:${projectId}:${rev}`;
+const collectionsKey = (projectId: string) => `collections:v${FORMAT}:${projectId}`;
 
 /**
- * One collection's metadata for the REST data routes, from the same rev-keyed cache scheme as the
- * surface (every collection of the project, not only the exposed ones): memory → KV → Postgres,
- * keyed by `(project, meta_rev)` from the authenticating query. 404 for an unknown collection.
+ * One collection's metadata for the REST data routes, from the same cache scheme as the surface
+ * (every collection of the project, not only the exposed ones): memory → KV → Postgres, used at the
+ * `meta_rev` of the authenticating query only. 404 for an unknown collection.
  */
 export async function projectCollection(
   store: MetaStore,
@@ -219,18 +259,15 @@ export async function projectCollection(
 ): Promise<CollectionMeta> {
   let byName = currentEntry(collectionMemory, project.id, project.metaRev)?.value;
   if (!byName) {
-    const key = collectionsKey(project.id, project.metaRev);
-    let text = await cachedRead(store, key);
+    const key = collectionsKey(project.id);
+    const read = await readAtRev(store, key, project.metaRev);
+    let text = read.text;
     let list: CollectionMeta[];
     if (text) list = JSON.parse(text) as CollectionMeta[];
     else {
       list = await listCollections(db, project.id);
       text = JSON.stringify(list);
-      waitUntil(
-        store.put(key, text, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
-          console.error("collection metadata cache write failed", err);
-        }),
-      );
+      writeAtRev(store, key, read, project.metaRev, text, waitUntil);
     }
     byName = new Map(list.map((meta) => [meta.name, meta]));
     keepNewest(collectionMemory, project.id, { value: byName, rev: project.metaRev, chars: text.length });

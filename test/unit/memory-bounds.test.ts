@@ -54,39 +54,36 @@ describe("isolate caches a tenant sizes", () => {
   });
 
   it("surfaces: at most METADATA_BUDGET_CHARS of metadata JSON, so a large app is read again", async () => {
-    const text = (rev: number) =>
+    const project = (id: string) => ({ id, name: id, metaRev: 1 });
+    const text = (id: string) =>
       JSON.stringify({
-        projectId: "00000000-0000-0000-0000-0000000000a2",
-        projectName: "big",
-        metaRev: rev,
+        projectId: id,
+        projectName: id,
+        metaRev: 1,
         collections: Array.from({ length: 16 }, (_, i) => collection(`c${i}`, 100)),
         functions: [],
       });
     const reads: string[] = [];
+    // The KV value holds its rev first (src/app-mcp/surface.ts).
     const store: MetaStore = {
       get: async (key) => {
         reads.push(key);
-        return text(Number(key.split(":").at(-1)));
+        return `1\n${text(key.split(":").at(-1) as string)}`;
       },
       put: async () => {},
     };
-    const project = (rev: number) => ({
-      id: "00000000-0000-0000-0000-0000000000a2",
-      name: "big",
-      metaRev: rev,
-    });
-    const load = (rev: number) => appSurface(store, {} as Db, project(rev), {} as never, () => {});
-    const perRev = text(1).length;
-    expect(perRev).toBeGreaterThan(800_000);
-    await load(1);
-    await load(1);
+    const load = (id: string) => appSurface(store, {} as Db, project(id), {} as never, () => {});
+    const perApp = text("a0").length;
+    expect(perApp).toBeGreaterThan(800_000);
+    await load("a0");
+    await load("a0");
     expect(reads).toHaveLength(1);
-    for (let rev = 2; (rev - 1) * perRev <= METADATA_BUDGET_CHARS; rev++) await load(rev);
-    await load(1);
-    expect(reads.filter((k) => k.endsWith(":1"))).toHaveLength(2);
+    for (let i = 1; (i - 1) * perApp <= METADATA_BUDGET_CHARS; i++) await load(`a${i}`);
+    await load("a0");
+    expect(reads.filter((k) => k.endsWith(":a0"))).toHaveLength(2);
   });
 
-  it("surfaces: one per project, its newest rev — an app bumping meta_rev does not push other apps out", async () => {
+  it("surfaces: one per project and rev — an app bumping meta_rev pushes no other app out, nor grows KV", async () => {
     const metaOf = (id: string, rev: number, collections: number) =>
       JSON.stringify({
         projectId: id,
@@ -97,28 +94,46 @@ describe("isolate caches a tenant sizes", () => {
       });
     const churner = "00000000-0000-0000-0000-0000000000c1";
     const other = "00000000-0000-0000-0000-0000000000c2";
+    const kv = new Map<string, string>();
     const reads: string[] = [];
     const store: MetaStore = {
       get: async (key) => {
         reads.push(key);
-        const [, , id, rev] = key.split(":");
-        return metaOf(id as string, Number(rev), id === churner ? 8 : 1);
+        return kv.get(key) ?? null;
       },
-      put: async () => {},
+      put: async (key, value) => {
+        kv.set(key, value);
+      },
     };
-    const load = (id: string, rev: number) =>
-      appSurface(store, {} as Db, { id, name: id, metaRev: rev }, {} as never, () => {});
+    // Each rev's metadata as KV would hold it once the rev was loaded from Postgres.
+    const load = (id: string, rev: number) => {
+      kv.set(`app-meta:v2:${id}`, `${rev}\n${metaOf(id, rev, id === churner ? 8 : 1)}`);
+      return appSurface(store, {} as Db, { id, name: id, metaRev: rev }, {} as never, () => {});
+    };
     await load(other, 1);
     const perRev = metaOf(churner, 1, 8).length;
     // Past the budget several times over, had every rev been kept.
-    for (let rev = 1; (rev - 3) * perRev <= METADATA_BUDGET_CHARS; rev++) await load(churner, rev);
+    let rev = 1;
+    for (; (rev - 3) * perRev <= METADATA_BUDGET_CHARS; rev++) await load(churner, rev);
     await load(other, 1);
     expect(reads.filter((k) => k.includes(other))).toHaveLength(1);
-    // A request still holding the older rev reads it again, and does not replace the newer one.
-    const newest = reads.at(-1) as string;
-    await load(churner, 1);
-    await load(churner, Number(newest.split(":").at(-1)));
-    expect(reads.at(-1)).toContain(`${churner}:1`);
+    // KV holds one value per project, whatever the number of revs.
+    expect(kv.size).toBe(2);
+    // A value of another rev is a miss (here: Postgres, which the test's fake database cannot answer).
+    const empty = { exposedCollections: [], exposedFunctions: [] } as never;
+    const stale = await appSurface(store, {} as Db, { id: churner, name: "x", metaRev: 1 }, empty, () => {});
+    expect(stale.meta.metaRev).toBe(1);
+    expect(stale.meta.collections).toEqual([]);
+    expect(kv.get(`app-meta:v2:${churner}`)).toMatch(new RegExp(`^${rev - 1}\n`));
+    // ... and a request with older credentials does not replace the newer surface in memory.
+    const current = await appSurface(
+      store,
+      {} as Db,
+      { id: churner, name: churner, metaRev: rev - 1 },
+      empty,
+      () => {},
+    );
+    expect(current.meta.collections).toHaveLength(8);
   });
 
   it("tools/list pages: at most RAW_PAGES_BUDGET_CHARS of serialised pages", async () => {
