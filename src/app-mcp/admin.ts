@@ -38,13 +38,22 @@ export const ExposureSchema = v.strictObject({
   functions: v.optional(NameListSchema),
 });
 
-/** A hostname label: lowercase DNS label, 1-63 characters. */
+/**
+ * A hostname label: lowercase DNS label, 1-63 characters, and not an internationalised one. A label
+ * with "--" in its third and fourth characters is reserved for those (RFC 5891 §4.2.3.1): `xn--…` is
+ * shown by browsers and clients as Unicode, so `xn--80ak6aa92e` reads "аррӏе" (Cyrillic) — another
+ * app's name in lookalike letters, on the same parent domain as that app's own hostname.
+ */
 export const SlugSchema = v.pipe(
   v.string(),
   v.maxLength(63, "must be at most 63 characters"),
   v.regex(
     /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/,
     "must be a lowercase DNS label (a-z, 0-9 and inner hyphens, 1-63 characters)",
+  ),
+  v.check(
+    (slug) => slug.slice(2, 4) !== "--",
+    'must not have "--" as its third and fourth characters (reserved for internationalised names such as xn--…)',
   ),
 );
 

@@ -1,8 +1,8 @@
 /**
  * An app's MCP surface for one request: its metadata (exposed collections and functions) and the
- * generated tools per scope. Cached in isolate memory, then KV, keyed by `(project, meta_rev)` —
- * the rev comes from the same query that authenticated the caller, so a cached copy is used only
- * when it is current and KV's eventual consistency can never serve a stale tool list.
+ * generated tools per scope. Cached in isolate memory, then KV, one copy per project tagged with its
+ * `meta_rev` — the rev comes from the same query that authenticated the caller, so a cached copy is
+ * used only when it is current and KV's eventual consistency can never serve a stale tool list.
  */
 import type { CollectionMeta } from "../data/columns.ts";
 import { listCollections } from "../data/service.ts";
@@ -77,17 +77,88 @@ export async function cachedRead(
     clearTimeout(timer);
   }
 }
-/** A cached value and the characters of the JSON it was read from. */
+/** A cached value of one `meta_rev` and the characters of the JSON it was read from. */
 interface Weighed<T> {
   value: T;
+  rev: number;
   chars: number;
 }
 
+/**
+ * Isolate memory holds one surface per project, its newest rev: a surface of an older rev is never
+ * used again once a newer one is loaded. Keyed by (project, rev), every `meta_rev` bump of one app
+ * (a control-plane write each, up to 20 a second) left another copy of its metadata behind, so one
+ * developer looping over exposure changes and `tools/list` pushed every other app's surface out.
+ */
 const memory = new WeightedLru<string, Weighed<AppSurface>>(METADATA_BUDGET_CHARS, (e) => e.chars);
 
+/** The entry of `projectId` in a per-project memory cache when it holds `rev`. */
+function currentEntry<T extends { rev: number }>(
+  lru: WeightedLru<string, T>,
+  projectId: string,
+  rev: number,
+) {
+  const entry = lru.get(projectId);
+  return entry?.rev === rev ? entry : undefined;
+}
+
+/** Keep `entry` for its project unless a newer rev is kept already (a request with older credentials). */
+function keepNewest<T extends { rev: number }>(
+  lru: WeightedLru<string, T>,
+  projectId: string,
+  entry: T,
+): void {
+  const kept = lru.get(projectId);
+  if (!kept || kept.rev <= entry.rev) lru.set(projectId, entry);
+}
+
 /** Bump when the shape of `AppMeta` changes, so a deploy never reads the previous format. */
-const FORMAT = 1;
-const cacheKey = (projectId: string, rev: number) => `app-meta:v${FORMAT}:${projectId}:${rev}`;
+const FORMAT = 2;
+const cacheKey = (projectId: string) => `app-meta:v${FORMAT}:${projectId}`;
+
+/**
+ * KV keeps one value per project (`<rev>\n<json>`), overwritten by the next rev and read only when
+ * its rev is the caller's. Keyed by (project, rev), every `meta_rev` bump followed by one
+ * `tools/list` left a copy of the app's metadata (up to megabytes) in KV for a day: one developer's
+ * loop of exposure changes (20 a second) stored hundreds of GB a day at the operator's expense. A
+ * value of another rev — an older one KV still serves, or a newer one a request with older
+ * credentials meets — is a miss, so a stale copy is still never used.
+ */
+async function readAtRev(store: MetaStore, key: string, rev: number): Promise<KvRead> {
+  const stored = await cachedRead(store, key);
+  const newline = stored?.indexOf("\n") ?? -1;
+  if (!stored || newline < 1) return { text: null, newer: false };
+  const storedRev = Number(stored.slice(0, newline));
+  return storedRev === rev
+    ? { text: stored.slice(newline + 1), newer: false }
+    : { text: null, newer: storedRev > rev };
+}
+
+/** A KV read at a rev: the JSON when KV holds that rev; `newer` when it holds a later one. */
+interface KvRead {
+  text: string | null;
+  newer: boolean;
+}
+
+/**
+ * Write `text` as `key`'s value at `rev`, after the response, unless KV holds a later rev already (a
+ * request with older credentials); a failed write is only logged.
+ */
+function writeAtRev(
+  store: MetaStore,
+  key: string,
+  read: KvRead,
+  rev: number,
+  text: string,
+  waitUntil: (promise: Promise<unknown>) => void,
+): void {
+  if (read.newer) return;
+  waitUntil(
+    store.put(key, `${rev}\n${text}`, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
+      console.error(`metadata cache write failed (${key})`, err);
+    }),
+  );
+}
 
 function surfaceOf(meta: AppMeta): AppSurface {
   const generated = new Map<Scope, AppTool[]>();
@@ -126,9 +197,9 @@ function surfaceOf(meta: AppMeta): AppSurface {
   };
 }
 
-function remember(key: string, meta: AppMeta, chars: number): AppSurface {
+function remember(project: SurfaceProject, meta: AppMeta, chars: number): AppSurface {
   const surface = surfaceOf(meta);
-  memory.set(key, { value: surface, chars });
+  keepNewest(memory, project.id, { value: surface, rev: project.metaRev, chars });
   return surface;
 }
 
@@ -157,31 +228,27 @@ export async function appSurface(
   config: AppMcpSettings,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<AppSurface> {
-  const key = cacheKey(project.id, project.metaRev);
-  const hit = memory.get(key);
+  const hit = currentEntry(memory, project.id, project.metaRev);
   if (hit) return hit.value;
-  const stored = await cachedRead(store, key);
-  if (stored) return remember(key, JSON.parse(stored) as AppMeta, stored.length);
+  const key = cacheKey(project.id);
+  const read = await readAtRev(store, key, project.metaRev);
+  if (read.text) return remember(project, JSON.parse(read.text) as AppMeta, read.text.length);
   const meta = await loadAppMeta(db, project, config);
   const text = JSON.stringify(meta);
-  waitUntil(
-    store.put(key, text, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
-      console.error("metadata cache write failed", err);
-    }),
-  );
-  return remember(key, meta, text.length);
+  writeAtRev(store, key, read, project.metaRev, text, waitUntil);
+  return remember(project, meta, text.length);
 }
 
 const collectionMemory = new WeightedLru<string, Weighed<Map<string, CollectionMeta>>>(
   METADATA_BUDGET_CHARS,
   (e) => e.chars,
 );
-const collectionsKey = (projectId: string, rev: number) => `collections:v${FORMAT}:${projectId}:${rev}`;
+const collectionsKey = (projectId: string) => `collections:v${FORMAT}:${projectId}`;
 
 /**
- * One collection's metadata for the REST data routes, from the same rev-keyed cache scheme as the
- * surface (every collection of the project, not only the exposed ones): memory → KV → Postgres,
- * keyed by `(project, meta_rev)` from the authenticating query. 404 for an unknown collection.
+ * One collection's metadata for the REST data routes, from the same cache scheme as the surface
+ * (every collection of the project, not only the exposed ones): memory → KV → Postgres, used at the
+ * `meta_rev` of the authenticating query only. 404 for an unknown collection.
  */
 export async function projectCollection(
   store: MetaStore,
@@ -190,23 +257,20 @@ export async function projectCollection(
   name: string,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<CollectionMeta> {
-  const key = collectionsKey(project.id, project.metaRev);
-  let byName = collectionMemory.get(key)?.value;
+  let byName = currentEntry(collectionMemory, project.id, project.metaRev)?.value;
   if (!byName) {
-    let text = await cachedRead(store, key);
+    const key = collectionsKey(project.id);
+    const read = await readAtRev(store, key, project.metaRev);
+    let text = read.text;
     let list: CollectionMeta[];
     if (text) list = JSON.parse(text) as CollectionMeta[];
     else {
       list = await listCollections(db, project.id);
       text = JSON.stringify(list);
-      waitUntil(
-        store.put(key, text, { expirationTtl: KV_TTL_SECONDS }).catch((err: unknown) => {
-          console.error("collection metadata cache write failed", err);
-        }),
-      );
+      writeAtRev(store, key, read, project.metaRev, text, waitUntil);
     }
     byName = new Map(list.map((meta) => [meta.name, meta]));
-    collectionMemory.set(key, { value: byName, chars: text.length });
+    keepNewest(collectionMemory, project.id, { value: byName, rev: project.metaRev, chars: text.length });
   }
   const meta = byName.get(name);
   if (!meta) throw notFound(`collection "${name}" not found`);

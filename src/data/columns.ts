@@ -200,6 +200,11 @@ export function nameProblem(name: string, kind: "collection" | "column"): string
     return `"${name}" is a server-managed column name`;
   }
   if (RESERVED_WORDS.has(name)) return `"${name}" is a reserved word`;
+  // Every plain object inherits `constructor`: a row, a where or a patch that leaves such a column
+  // out still "has" it for `key in input` (valibot's object schemas) and for name lookups on object
+  // maps, which turned every insert, find and aggregate of the collection into a 500.
+  if (kind === "column" && name in Object.prototype)
+    return `"${name}" is reserved (every JavaScript object has it)`;
   if (kind === "column" && SYSTEM_COLUMNS.has(name)) return `"${name}" is a Postgres system column name`;
   if (name.startsWith("pg_")) return `names starting with "pg_" are reserved`;
   return null;
@@ -238,8 +243,16 @@ const PG_SCALAR: Record<ScalarType, string> = {
   uuid: "uuid",
 };
 
-/** Types a keyset `order` (and `min`/`max`, `group_by`) can use: every scalar but `json`. */
+/** Types a keyset `order` (and `group_by`) can use: every scalar but `json`. */
 export const ORDERABLE_TYPES: readonly ColumnType[] = SCALAR_TYPES.filter((t) => t !== "json");
+/**
+ * Types `min` / `max` accept: the orderable ones Postgres has those aggregates for. `min(boolean)`
+ * and `max(uuid)` do not exist (not even for `id` and `owner_id`), so offering them made the
+ * aggregate answer 500.
+ */
+export const EXTREMUM_TYPES: readonly ColumnType[] = ORDERABLE_TYPES.filter(
+  (t) => t !== "boolean" && t !== "uuid",
+);
 /** Types `sum` / `avg` accept. */
 export const NUMERIC_TYPES: readonly ColumnType[] = ["integer", "bigint", "number"];
 

@@ -61,9 +61,12 @@ export const DeployFunctionSchema = v.strictObject({
 });
 export type DeployFunction = v.InferOutput<typeof DeployFunctionSchema>;
 
+/** Largest version number: versions are a Postgres `integer`, which refused a larger one with a 500. */
+export const MAX_FUNCTION_VERSION = 2 ** 31 - 1;
+
 /** `POST …/functions/:name/promote` body. */
 export const PromoteFunctionSchema = v.strictObject({
-  version: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  version: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_FUNCTION_VERSION)),
 });
 export type PromoteFunction = v.InferOutput<typeof PromoteFunctionSchema>;
 

@@ -54,36 +54,86 @@ describe("isolate caches a tenant sizes", () => {
   });
 
   it("surfaces: at most METADATA_BUDGET_CHARS of metadata JSON, so a large app is read again", async () => {
-    const text = (rev: number) =>
+    const project = (id: string) => ({ id, name: id, metaRev: 1 });
+    const text = (id: string) =>
       JSON.stringify({
-        projectId: "00000000-0000-0000-0000-0000000000a2",
-        projectName: "big",
-        metaRev: rev,
+        projectId: id,
+        projectName: id,
+        metaRev: 1,
         collections: Array.from({ length: 16 }, (_, i) => collection(`c${i}`, 100)),
         functions: [],
       });
     const reads: string[] = [];
+    // The KV value holds its rev first (src/app-mcp/surface.ts).
     const store: MetaStore = {
       get: async (key) => {
         reads.push(key);
-        return text(Number(key.split(":").at(-1)));
+        return `1\n${text(key.split(":").at(-1) as string)}`;
       },
       put: async () => {},
     };
-    const project = (rev: number) => ({
-      id: "00000000-0000-0000-0000-0000000000a2",
-      name: "big",
-      metaRev: rev,
-    });
-    const load = (rev: number) => appSurface(store, {} as Db, project(rev), {} as never, () => {});
-    const perRev = text(1).length;
-    expect(perRev).toBeGreaterThan(800_000);
-    await load(1);
-    await load(1);
+    const load = (id: string) => appSurface(store, {} as Db, project(id), {} as never, () => {});
+    const perApp = text("a0").length;
+    expect(perApp).toBeGreaterThan(800_000);
+    await load("a0");
+    await load("a0");
     expect(reads).toHaveLength(1);
-    for (let rev = 2; (rev - 1) * perRev <= METADATA_BUDGET_CHARS; rev++) await load(rev);
-    await load(1);
-    expect(reads.filter((k) => k.endsWith(":1"))).toHaveLength(2);
+    for (let i = 1; (i - 1) * perApp <= METADATA_BUDGET_CHARS; i++) await load(`a${i}`);
+    await load("a0");
+    expect(reads.filter((k) => k.endsWith(":a0"))).toHaveLength(2);
+  });
+
+  it("surfaces: one per project and rev — an app bumping meta_rev pushes no other app out, nor grows KV", async () => {
+    const metaOf = (id: string, rev: number, collections: number) =>
+      JSON.stringify({
+        projectId: id,
+        projectName: id,
+        metaRev: rev,
+        collections: Array.from({ length: collections }, (_, i) => collection(`c${i}`, 100)),
+        functions: [],
+      });
+    const churner = "00000000-0000-0000-0000-0000000000c1";
+    const other = "00000000-0000-0000-0000-0000000000c2";
+    const kv = new Map<string, string>();
+    const reads: string[] = [];
+    const store: MetaStore = {
+      get: async (key) => {
+        reads.push(key);
+        return kv.get(key) ?? null;
+      },
+      put: async (key, value) => {
+        kv.set(key, value);
+      },
+    };
+    // Each rev's metadata as KV would hold it once the rev was loaded from Postgres.
+    const load = (id: string, rev: number) => {
+      kv.set(`app-meta:v2:${id}`, `${rev}\n${metaOf(id, rev, id === churner ? 8 : 1)}`);
+      return appSurface(store, {} as Db, { id, name: id, metaRev: rev }, {} as never, () => {});
+    };
+    await load(other, 1);
+    const perRev = metaOf(churner, 1, 8).length;
+    // Past the budget several times over, had every rev been kept.
+    let rev = 1;
+    for (; (rev - 3) * perRev <= METADATA_BUDGET_CHARS; rev++) await load(churner, rev);
+    await load(other, 1);
+    expect(reads.filter((k) => k.includes(other))).toHaveLength(1);
+    // KV holds one value per project, whatever the number of revs.
+    expect(kv.size).toBe(2);
+    // A value of another rev is a miss (here: Postgres, which the test's fake database cannot answer).
+    const empty = { exposedCollections: [], exposedFunctions: [] } as never;
+    const stale = await appSurface(store, {} as Db, { id: churner, name: "x", metaRev: 1 }, empty, () => {});
+    expect(stale.meta.metaRev).toBe(1);
+    expect(stale.meta.collections).toEqual([]);
+    expect(kv.get(`app-meta:v2:${churner}`)).toMatch(new RegExp(`^${rev - 1}\n`));
+    // ... and a request with older credentials does not replace the newer surface in memory.
+    const current = await appSurface(
+      store,
+      {} as Db,
+      { id: churner, name: churner, metaRev: rev - 1 },
+      empty,
+      () => {},
+    );
+    expect(current.meta.collections).toHaveLength(8);
   });
 
   it("tools/list pages: at most RAW_PAGES_BUDGET_CHARS of serialised pages", async () => {
@@ -124,22 +174,45 @@ describe("isolate caches a tenant sizes", () => {
   });
 
   it("credentials: at most CREDENTIAL_BUDGET_CHARS of resolutions (an app's config is up to ≈ 100 KB)", async () => {
-    const access = {
-      config: { exposedCollections: Array.from({ length: 1000 }, (_, i) => `collection_${i}`) },
-    };
+    const exposedCollections = Array.from({ length: 1000 }, (_, i) => `collection_${i}`);
+    // Each resolution of its own app (project), so each config is weighed on its own.
+    const access = (i: number | string) => ({
+      principal: { project: { id: `memory-bounds-app-${i}`, metaRev: 1 } },
+      config: { exposedCollections },
+    });
     let loads = 0;
-    const resolve = async () => {
+    const resolve = (i: number | string) => async () => {
       loads++;
-      return access;
+      return access(i);
     };
-    await cachedCredential("memory-bounds-first", resolve);
-    await cachedCredential("memory-bounds-first", resolve);
+    await cachedCredential("memory-bounds-first", resolve("first"));
+    await cachedCredential("memory-bounds-first", resolve("first"));
     expect(loads).toBe(1);
-    const weight = JSON.stringify(access).length;
+    const weight = JSON.stringify(access(0)).length;
     for (let i = 0; i * weight <= CREDENTIAL_BUDGET_CHARS; i++)
-      await cachedCredential(`memory-bounds-${i}`, resolve);
-    await cachedCredential("memory-bounds-first", resolve);
+      await cachedCredential(`memory-bounds-${i}`, resolve(i));
+    await cachedCredential("memory-bounds-first", resolve("first"));
     expect(loads).toBeGreaterThan(2 + Math.floor(CREDENTIAL_BUDGET_CHARS / weight));
+  });
+
+  it("credentials: one app's many callers weigh its config once, and do not evict other apps' credentials", async () => {
+    const big = { exposedCollections: Array.from({ length: 1000 }, (_, i) => `collection_${i}`) };
+    const small = { principal: { project: { id: "memory-bounds-small", metaRev: 3 } }, config: {} };
+    let smallLoads = 0;
+    const loadSmall = async () => {
+      smallLoads++;
+      return small;
+    };
+    await cachedCredential("memory-bounds-small", loadSmall);
+    // Far more than the budget if every end user of the big app carried the config: 200 × 17 KB.
+    for (let i = 0; i < 200; i++) {
+      await cachedCredential(`memory-bounds-big-user-${i}`, async () => ({
+        principal: { project: { id: "memory-bounds-big", metaRev: 1 }, user: { id: `u${i}` } },
+        config: big,
+      }));
+    }
+    await cachedCredential("memory-bounds-small", loadSmall);
+    expect(smallLoads).toBe(1);
   });
 
   it("OpenAPI documents: a few server URLs (without PUBLIC_BASE_URL the URL is the request's Host)", () => {

@@ -462,12 +462,19 @@ describe("app MCP protocol versions and caching", () => {
     const project = await apiJson(`/v1/admin/projects/${dev.projectId}`, { token: dev.token });
     const rev = project.body.meta_rev;
     expect(rev).toEqual(expect.any(Number));
-    const key = `app-meta:v1:${dev.projectId}:${rev}`;
-    let cached: { collections: { name: string }[] } | null = null;
-    for (let i = 0; i < 20 && !cached; i++) {
-      cached = await env.META_KV.get(key, "json");
-      if (!cached) await new Promise((r) => setTimeout(r, 50));
+    // One value per project, its rev first (src/app-mcp/surface.ts).
+    const key = `app-meta:v2:${dev.projectId}`;
+    let stored: string | null = null;
+    for (let i = 0; i < 20 && !stored; i++) {
+      stored = await env.META_KV.get(key, "text");
+      if (!stored) await new Promise((r) => setTimeout(r, 50));
     }
-    expect(cached?.collections.map((c) => c.name)).toEqual(["recipes"]);
+    const [storedRev, json] = [
+      stored?.slice(0, stored.indexOf("\n")),
+      stored?.slice(stored.indexOf("\n") + 1),
+    ];
+    expect(storedRev).toBe(String(rev));
+    const cached = JSON.parse(json ?? "null") as { collections: { name: string }[] };
+    expect(cached.collections.map((c) => c.name)).toEqual(["recipes"]);
   });
 });
