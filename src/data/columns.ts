@@ -243,16 +243,11 @@ const PG_SCALAR: Record<ScalarType, string> = {
   uuid: "uuid",
 };
 
-/** Types a keyset `order` (and `group_by`) can use: every scalar but `json`. */
-export const ORDERABLE_TYPES: readonly ColumnType[] = SCALAR_TYPES.filter((t) => t !== "json");
 /**
- * Types `min` / `max` accept: the orderable ones Postgres has those aggregates for. `min(boolean)`
- * and `max(uuid)` do not exist (not even for `id` and `owner_id`), so offering them made the
- * aggregate answer 500.
+ * Types a keyset `order`, `group_by` and `min` / `max` can use: every scalar but `json` (Postgres
+ * has no `min`/`max` over `boolean` or `uuid`; the SQL compiler spells those itself).
  */
-export const EXTREMUM_TYPES: readonly ColumnType[] = ORDERABLE_TYPES.filter(
-  (t) => t !== "boolean" && t !== "uuid",
-);
+export const ORDERABLE_TYPES: readonly ColumnType[] = SCALAR_TYPES.filter((t) => t !== "json");
 /** Types `sum` / `avg` accept. */
 export const NUMERIC_TYPES: readonly ColumnType[] = ["integer", "bigint", "number"];
 

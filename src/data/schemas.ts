@@ -12,7 +12,6 @@ import {
   type CollectionMeta,
   type ColumnSpec,
   type ColumnType,
-  EXTREMUM_TYPES,
   MAX_LIST_VALUES,
   NUMERIC_TYPES,
   ORDERABLE_TYPES,
@@ -331,7 +330,6 @@ function aggregateSchema(meta: CollectionMeta, where: Schema<Where>): Schema<Agg
   const countable = all.filter((c) => c.type !== "vector").map((c) => c.name);
   const numeric = all.filter((c) => NUMERIC_TYPES.includes(c.type)).map((c) => c.name);
   const orderable = all.filter((c) => ORDERABLE_TYPES.includes(c.type)).map((c) => c.name);
-  const extremum = all.filter((c) => EXTREMUM_TYPES.includes(c.type)).map((c) => c.name);
   const variants: v.StrictObjectSchema<v.ObjectEntries, undefined>[] = [
     v.strictObject({
       fn: v.literal("count"),
@@ -341,7 +339,7 @@ function aggregateSchema(meta: CollectionMeta, where: Schema<Where>): Schema<Agg
   // One variant per column set (not per function): the same typing in half the advertised schema.
   if (numeric.length)
     variants.push(v.strictObject({ fn: v.picklist(["sum", "avg"]), column: v.picklist(numeric) }));
-  variants.push(v.strictObject({ fn: v.picklist(["min", "max"]), column: v.picklist(extremum) }));
+  variants.push(v.strictObject({ fn: v.picklist(["min", "max"]), column: v.picklist(orderable) }));
   const fns = numeric.length ? "count, sum, avg, min, max" : "count, min, max";
   return v.strictObject({
     metrics: v.pipe(

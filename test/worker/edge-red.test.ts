@@ -50,7 +50,7 @@ describe("edge red team", () => {
     expect((await apiJson(rows, { token: dev.token, json: { body: "x" } })).status).toBe(201);
   });
 
-  it("refuses min/max of boolean and uuid columns with 400 on REST and the app MCP (Postgres has neither: was a 500)", async () => {
+  it("answers min/max of boolean and uuid columns on REST and the app MCP, owner-scoped (Postgres has neither: was a 500)", async () => {
     const flags = {
       name: "flags",
       columns: [
@@ -66,26 +66,40 @@ describe("edge red team", () => {
       method: "PUT",
       json: { collections: ["flags"] },
     });
-    await insert(p, p.userA, "flags", { done: true, ref: crypto.randomUUID(), day: "2026-01-02" });
-    for (const column of ["done", "ref", "id", "owner_id"]) {
-      for (const fn of ["min", "max"]) {
-        const metrics = [{ fn, column }];
-        expectError(await data(p, p.userA, "flags", "aggregate", { json: { metrics } }), 400, "metrics");
-        const tool = await apiJson(`/app/${p.dev.projectId}/mcp`, {
-          method: "POST",
-          headers: mcpPostHeaders(p.dev.token),
-          body: JSON.stringify({
-            jsonrpc: "2.0",
-            id: 1,
-            method: "tools/call",
-            params: { name: "flags_aggregate", arguments: { metrics } },
-          }),
-        });
-        expect(tool.body.result.isError, `${fn}(${column})`).toBe(true);
-        expect(tool.body.result.content[0].text).toContain("invalid_input");
-      }
-    }
-    // What Postgres can answer still is: min/max of a date, a count of a uuid column, grouping by a boolean.
+    const refs = ["00000000-0000-4000-8000-00000000000a", "ffffffff-0000-4000-8000-00000000000b"];
+    const mine = await insert(p, p.userA, "flags", { done: true, ref: refs[0], day: "2026-01-02" });
+    // Another user's row: the lowest and highest values, invisible to userA under the owner policy.
+    await insert(p, p.userB, "flags", { done: false, ref: refs[1], day: "2026-01-03" });
+    const metrics = ["done", "ref", "id", "owner_id"].flatMap((column) =>
+      ["min", "max"].map((fn) => ({ fn, column })),
+    );
+    const own = {
+      min_done: true,
+      max_done: true,
+      min_ref: refs[0],
+      max_ref: refs[0],
+      min_id: mine.id,
+      max_id: mine.id,
+      min_owner_id: mine.owner_id,
+      max_owner_id: mine.owner_id,
+    };
+    const rest = await data(p, p.userA, "flags", "aggregate", { json: { metrics } });
+    expect(rest.body).toEqual({ rows: [own] });
+    const tool = await apiJson(`/app/${p.dev.projectId}/mcp`, {
+      method: "POST",
+      headers: mcpPostHeaders(p.dev.token),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "flags_aggregate", arguments: { metrics: metrics.slice(0, 4) } },
+      }),
+    });
+    // The developer sees both rows: false < true, and uuids in their byte order.
+    expect(tool.body.result.structuredContent).toEqual({
+      rows: [{ min_done: false, max_done: true, min_ref: refs[0], max_ref: refs[1] }],
+    });
+    // And next to them: max of a date, a count of a uuid column, grouping by a boolean.
     const ok = await data(p, p.userA, "flags", "aggregate", {
       json: {
         metrics: [
