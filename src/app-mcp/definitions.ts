@@ -133,7 +133,7 @@ function describeOp(op: CollectionOp, meta: CollectionMeta, scope: Scope): strin
     }
     case "find_nearest": {
       const vector = vectorColumn(meta);
-      return `Vector similarity search over ${c}.${vector?.name} (cosine distance; smaller is closer): {"vector": [${vector?.dimensions} numbers], "limit": 10, "where": {…}}. Returns {"rows": [{…row, "distance": 0.01}]}, closest first. ${readPolicy(meta, scope)}`;
+      return `Vector similarity search over ${c}.${vector?.name} (cosine distance; smaller is closer): {"vector": [${vector?.dimensions} numbers], "limit": 10, "where": {…}}. Returns {"rows": [{…row, "distance": 0.01}]}, closest first (a row whose vector is all zeros has "distance": null and comes last). ${readPolicy(meta, scope)}`;
     }
   }
 }

@@ -307,6 +307,10 @@ export async function nearest(
   if (parsed.vector.length !== column.dimensions) {
     throw invalidInput(`vector: expected ${column.dimensions} numbers for "${column.name}"`);
   }
+  // Cosine distance to a zero vector is NaN for every row: there is no order to answer with.
+  if (parsed.vector.every((x) => x === 0)) {
+    throw invalidInput("vector: must not be all zeros (cosine distance to a zero vector is undefined)");
+  }
   const conditions = readConditions(actor, meta.access);
   if (parsed.where) conditions.push(compileWhere(meta, parsed.where));
   const limit = parsed.limit ?? DEFAULT_NEAREST_LIMIT;

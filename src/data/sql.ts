@@ -542,7 +542,7 @@ export function aggregateRows(
   return sql`SELECT json_build_object(${sql.join(pairs, sql`, `)}) AS row FROM ${tableRef(meta)} AS t${whereClause(conditions)}${grouping}`;
 }
 
-/** Nearest rows by cosine distance to `vector` on `column`, with `distance` in each row. */
+/** Nearest rows by cosine distance to `vector` on `column`, with `distance` in each row (null for a stored zero vector: its cosine distance is undefined, and it sorts last). */
 export function nearestRows(
   meta: CollectionMeta,
   column: ColumnSpec,
@@ -551,8 +551,7 @@ export function nearestRows(
   limit: number,
 ): SQL {
   const distance = sql`${col(column.name)} <=> ${bind(column, vector)}`;
-  return sql`${rowsFrom(meta, tableRef(meta), [sql`(${distance})::float8 AS distance`])}${whereClause([
-    sql`${col(column.name)} IS NOT NULL`,
-    ...conditions,
-  ])} ORDER BY ${distance} LIMIT ${limit}`;
+  return sql`${rowsFrom(meta, tableRef(meta), [sql`NULLIF((${distance})::float8, 'NaN') AS distance`])}${whereClause(
+    [sql`${col(column.name)} IS NOT NULL`, ...conditions],
+  )} ORDER BY ${distance} LIMIT ${limit}`;
 }

@@ -120,11 +120,35 @@ describe("nearest", () => {
       "3 numbers",
     );
     expectError(await data(p, p.developer, "meals", "nearest", { json: { vector: [1, 0, "x"] } }), 400);
+    expectError(
+      await data(p, p.developer, "meals", "nearest", { json: { vector: [0, 0, 0] } }),
+      400,
+      "all zeros",
+    );
     await createCollection(p, { name: "plain", columns: [{ name: "t", type: "text" }] });
     expectError(
       await data(p, p.developer, "plain", "nearest", { json: { vector: [1] } }),
       400,
       "no vector column",
     );
+  });
+
+  it('answers a stored zero vector with distance null, after every row with a distance (was the string "NaN")', async (ctx) => {
+    needsPgvector(ctx);
+    await createCollection(p, {
+      name: "zeros",
+      columns: vectorColumns([
+        { name: "t", type: "text" },
+        { name: "e", type: "vector", dimensions: 2 },
+      ]),
+    });
+    await insert(p, p.developer, "zeros", vectorValues({ t: "zero", e: [0, 0] }));
+    await insert(p, p.developer, "zeros", vectorValues({ t: "x", e: [1, 0] }));
+    const res = await data(p, p.developer, "zeros", "nearest", { json: { vector: [0, 1] } });
+    expect(res.status).toBe(200);
+    expect(res.body.rows.map((r: { t: string; distance: number | null }) => [r.t, r.distance])).toEqual([
+      ["x", 1],
+      ["zero", null],
+    ]);
   });
 });
