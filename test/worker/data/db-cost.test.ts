@@ -133,7 +133,11 @@ describe("per-app database slots", () => {
     expect(answers.filter((r) => r.status === 503)).toHaveLength(inFlight);
     expect(answers.filter((r) => r.status === 200).length).toBeGreaterThan(inFlight);
     const late = answers.find((r) => r.status === 429);
-    if (late) expect(late.body.error.message).toContain("no database slot for this app within 10 s");
+    if (late) {
+      expect(late.body.error.message).toContain(
+        `no database slot for this app within ${APP_SLOT_LIMITS.waitMs / 1000} s`,
+      );
+    }
     expect([appSlots.running(a.projectId), appSlots.waiting(a.projectId)]).toEqual([0, 0]);
 
     // No slot leaked: more calls than the bound runs at once are all answered.
