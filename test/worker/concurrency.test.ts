@@ -154,6 +154,29 @@ describe(`${N} concurrent slug and usage writes`, () => {
     for (const res of results) expect(res.status, JSON.stringify(res.body)).toBe(200);
     const stored = await apiJson(`/v1/admin/projects/${dev.projectId}/app-mcp/config`, { token: dev.token });
     expect(slugs).toContain(stored.body.slug);
+    // Every slug it held and gave up meanwhile is reserved for it (migration 0009).
+    const released = await testDb().execute(
+      sql`SELECT slug FROM released_slugs WHERE project_id = ${dev.projectId}::uuid ORDER BY slug`,
+    );
+    expect(released.rows.map((r) => r.slug)).toEqual(slugs.filter((s) => s !== stored.body.slug).sort());
+  });
+
+  it("a slug's release racing 15 other projects' claims of it: none of them gets it", async () => {
+    const devs = await times(N, () => signupDeveloper());
+    const [holder, ...claimers] = devs as [TestDeveloper, ...TestDeveloper[]];
+    const slug = `gone-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await config(holder, { slug })).status).toBe(200);
+    const [release, ...claims] = await Promise.all([
+      config(holder, { slug: null }),
+      ...claimers.map((dev) => config(dev, { slug })),
+    ]);
+    expect(release.status).toBe(200);
+    for (const res of claims) {
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(res.body.error.message).toMatch(/is already taken|is reserved until/);
+    }
+    const owners = await testDb().execute(sql`SELECT project_id FROM app_mcp_configs WHERE slug = ${slug}`);
+    expect(owners.rows).toEqual([]);
   });
 
   it("16 concurrent metered tool calls count 16", async () => {
