@@ -4,9 +4,10 @@
  * REST or the platform MCP; the project that released it takes it back at once; a record older than
  * 30 days is ignored (and purged by a later release).
  */
+
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
 import {
   apiJson,
