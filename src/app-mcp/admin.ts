@@ -18,7 +18,7 @@ import {
 } from "../../schema/index.ts";
 import { arrayLiteral } from "../data/values.ts";
 import type { Db } from "../db.ts";
-import { isUniqueViolation, pgError, SLUG_RESERVED } from "../db-errors.ts";
+import { isConcurrentChange, isUniqueViolation, pgError, SLUG_RESERVED } from "../db-errors.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
 import { RATE_LIMIT_TIERS, type RateLimitTier } from "../rate-limit.ts";
@@ -328,6 +328,11 @@ export async function updateAppMcpConfig(
         "conflict",
         `slug "${patch.slug}" was released recently by another project and is reserved until ${pg.detail}`,
       );
+    }
+    // Two projects trading slugs at once wait on each other's slug (lock or unique index): Postgres
+    // breaks the deadlock by failing one, whose change would have been refused as taken anyway.
+    if (isConcurrentChange(err)) {
+      throw new AppError(409, "conflict", `slug "${patch.slug}" changed concurrently; retry`);
     }
     throw err;
   }

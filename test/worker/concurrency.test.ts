@@ -179,6 +179,22 @@ describe(`${N} concurrent slug and usage writes`, () => {
     expect(owners.rows).toEqual([]);
   });
 
+  it("8 pairs of projects trading their slugs at once: every trade refused with 409, nothing moved", async () => {
+    const devs = await times(N, () => signupDeveloper());
+    const slugs = devs.map((_, i) => `trade-${i}-${crypto.randomUUID().slice(0, 8)}`);
+    for (const [i, dev] of devs.entries()) expect((await config(dev, { slug: slugs[i] })).status).toBe(200);
+    // Project 2k takes 2k+1's slug while 2k+1 takes 2k's.
+    const results = await times(N, (i) => config(devs[i] as TestDeveloper, { slug: slugs[i ^ 1] }));
+    for (const res of results) {
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(res.body.error.message).toMatch(/is already taken|changed concurrently; retry/);
+    }
+    const held = await testDb().execute(
+      sql`SELECT slug FROM app_mcp_configs WHERE project_id = ANY(${`{${devs.map((d) => d.projectId).join(",")}}`}::uuid[]) ORDER BY slug`,
+    );
+    expect(held.rows.map((r) => r.slug)).toEqual([...slugs].sort());
+  });
+
   it("16 concurrent metered tool calls count 16", async () => {
     const dev = await signupDeveloper();
     const results = await times(N, (i) =>
