@@ -181,6 +181,24 @@ export const appMcpConfigs = pgTable("app_mcp_configs", {
 });
 
 /**
+ * App-MCP hostname slugs given up in the last 30 days (set to null or to another slug, or the project
+ * deleted), with the project that held them: another project cannot claim one until 30 days after its
+ * release, so MCP hosts and OAuth clients still configured with `<slug>.<suffix>` never reach a new
+ * tenant's app or sign-in page; the project that released it may take it back at once. Written and
+ * checked by the `app_mcp_configs_slug_cooldown` trigger (migration 0009), never by the services. No
+ * foreign key: a row outlives its project. Older rows mean nothing and are purged on later releases.
+ */
+export const releasedSlugs = pgTable(
+  "released_slugs",
+  {
+    slug: text("slug").primaryKey(),
+    projectId: uuid("project_id").notNull(),
+    releasedAt: timestamp("released_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("released_slugs_released_at_idx").on(t.releasedAt)],
+);
+
+/**
  * Ids of the metering batches already added to `usage_counters` (src/usage/metering.ts): a batch
  * retried after a lost answer is recognised and not counted twice. Pruned after a week.
  */

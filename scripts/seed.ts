@@ -22,8 +22,8 @@ export interface DemoCredentials {
 }
 
 /**
- * Give the demo app a hostname slug (`demo`, or `demo-<project id>` when another project holds it);
- * also for demo data seeded before slugs existed.
+ * Give the demo app a hostname slug (`demo`, or `demo-<project id>` when another project holds it or
+ * released it less than 30 days ago); also for demo data seeded before slugs existed.
  */
 async function ensureSlug(base: string, demo: DemoCredentials): Promise<DemoCredentials> {
   const path = `/v1/admin/projects/${demo.projectId}/app-mcp/config`;

@@ -31,6 +31,12 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 }
 
 /**
+ * SQLSTATE of a slug claimed while another project's release of it is less than 30 days old: raised
+ * by the `app_mcp_configs_slug_cooldown` trigger (migration 0009), DETAIL the UTC time it is free.
+ */
+export const SLUG_RESERVED = "ZSLUG";
+
+/**
  * True when the transaction lost a race and may simply be retried: a serialization failure
  * (SQLSTATE 40001, also raised by the `amba_guard()` conflict guard) or a deadlock (40P01).
  */

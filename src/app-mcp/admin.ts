@@ -18,7 +18,7 @@ import {
 } from "../../schema/index.ts";
 import { arrayLiteral } from "../data/values.ts";
 import type { Db } from "../db.ts";
-import { isUniqueViolation } from "../db-errors.ts";
+import { isConcurrentChange, isUniqueViolation, pgError, SLUG_RESERVED } from "../db-errors.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
 import { RATE_LIMIT_TIERS, type RateLimitTier } from "../rate-limit.ts";
@@ -101,7 +101,10 @@ export const AllowedOriginsSchema = v.pipe(
   v.maxLength(MAX_ALLOWED_ORIGINS, `at most ${MAX_ALLOWED_ORIGINS} origins`),
 );
 
-/** `PATCH …/app-mcp/config`: any subset; `slug: null` releases the hostname. */
+/**
+ * `PATCH …/app-mcp/config`: any subset; `slug: null` releases the hostname (kept for this project
+ * for 30 days: see `releasedSlugs` in schema/index.ts).
+ */
 export const ConfigPatchSchema = v.strictObject({
   enabled: v.optional(v.boolean()),
   auth_mode: v.optional(v.picklist(AUTH_MODES, `must be one of ${AUTH_MODES.join(", ")}`)),
@@ -271,7 +274,10 @@ export async function setExposure(
 
 /**
  * Patch the config (`PATCH …/app-mcp/config`): any subset of enabled / auth_mode / slug /
- * allowed_origins (full replacement) / rate_limit_per_minute; 409 when the slug is taken. One batch with the `meta_rev` bump.
+ * allowed_origins (full replacement) / rate_limit_per_minute; 409 when the slug is taken, or was
+ * released by another project less than 30 days ago (the database's slug cooldown trigger, see
+ * `releasedSlugs` in schema/index.ts, which also records the slug this change releases). One batch
+ * with the `meta_rev` bump.
  */
 export async function updateAppMcpConfig(
   db: Db,
@@ -314,6 +320,19 @@ export async function updateAppMcpConfig(
   } catch (err) {
     if (isUniqueViolation(err, "app_mcp_configs_slug_unique")) {
       throw new AppError(409, "conflict", `slug "${patch.slug}" is already taken`);
+    }
+    const pg = pgError(err);
+    if (pg?.code === SLUG_RESERVED) {
+      throw new AppError(
+        409,
+        "conflict",
+        `slug "${patch.slug}" was released recently by another project and is reserved until ${pg.detail}`,
+      );
+    }
+    // Two projects trading slugs at once wait on each other's slug (lock or unique index): Postgres
+    // breaks the deadlock by failing one, whose change would have been refused as taken anyway.
+    if (isConcurrentChange(err)) {
+      throw new AppError(409, "conflict", `slug "${patch.slug}" changed concurrently; retry`);
     }
     throw err;
   }

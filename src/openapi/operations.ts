@@ -268,7 +268,8 @@ export const OPERATIONS: readonly OperationSpec[] = [
     response: {
       status: 200,
       schema: "AppMcpConfig",
-      description: "The new config (409 when the slug is taken)",
+      description:
+        "The new config (409 when the slug is taken, or was released by another project less than 30 days ago: reserved until a time the message gives)",
     },
   },
   {

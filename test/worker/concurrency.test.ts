@@ -154,6 +154,45 @@ describe(`${N} concurrent slug and usage writes`, () => {
     for (const res of results) expect(res.status, JSON.stringify(res.body)).toBe(200);
     const stored = await apiJson(`/v1/admin/projects/${dev.projectId}/app-mcp/config`, { token: dev.token });
     expect(slugs).toContain(stored.body.slug);
+    // Every slug it held and gave up meanwhile is reserved for it (migration 0009).
+    const released = await testDb().execute(
+      sql`SELECT slug FROM released_slugs WHERE project_id = ${dev.projectId}::uuid ORDER BY slug`,
+    );
+    expect(released.rows.map((r) => r.slug)).toEqual(slugs.filter((s) => s !== stored.body.slug).sort());
+  });
+
+  it("a slug's release racing 15 other projects' claims of it: none of them gets it", async () => {
+    const devs = await times(N, () => signupDeveloper());
+    const [holder, ...claimers] = devs as [TestDeveloper, ...TestDeveloper[]];
+    const slug = `gone-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await config(holder, { slug })).status).toBe(200);
+    const [release, ...claims] = await Promise.all([
+      config(holder, { slug: null }),
+      ...claimers.map((dev) => config(dev, { slug })),
+    ]);
+    expect(release.status).toBe(200);
+    for (const res of claims) {
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(res.body.error.message).toMatch(/is already taken|is reserved until/);
+    }
+    const owners = await testDb().execute(sql`SELECT project_id FROM app_mcp_configs WHERE slug = ${slug}`);
+    expect(owners.rows).toEqual([]);
+  });
+
+  it("8 pairs of projects trading their slugs at once: every trade refused with 409, nothing moved", async () => {
+    const devs = await times(N, () => signupDeveloper());
+    const slugs = devs.map((_, i) => `trade-${i}-${crypto.randomUUID().slice(0, 8)}`);
+    for (const [i, dev] of devs.entries()) expect((await config(dev, { slug: slugs[i] })).status).toBe(200);
+    // Project 2k takes 2k+1's slug while 2k+1 takes 2k's.
+    const results = await times(N, (i) => config(devs[i] as TestDeveloper, { slug: slugs[i ^ 1] }));
+    for (const res of results) {
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(res.body.error.message).toMatch(/is already taken|changed concurrently; retry/);
+    }
+    const held = await testDb().execute(
+      sql`SELECT slug FROM app_mcp_configs WHERE project_id = ANY(${`{${devs.map((d) => d.projectId).join(",")}}`}::uuid[]) ORDER BY slug`,
+    );
+    expect(held.rows.map((r) => r.slug)).toEqual([...slugs].sort());
   });
 
   it("16 concurrent metered tool calls count 16", async () => {

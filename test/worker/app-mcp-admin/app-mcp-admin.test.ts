@@ -162,7 +162,7 @@ describe("/v1/admin/projects/:id/app-mcp/config", () => {
     expect((await patch(dev, { slug })).status).toBe(200);
   });
 
-  it("keeps slugs globally unique and frees them on null", async () => {
+  it("keeps slugs globally unique; null releases one (reserved for 30 days: slug-cooldown.test.ts)", async () => {
     const first = await signupDeveloper();
     const second = await signupDeveloper();
     const slug = slugOf();
@@ -173,7 +173,7 @@ describe("/v1/admin/projects/:id/app-mcp/config", () => {
 
     const released = await patch(first, { slug: null });
     expect(released.body).toMatchObject({ slug: null, connection: { hostname_url: null } });
-    expect((await patch(second, { slug })).body.slug).toBe(slug);
+    expectError(await patch(second, { slug }), 409, "reserved until");
   });
 
   it.each([

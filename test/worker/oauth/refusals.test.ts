@@ -4,6 +4,7 @@
  * CSRF binding. The protocol steps are driven by hand here (same Worker, same KV).
  */
 import { env } from "cloudflare:workers";
+import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { connectClient } from "../app-mcp/mcp-client.ts";
 import {
@@ -13,6 +14,7 @@ import {
   signupDeveloper,
   type TestDeveloper,
   type TestUser,
+  testDb,
 } from "../helpers.ts";
 import {
   authorizeUrl,
@@ -108,6 +110,10 @@ describe("MCP authorization refusals", () => {
     expect((await rawToolsList(hostUrl, access_token)).status).toBe(200);
 
     expect((await configure(other.dev, { slug: null })).status).toBe(200);
+    // Past the released slug's 30-day cooldown (test/worker/app-mcp-admin/slug-cooldown.test.ts).
+    await testDb().execute(
+      sql`UPDATE released_slugs SET released_at = now() - interval '31 days' WHERE slug = ${slug}`,
+    );
     const moved = await apiJson(`/v1/admin/projects/${second.body.id}/app-mcp/config`, {
       method: "PATCH",
       token: other.dev.token,
