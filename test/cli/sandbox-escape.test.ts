@@ -332,6 +332,11 @@ export function heapQuery() { return require("node:v8").queryObjects(Object, { f
 export function execveShell() { process.execve("/bin/sh", ["sh", "-c", "echo PWNED >&2"]); return "replaced"; }
 export function longName() { return process.env["X".repeat(100_000)] ?? "unset"; }
 export function cpuinfo() { return fs.readFileSync("/proc/cpuinfo", "utf8").length > 0; }
+// A read whose flag truncates (\`w\`) or creates (\`a\`) is a write.
+export function truncateAuditLog() { return fs.promises.readFile(LOG, { flag: "w" }).then(() => "truncated"); }
+export function truncateAuditLogCallback() {
+  return new Promise((res, rej) => fs.readFile(LOG, { flag: "w+" }, (e) => (e ? rej(e) : res("truncated"))));
+}
 export function add({ a, b }) { return a + b; }
 `;
 
@@ -359,6 +364,8 @@ const PROCFS_ATTEMPTS: [string, RegExp][] = [
   ["poisonBundles", /^permission denied: FileSystem Write .*\/cache\/amber\/bundles$/],
   ["patchNode", /^permission denied: FileSystem Write \//],
   ["longName", /^permission denied: Environment Read X{100000}$/],
+  ["truncateAuditLog", /^permission denied: FileSystem Write .*\/out\/procfs\.jsonl$/],
+  ["truncateAuditLogCallback", /^permission denied: FileSystem Write .*\/out\/procfs\.jsonl$/],
 ];
 
 describe("sandbox escape suite", () => {

@@ -460,10 +460,24 @@ export function installBroker(
     for (let i = 0; i < patterns.length; i++) checkArg(patterns, i, "Read");
     a[0] = patterns;
   };
+  /**
+   * `readFile` opens with the `flag` of its options, which may truncate (`w`) or create (`a`) the
+   * file: such a flag is a write too. The flag is read once and Node gets the options as checked.
+   */
+  const checkReadFile = (a: unknown[]) => {
+    checkArg(a, 0, "Read");
+    const o = a[1];
+    if (typeof o !== "object" || o === null) return;
+    const { flag, ...rest } = o as Record<string, unknown>;
+    a[1] = flag === undefined ? rest : { ...rest, flag };
+    if (isWriteFlag(flag)) checkArg(a, 0, "Write");
+  };
   const patchFsLike = (target: Target, suffixes: string[]) => {
     for (const suffix of suffixes) {
       for (const base of READ_1)
-        wrap(target, base + suffix, (a) => (base === "glob" ? checkPatterns(a) : checkArg(a, 0, "Read")));
+        wrap(target, base + suffix, (a) =>
+          base === "glob" ? checkPatterns(a) : base === "readFile" ? checkReadFile(a) : checkArg(a, 0, "Read"),
+        );
       for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Write"));
       wrap(target, `open${suffix}`, (a) => {
         checkArg(a, 0, "Read");
