@@ -121,6 +121,8 @@ export function heapBomb() { const a = []; for (;;) a.push(new Array(1e6).fill(M
 export function bufferBomb() { const a = []; for (;;) a.push(Buffer.alloc(64 * 1024 * 1024, 1)); }
 export function exitProcess() { process.exit(0); }
 export function crashProcess() { process.reallyExit(9); }
+// Node's C++ writes the trace file (node_trace.1.log in the cwd), past every write check.
+export function traceEvents() { require("node:trace_events").createTracing({ categories: ["v8"] }).enable(); return "tracing"; }
 `;
 
 // [tool, expected audit line for the denied resource (kind/action), or how it is contained]
@@ -172,6 +174,7 @@ const ATTEMPTS: [string, string][] = [
   ["bufferBomb", "memory"],
   ["exitProcess", "contained"],
   ["crashProcess", "contained"],
+  ["traceEvents", "Process/Execute"],
 ];
 
 /**
@@ -805,6 +808,7 @@ export function runWithPath() {
     expect(hits).toBe(0);
     expect(() => readFileSync(join(dir, "secret.txt.pwned"))).toThrow();
     expect(() => readFileSync(join(dir, "jail/new.txt"))).toThrow();
+    expect(existsSync(join(dir, "node_trace.1.log"))).toBe(false);
     for (const log of ["audit.jsonl", "audit-loop.jsonl"])
       expect(readFileSync(join(dir, log), "utf8")).not.toContain(SECRET);
     expect((await client.request("ping")).result).toEqual({});

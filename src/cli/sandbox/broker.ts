@@ -896,6 +896,10 @@ export function installBroker(
       if (pid !== OWN_PID) checkRun(`kill:${pid}`);
     });
   }
+  // Tracing writes its file (`node_trace.<n>.log` in the cwd) from Node's C++, past the broker and
+  // Node's permission model: refused under a restriction, like a diagnostic report.
+  const traceEvents = loadOptionalBuiltin("node:trace_events");
+  if (traceEvents) wrap(traceEvents, "createTracing", () => checkWorker("trace_events"));
   wrap(inspector as unknown as Target, "open", () => checkWorker("inspector"));
   wrap(inspector.Session.prototype as unknown as Target, "connect", () => checkWorker("inspector"));
   wrap(inspector.Session.prototype as unknown as Target, "connectToMainThread", () =>
