@@ -123,6 +123,7 @@ export function exitProcess() { process.exit(0); }
 export function crashProcess() { process.reallyExit(9); }
 // Node's C++ writes the trace file (node_trace.1.log in the cwd), past every write check.
 export function traceEvents() { require("node:trace_events").createTracing({ categories: ["v8"] }).enable(); return "tracing"; }
+export function reniceCli() { require("node:os").setPriority(process.ppid, 19); return "reniced"; }
 `;
 
 // [tool, expected audit line for the denied resource (kind/action), or how it is contained]
@@ -175,6 +176,7 @@ const ATTEMPTS: [string, string][] = [
   ["exitProcess", "contained"],
   ["crashProcess", "contained"],
   ["traceEvents", "Process/Execute"],
+  ["reniceCli", "Process/Execute"],
 ];
 
 /**

@@ -19,6 +19,7 @@ import fs from "node:fs";
 import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
+import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { types } from "node:util";
 import v8 from "node:v8";
@@ -896,6 +897,12 @@ export function installBroker(
       if (pid !== OWN_PID) checkRun(`kill:${pid}`);
     });
   }
+  // Another process's scheduling priority is as much its own business as a signal to it.
+  wrap(os as unknown as Target, "setPriority", (a) => {
+    const pid = a.length >= 2 ? Number(a[0]) : 0;
+    if (a.length >= 2) a[0] = pid;
+    if (pid !== 0 && pid !== OWN_PID) checkRun(`priority:${pid}`);
+  });
   // Tracing writes its file (`node_trace.<n>.log` in the cwd) from Node's C++, past the broker and
   // Node's permission model: refused under a restriction, like a diagnostic report.
   const traceEvents = loadOptionalBuiltin("node:trace_events");
