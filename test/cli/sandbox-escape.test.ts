@@ -121,6 +121,11 @@ export function heapBomb() { const a = []; for (;;) a.push(new Array(1e6).fill(M
 export function bufferBomb() { const a = []; for (;;) a.push(Buffer.alloc(64 * 1024 * 1024, 1)); }
 export function exitProcess() { process.exit(0); }
 export function crashProcess() { process.reallyExit(9); }
+// Module resolution stats its candidates past Node's permission model: a file out of the jail must
+// not be told from a missing one (a missing one: MODULE_NOT_FOUND, or -2, and no line).
+export function statOracle() { return require("node:module")._stat(OUTSIDE + ".missing"); }
+export function resolveOracle() { return require.resolve(OUTSIDE + ".missing"); }
+export function resolvePathsOracle() { return require.resolve("./secret.txt.missing", { paths: [JAIL + "/.."] }); }
 // Node's C++ writes the trace file (node_trace.1.log in the cwd), past every write check.
 export function traceEvents() { require("node:trace_events").createTracing({ categories: ["v8"] }).enable(); return "tracing"; }
 export function reniceCli() { require("node:os").setPriority(process.ppid, 19); return "reniced"; }
@@ -175,6 +180,9 @@ const ATTEMPTS: [string, string][] = [
   ["bufferBomb", "memory"],
   ["exitProcess", "contained"],
   ["crashProcess", "contained"],
+  ["statOracle", "FileSystem/Read"],
+  ["resolveOracle", "FileSystem/Read"],
+  ["resolvePathsOracle", "FileSystem/Read"],
   ["traceEvents", "Process/Execute"],
   ["reniceCli", "Process/Execute"],
 ];

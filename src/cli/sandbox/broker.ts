@@ -356,21 +356,22 @@ export function installBroker(
     }
     return fileUrlToPath(value as URL);
   };
+  /** The canonical path a file check names, and whether resolving it went where Node hides things. */
+  const fileResource = (path: string): { resource: string; escaped: boolean } => {
+    try {
+      return { resource: canonicalPath(path, cwdOriginal(), realpathOriginal), escaped: false };
+    } catch {
+      // Resolving went through a place Node's permission model hides: out of the jail.
+      return { resource: canonicalPath(path, cwdOriginal(), (p) => p), escaped: true };
+    }
+  };
   const checkPath = (value: unknown, action: "Read" | "Write") => {
     // `readFile`, `writeFile`, `appendFile` also take a descriptor (Node 22 writes a string to it
     // straight from C++, past every fd function).
     if (typeof value === "number") guardFd(value);
     const path = toPath(value);
     if (path === null) return;
-    let resource: string;
-    let escaped = false;
-    try {
-      resource = canonicalPath(path, cwdOriginal(), realpathOriginal);
-    } catch {
-      // Resolving went through a place Node's permission model hides: out of the jail.
-      resource = canonicalPath(path, cwdOriginal(), (p) => p);
-      escaped = true;
-    }
+    const { resource, escaped } = fileResource(path);
     check("FileSystem", action, resource, escaped);
   };
   /**
@@ -593,6 +594,22 @@ export function installBroker(
     checkArg(a, 0, "Write");
   });
   wrap(process as unknown as Target, "chdir", (a) => checkArg(a, 0, "Read"));
+  // CommonJS resolution (`require`, `require.resolve` with any `paths`, `Module._findPath`) asks
+  // `Module._stat` whether each candidate exists, which Node's permission model does not check: a
+  // file out of the grants would be told from a missing one, with no line. Each candidate the tool
+  // may not read is refused before it is looked at (audited; one it may read passes unaudited, like
+  // Node's own reads of modules). The loader calls whatever `_stat` is set to, so this replaces it.
+  const loader = moduleApi as unknown as { _stat?: (filename: string) => number };
+  const statOriginal = loader._stat;
+  if (typeof statOriginal === "function") {
+    loader._stat = function stat(filename: string) {
+      const file = String(filename);
+      const { resource, escaped } = fileResource(file);
+      if (escaped) check("FileSystem", "Read", resource, true);
+      else refuseIfDenied("FileSystem", "Read", resource);
+      return statOriginal(file);
+    };
+  }
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
   const checkedOpen = fs.promises.open as AnyFunction;
