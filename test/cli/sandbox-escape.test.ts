@@ -343,6 +343,7 @@ export function sqliteFile() {
 }
 export function heapQuery() { return require("node:v8").queryObjects(Object, { format: "count" }); }
 export function execveShell() { process.execve("/bin/sh", ["sh", "-c", "echo PWNED >&2"]); return "replaced"; }
+export function compileCache() { return require("node:module").enableCompileCache(CACHE + "/amber"); }
 export function longName() { return process.env["X".repeat(100_000)] ?? "unset"; }
 export function cpuinfo() { return fs.readFileSync("/proc/cpuinfo", "utf8").length > 0; }
 // A read whose flag truncates (\`w\`) or creates (\`a\`) is a write.
@@ -377,6 +378,8 @@ const PROCFS_ATTEMPTS: [string, RegExp][] = [
   ["poisonBundles", /^permission denied: FileSystem Write .*\/cache\/amber\/bundles$/],
   ["patchNode", /^permission denied: FileSystem Write \//],
   ["longName", /^permission denied: Environment Read X{100000}$/],
+  // Node ≥ 22.1 writes V8 code caches wherever it is told, unaudited.
+  ["compileCache", /^permission denied: Process Execute module\.enableCompileCache$/],
   ["truncateAuditLog", /^permission denied: FileSystem Write .*\/out\/procfs\.jsonl$/],
   ["truncateAuditLogCallback", /^permission denied: FileSystem Write .*\/out\/procfs\.jsonl$/],
 ];

@@ -930,6 +930,9 @@ export function installBroker(
     checkWorker("inspector"),
   );
   wrap(moduleApi as unknown as Target, "register", () => checkWorker("module.register"));
+  // Node ≥ 22.1 writes V8's code cache into any directory named here, checked only by its
+  // permission model (no line, and a write grant over the files the sandbox stands on would do).
+  wrap(moduleApi as unknown as Target, "enableCompileCache", () => checkWorker("module.enableCompileCache"));
   // A heap snapshot shows every string of the host (its channel key among them), and so does a
   // query of the heap's objects (Node 22); V8 flags set at run time are, in Node's words,
   // undefined behaviour.
