@@ -733,6 +733,40 @@ export function runWithPath() {
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(5000);
   });
 
+  it("Node 22's C++ directory copy neither makes a link out of the jail nor writes through one", async () => {
+    mkdirSync(join(dir, "jail/cpsrc"));
+    mkdirSync(join(dir, "outdir"));
+    symlinkSync(join(dir, "outdir"), join(dir, "jail/cpsrc/d"));
+    const out = JSON.stringify(join(dir, "jail/out"));
+    writeFileSync(
+      join(dir, "cp.js"),
+      `const fs = require("node:fs");
+export function cpLinkOut() { fs.cpSync(${JSON.stringify(join(dir, "jail/cpsrc"))}, ${out} + "/cp", { recursive: true }); return "copied"; }
+export function cpThroughLink() {
+  fs.mkdirSync(${out} + "/cp2/d", { recursive: true });
+  fs.writeFileSync(${out} + "/cp2/d/evil.txt", "PWNED");
+  fs.cpSync(${out} + "/cp2", ${out} + "/cp", { recursive: true, force: true });
+  return "copied";
+}
+`,
+    );
+    const session = new LineClient(
+      bin,
+      ["session", "--sandbox", "--allow-read", "jail", "--allow-write", "jail/out", "cp.js"],
+      // The test runner's Node (the project's Node 22, whose cpSync copies directories in C++).
+      { cwd: dir, node: process.execPath },
+    );
+    try {
+      const linked = await session.call("cpLinkOut");
+      expect((linked.error as { message?: string })?.message).toMatch(/^permission denied: FileSystem Read /);
+      expect(existsSync(join(dir, "jail/out/cp/d"))).toBe(false);
+      await session.call("cpThroughLink");
+    } finally {
+      await session.close();
+    }
+    expect(existsSync(join(dir, "outdir/evil.txt"))).toBe(false);
+  });
+
   it("an audit log that cannot be written (a full disk) fails calls closed and ends no session", async () => {
     const full = new LineClient(bin, ["session", "--sandbox", "--audit-log", "/dev/full", "tools.js"], {
       cwd: dir,

@@ -565,6 +565,15 @@ export function installBroker(
   const nativeRealpath = fs.realpath.native;
   const nativeRealpathSync = fs.realpathSync.native;
   patchFsLike(fsTarget, ["", "Sync"]);
+  // Node 22 copies a directory in C++ when `cpSync` has no filter — symlinks made (which Node
+  // otherwise refuses) and followed where the destination has one, past every check but the two
+  // top-level paths: a filter keeps each entry on Node's JavaScript path, through the checked calls.
+  wrap(fsTarget, "cpSync", (a) => {
+    const o = a[2];
+    const options = typeof o === "object" && o !== null ? { ...(o as Record<string, unknown>) } : {};
+    options.filter ??= () => true;
+    a[2] = options;
+  });
   // `exists` answers, it does not throw: a path the tool may not read does not exist for it (audited
   // as Deny), and neither does one that is not a path (Node's own answer).
   const checkExists = (a: unknown[]) => {
