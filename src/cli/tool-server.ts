@@ -196,9 +196,15 @@ function allTakeOneObject(entry: string, tools: ToolSchema[]): boolean {
 
 /**
  * Loads the tool list and the tools' signatures: schemas typed when `typed`, positional parameter
- * names always. Warnings (unmappable parameters, no TypeScript) go to stderr.
+ * names always, from the files `canRead` lets the compiler see. Warnings (unmappable parameters, no
+ * TypeScript) go to stderr.
  */
-export async function loadTools(command: string, entry: string, typed: boolean): Promise<LoadedTools> {
+export async function loadTools(
+  command: string,
+  entry: string,
+  typed: boolean,
+  canRead?: (path: string) => boolean,
+): Promise<LoadedTools> {
   let discovered: ReturnType<typeof discoverTools>;
   try {
     discovered = discoverTools(entry);
@@ -216,6 +222,7 @@ export async function loadTools(command: string, entry: string, typed: boolean):
       entry,
       discovered.tools.map((t) => t.name),
       AMBER_VERSION,
+      canRead,
     );
   } catch (error) {
     process.stderr.write(
@@ -272,8 +279,17 @@ export async function openToolServer(command: string, file: string | undefined, 
     }),
     resultChecks: new Map([...loaded.outputs].map(([name, schema]) => [name, compileResultCheck(schema)])),
   });
-  let current = index(await loadTools(command, entry, typed));
   const audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
+  // The types the schemas come from are read under the policy, like the bundle's inputs.
+  const canRead = (path: string) => {
+    try {
+      checkBundleInput(policy, audit, entry, path);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let current = index(await loadTools(command, entry, typed, canRead));
   let compiled: Promise<string> | undefined;
   const startRunner = () =>
     new ToolProcess({
@@ -334,7 +350,7 @@ export async function openToolServer(command: string, file: string | undefined, 
       return done;
     },
     async reload() {
-      const next = index(await loadTools(command, entry, typed));
+      const next = index(await loadTools(command, entry, typed, canRead));
       // The module changed: a fresh host loads the new code (state starts over, as on a restart).
       runner.close();
       compiled = undefined;

@@ -574,6 +574,35 @@ describe("sandbox escape suite", () => {
     expect(readFileSync(join(dir, "bundle-audit.jsonl"), "utf8")).toContain('"decision":"Deny"');
   });
 
+  it("typed schemas cannot read outside the policy either (a type taken from a file out of the jail)", async () => {
+    writeFileSync(join(dir, "secret-types.ts"), `export const KEY = ${JSON.stringify(SECRET)};\n`);
+    mkdirSync(join(dir, "jail/sub"), { recursive: true });
+    writeFileSync(
+      join(dir, "jail/sub/typed.ts"),
+      'export function leak(key: typeof import("../../secret-types.ts").KEY): string { return "x"; }\n',
+    );
+    const listed = new LineClient(
+      bin,
+      [
+        "session",
+        "--typed",
+        "--sandbox",
+        "--allow-read",
+        "jail",
+        "--audit-log",
+        "typed-audit.jsonl",
+        "jail/sub/typed.ts",
+      ],
+      { cwd: dir },
+    );
+    const response = await listed.request("tools/list");
+    await listed.close();
+    expect(JSON.stringify(response)).not.toContain(SECRET);
+    expect(readFileSync(join(dir, "typed-audit.jsonl"), "utf8")).toMatch(
+      /secret-types\.ts","decision":"Deny"/,
+    );
+  });
+
   it("grants open exactly what they name", async () => {
     writeFileSync(
       join(dir, "granted.js"),

@@ -478,7 +478,11 @@ export function installBroker(
     for (const suffix of suffixes) {
       for (const base of READ_1)
         wrap(target, base + suffix, (a) =>
-          base === "glob" ? checkPatterns(a) : base === "readFile" ? checkReadFile(a) : checkArg(a, 0, "Read"),
+          base === "glob"
+            ? checkPatterns(a)
+            : base === "readFile"
+              ? checkReadFile(a)
+              : checkArg(a, 0, "Read"),
         );
       for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Write"));
       wrap(target, `open${suffix}`, (a) => {
