@@ -4,7 +4,7 @@
  * permission option is given), plus the `tool:<name>` audit line per call.
  */
 import { readFileSync, statSync, watch } from "node:fs";
-import { basename, dirname, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AuditSink, NO_AUDIT, openAuditLog } from "./audit-log.ts";
 import { CliError, type OptionSpec } from "./command.ts";
@@ -243,14 +243,26 @@ export async function loadTools(
 }
 
 /**
+ * Whether `resource` is in a package installed where the entry's imports find packages: the
+ * `node_modules` of its directory or of one above (not any `node_modules` on the disk, whose
+ * caches and other projects' files are no more the tool's than their neighbours).
+ */
+function isInstalledPackage(resource: string, entryDir: string): boolean {
+  for (let dir = entryDir; ; dir = dirname(dir)) {
+    if (isWithin(resource, join(dir, "node_modules"))) return true;
+    if (dirname(dir) === dir) return false;
+  }
+}
+
+/**
  * Under a read restriction, the bundle may read the entry's own directory tree and installed
  * packages; anything else needs a read grant, like a read at run time would.
  */
 function checkBundleInput(policy: Policy, audit: AuditSink, entry: string, path: string): void {
   if (!policy.denied.includes("fs.read")) return;
   const resource = canonicalPath(path);
-  if (isWithin(resource, canonicalPath(dirname(entry))) || resource.split(sep).includes("node_modules"))
-    return;
+  const entryDir = canonicalPath(dirname(entry));
+  if (isWithin(resource, entryDir) || isInstalledPackage(resource, entryDir)) return;
   const decision = decide(policy, "FileSystem", "Read", resource);
   audit.record({ kind: "FileSystem", action: "Read", resource, decision });
   if (decision === "Deny") throw new PermissionDeniedError("FileSystem", "Read", resource);

@@ -7,10 +7,11 @@
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import type * as TS from "typescript";
 import { amberCacheDir } from "./compile.ts";
 import type { ToolSchema } from "./export-tools.ts";
+import { isWithin } from "./permissions.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -163,8 +164,15 @@ async function analyze(
   // A file the policy does not let the tool read does not exist for the compiler.
   const host = ts.createCompilerHost(options);
   let refused = false;
+  // The compiler's own package (next to the CLI, wherever that is installed) and the package.json
+  // files it looks up above it are not the tool's.
+  const library = host.getDefaultLibLocation?.();
+  const compilerFile = (path: string) =>
+    library !== undefined &&
+    (isWithin(path, dirname(library)) ||
+      (basename(path) === "package.json" && isWithin(library, dirname(path))));
   const readable = (path: string) => {
-    if (canRead(path)) return true;
+    if (compilerFile(resolve(path)) || canRead(path)) return true;
     refused = true;
     return false;
   };

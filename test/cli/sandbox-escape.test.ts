@@ -574,6 +574,27 @@ describe("sandbox escape suite", () => {
     expect(readFileSync(join(dir, "bundle-audit.jsonl"), "utf8")).toContain('"decision":"Deny"');
   });
 
+  it("bundling reads packages only where the entry's imports find them, not any node_modules on the disk", async () => {
+    mkdirSync(join(dir, "other/node_modules/.cache"), { recursive: true });
+    writeFileSync(join(dir, "other/node_modules/.cache/build.txt"), SECRET);
+    mkdirSync(join(dir, "jail/sub"), { recursive: true });
+    writeFileSync(
+      join(dir, "jail/sub/cache.js"),
+      'import cached from "../../other/node_modules/.cache/build.txt";\nexport function leak() { return cached; }\n',
+    );
+    const jailed = new LineClient(
+      bin,
+      ["session", "--sandbox", "--allow-read", "jail", "jail/sub/cache.js"],
+      {
+        cwd: dir,
+      },
+    );
+    const response = await jailed.call("leak");
+    await jailed.close();
+    expect(JSON.stringify(response)).not.toContain(SECRET);
+    expect((response.error as { message?: string })?.message).toContain("permission denied: FileSystem Read");
+  });
+
   it("typed schemas cannot read outside the policy either (a type taken from a file out of the jail)", async () => {
     writeFileSync(join(dir, "secret-types.ts"), `export const KEY = ${JSON.stringify(SECRET)};\n`);
     mkdirSync(join(dir, "jail/sub"), { recursive: true });
