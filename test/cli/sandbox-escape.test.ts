@@ -817,6 +817,32 @@ export function cpThroughLink() {
     expect(existsSync(join(dir, "outdir/evil.txt"))).toBe(false);
   });
 
+  it("audit only: a worker or WASI made from the class behind the checked one is still a line", async () => {
+    writeFileSync(
+      join(dir, "classes.js"),
+      `const wt = require("node:worker_threads");
+const run = (W) => new Promise((res, rej) => { const w = new W("1", { eval: true }); w.on("exit", () => res("ran")); w.on("error", rej); });
+export function workerBehind() { return run(Object.getPrototypeOf(wt.Worker)); }
+export function workerByConstructor() { return run(wt.Worker.prototype.constructor); }
+export function wasiBehind() { new (Object.getPrototypeOf(require("node:wasi").WASI))({ version: "preview1" }); return "wasi"; }
+`,
+    );
+    const session = new LineClient(bin, ["session", "--audit-log", "classes.jsonl", "classes.js"], {
+      cwd: dir,
+    });
+    const results: unknown[] = [];
+    try {
+      for (const tool of ["workerBehind", "workerByConstructor", "wasiBehind"])
+        results.push((await session.call(tool)).result);
+    } finally {
+      await session.close();
+    }
+    const audit = readFileSync(join(dir, "classes.jsonl"), "utf8");
+    // Whatever ran (the checked class runs when nothing is restricted) was checked and audited.
+    expect(results.filter((r) => r === "ran").length).toBe(audit.split('"resource":"worker:').length - 1);
+    expect(results.filter((r) => r === "wasi").length).toBe(audit.split('"resource":"wasi"').length - 1);
+  });
+
   it("an audit log that cannot be written (a full disk) fails calls closed and ends no session", async () => {
     const full = new LineClient(bin, ["session", "--sandbox", "--audit-log", "/dev/full", "tools.js"], {
       cwd: dir,

@@ -844,32 +844,37 @@ export function installBroker(
   });
   const checkRun = (command: unknown) => check("Process", "Execute", String(command));
   const checkWorker = (what: string) => check("Process", "Execute", what, options.noWorkers);
-  const OriginalWorker = workerThreads.Worker;
-  class CheckedWorker extends OriginalWorker {
-    constructor(filename: string | URL, options?: import("node:worker_threads").WorkerOptions) {
-      checkWorker(`worker:${String(filename).slice(0, 200)}`);
-      super(filename, options);
-    }
-  }
-  Reflect.defineProperty(workerThreads, "Worker", {
-    value: CheckedWorker,
-    writable: true,
-    configurable: true,
-    enumerable: true,
-  });
-  const OriginalWasi = wasi.WASI;
-  class CheckedWasi extends OriginalWasi {
-    constructor(options: ConstructorParameters<typeof OriginalWasi>[0]) {
-      checkWorker("wasi");
-      super(options);
-    }
-  }
-  Reflect.defineProperty(wasi, "WASI", {
-    value: CheckedWasi,
-    writable: true,
-    configurable: true,
-    enumerable: true,
-  });
+  /**
+   * Replaces class `target[name]` with a constructor that runs `guard` first. Not a subclass: its
+   * prototype would be the original, constructed unchecked (`Object.getPrototypeOf(Worker)`); and
+   * the instances' prototype names the replacement as its `constructor`, for good.
+   */
+  const guardClass = (target: Target, name: string, guard: (args: unknown[]) => void) => {
+    const Original = target[name] as new (...args: unknown[]) => object;
+    const Checked = function (this: unknown, ...args: unknown[]) {
+      if (new.target === undefined)
+        throw new TypeError(`Class constructor ${name} cannot be invoked without 'new'`);
+      guard(args);
+      return Reflect.construct(Original, args, new.target);
+    };
+    Object.defineProperty(Checked, "name", { value: name });
+    Object.defineProperty(Checked, "prototype", { value: Original.prototype, writable: false });
+    Reflect.defineProperty(Original.prototype, "constructor", {
+      value: Checked,
+      writable: false,
+      configurable: false,
+    });
+    Reflect.defineProperty(target, name, {
+      value: Checked,
+      writable: true,
+      configurable: true,
+      enumerable: true,
+    });
+  };
+  guardClass(workerThreads as unknown as Target, "Worker", (a) =>
+    checkWorker(`worker:${String(a[0]).slice(0, 200)}`),
+  );
+  guardClass(wasi as unknown as Target, "WASI", () => checkWorker("wasi"));
   // SQLite (Node ≥ 22.5) opens, creates and attaches database files itself, past the broker and
   // Node's permission model: under a restriction the class is replaced, not wrapped (a subclass
   // would hand its original out as its prototype), and every database is refused.
