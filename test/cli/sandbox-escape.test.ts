@@ -255,6 +255,14 @@ export function resolverServers() { new (require("node:dns").promises.Resolver)(
 export function reportDirectory() { process.report.directory = OUT; return "set"; }
 export function reportFile() { return process.report.writeReport(OUT + "/report.json"); }
 export function hugeResult() { return "x".repeat(16 * 1024 * 1024); }
+// Node lets every program start once one is granted: the Process handle itself is checked.
+export function rawProcessHandle() {
+  const handle = new cp.ChildProcess()._handle;
+  handle.onexit = () => {};
+  const ignore = { type: "ignore" };
+  handle.spawn({ file: OUT + "/evil", args: ["evil"], envPairs: [], stdio: [ignore, ignore, ignore] });
+  return "spawned";
+}
 export function add({ a, b }) { return a + b; }
 `;
 
@@ -287,6 +295,7 @@ const REDTEAM_ATTEMPTS: [string, { result: string } | { error: string | RegExp }
   ["reportDirectory", { error: "permission denied: Process Execute process.report.directory" }],
   ["reportFile", { error: "permission denied: Process Execute process.report.writeReport" }],
   ["hugeResult", { error: "tool result is larger than 16 MiB" }],
+  ["rawProcessHandle", { error: /^permission denied: Process Execute .*\/out\/evil$/ }],
   // The path the broker checked is the path Node opens (the URL is read once).
   ["lyingUrl", { result: "inside" }],
   // The address a handle binds is the one its check saw (only loopback is granted).

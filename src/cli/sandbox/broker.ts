@@ -827,21 +827,27 @@ export function installBroker(
     o.shell = program(shellOf(o.shell));
     a[1] = o;
   });
-  // Every asynchronous spawn (spawn, exec, execFile, fork, and a bare ChildProcess) ends here, with
-  // the shell already in `file` when one is used.
-  const ChildProcessPrototype = childProcess.ChildProcess.prototype as unknown as Target;
-  const originalSpawn = ChildProcessPrototype.spawn as AnyFunction;
-  Reflect.defineProperty(ChildProcessPrototype, "spawn", {
-    value: function spawn(this: unknown, spawnOptions: unknown) {
-      const o = (
-        typeof spawnOptions === "object" && spawnOptions !== null ? { ...spawnOptions } : {}
-      ) as Record<string, unknown>;
-      o.file = program(o.file);
-      return Reflect.apply(originalSpawn, this, [o]);
-    },
-    writable: true,
-    configurable: true,
-  });
+  // Every asynchronous spawn (spawn, exec, execFile, fork, a bare ChildProcess, and its `_handle`
+  // called directly, or a handle of that class) ends in the Process handle's `spawn`, with the
+  // shell already in `file` when one is used: checked there, its options read once. The class is
+  // taken from a throw-away ChildProcess (never spawned) before any tool code.
+  const probe = new childProcess.ChildProcess() as unknown as { _handle?: object };
+  const processHandle = probe._handle ? (Object.getPrototypeOf(probe._handle) as Target) : undefined;
+  const originalSpawn = processHandle?.spawn;
+  if (processHandle && typeof originalSpawn === "function") {
+    Reflect.defineProperty(processHandle, "spawn", {
+      value: function spawn(this: object, spawnOptions: unknown) {
+        const o = (
+          typeof spawnOptions === "object" && spawnOptions !== null ? { ...spawnOptions } : {}
+        ) as Record<string, unknown>;
+        o.file = program(o.file);
+        return Reflect.apply(originalSpawn as AnyFunction, this, [o]);
+      },
+      writable: false,
+      configurable: false,
+    });
+    Object.freeze(processHandle);
+  }
   const checkRun = (command: unknown) => check("Process", "Execute", String(command));
   const checkWorker = (what: string) => check("Process", "Execute", what, options.noWorkers);
   /**
