@@ -126,6 +126,12 @@ export function crashProcess() { process.reallyExit(9); }
 export function statOracle() { return require("node:module")._stat(OUTSIDE + ".missing"); }
 export function resolveOracle() { return require.resolve(OUTSIDE + ".missing"); }
 export function resolvePathsOracle() { return require.resolve("./secret.txt.missing", { paths: [JAIL + "/.."] }); }
+// Node 20 refuses futimes under its model, but not a FileHandle's utimes (on a handle opened to read).
+export async function handleTimes() {
+  const handle = await fs.promises.open(JAIL + "/data.txt", "r");
+  try { await handle.utimes(1000, 1000); } finally { await handle.close(); }
+  return "touched";
+}
 // Node's C++ writes the trace file (node_trace.1.log in the cwd), past every write check.
 export function traceEvents() { require("node:trace_events").createTracing({ categories: ["v8"] }).enable(); return "tracing"; }
 export function reniceCli() { require("node:os").setPriority(process.ppid, 19); return "reniced"; }
@@ -183,6 +189,7 @@ const ATTEMPTS: [string, string][] = [
   ["statOracle", "FileSystem/Read"],
   ["resolveOracle", "FileSystem/Read"],
   ["resolvePathsOracle", "FileSystem/Read"],
+  ["handleTimes", "FileSystem/Write"],
   ["traceEvents", "Process/Execute"],
   ["reniceCli", "Process/Execute"],
 ];

@@ -337,6 +337,24 @@ export function installBroker(
       writable: false,
       configurable: false,
     });
+    // Node's permission model refuses `futimes`, `fchmod` and `fchown` (a descriptor opened for
+    // reading would do), but Node 20 not a FileHandle's `utimes`: refused alike, as a write.
+    if (options.fsRestricted) {
+      for (const name of ["utimes", "chmod", "chown"]) {
+        Reflect.defineProperty(fileHandle, name, {
+          value: function (this: object) {
+            try {
+              const fd = fileHandleFd ? Reflect.apply(fileHandleFd, this, []) : undefined;
+              check("FileSystem", "Write", `fd:${String(fd)}`, true);
+            } catch (error) {
+              return Promise.reject(error);
+            }
+          },
+          writable: false,
+          configurable: false,
+        });
+      }
+    }
     Object.freeze(fileHandle);
     return handle;
   };
