@@ -313,6 +313,7 @@ export async function openToolServer(command: string, file: string | undefined, 
       timeoutMs: args.timeout ?? DEFAULT_TIMEOUT_MS,
       maxMemoryMb: args.maxMemory,
       hostScript: here("./tool-host.mjs"),
+      policyFile: args.permissionPolicy === undefined ? undefined : resolve(args.permissionPolicy),
       compile: () => {
         compiled ??= compileToolFile(entry, {
           amberMcpPath: here("./amber-mcp.mjs"),

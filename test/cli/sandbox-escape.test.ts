@@ -320,6 +320,7 @@ const fs = require("node:fs");
 const LOG = __LOG__;
 const HOST_SCRIPT = __HOST_SCRIPT__;
 const CACHE = __CACHE__;
+const POLICY = __POLICY__;
 const FORGED = '{"jsonrpc":"2.0","id":"forged","result":"FORGED"}\\n';
 export function cliEnviron() { return fs.readFileSync("/proc/" + process.ppid + "/environ", "utf8"); }
 export function threadEnviron() { return fs.readFileSync("/proc/thread-self/environ", "utf8"); }
@@ -335,6 +336,8 @@ export function poisonBundles() {
   return "written";
 }
 export function patchNode() { fs.appendFileSync(process.execPath, ""); return "written"; }
+// The next start's grants come from the policy file.
+export function rewritePolicy() { fs.writeFileSync(POLICY, '{"permissions":{"net":true,"env":true,"run":true}}'); return "written"; }
 // Node takes any object with \`href\` and \`protocol\` as a file URL; a URL's getters may lie.
 const urlLike = (path) => ({ href: "file://" + path, protocol: "file:", pathname: path, hostname: "" });
 export function urlLikeEnviron() { return fs.readFileSync(urlLike("/proc/" + process.ppid + "/environ"), "utf8"); }
@@ -393,6 +396,7 @@ const PROCFS_ATTEMPTS: [string, RegExp][] = [
   ["execveShell", /^permission denied: Process Execute \//],
   ["poisonBundles", /^permission denied: FileSystem Write .*\/cache\/amber\/bundles$/],
   ["patchNode", /^permission denied: FileSystem Write \//],
+  ["rewritePolicy", /^permission denied: FileSystem Write .*\/policy\.json$/],
   ["longName", /^permission denied: Environment Read X{100000}$/],
   // Node ≥ 22.1 writes V8 code caches wherever it is told, unaudited.
   ["compileCache", /^permission denied: Process Execute module\.enableCompileCache$/],
@@ -758,14 +762,16 @@ export function runWithPath() {
       join(dir, "procfs.js"),
       PROCFS.replace("__LOG__", JSON.stringify(log))
         .replace("__HOST_SCRIPT__", JSON.stringify(join(dirname(bin), "tool-host.mjs")))
-        .replace("__CACHE__", JSON.stringify(join(dir, "cache"))),
+        .replace("__CACHE__", JSON.stringify(join(dir, "cache")))
+        .replace("__POLICY__", JSON.stringify(join(dir, "policy.json"))),
     );
+    writeFileSync(join(dir, "policy.json"), '{"permissions":{}}');
     const session = new LineClient(
       bin,
       [
         "session",
         ...["--deny-net", "--deny-env", "--deny-run", "--allow-run", "true"],
-        ...["--audit-log", log, "procfs.js"],
+        ...["--permission-policy", "policy.json", "--audit-log", log, "procfs.js"],
       ],
       {
         cwd: dir,
