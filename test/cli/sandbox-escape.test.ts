@@ -946,6 +946,16 @@ export function wasiBehind() { new (Object.getPrototypeOf(require("node:wasi").W
       ok: false,
       error: "permission denied: Environment Read AMBER_PROBE",
     });
+    // Its own check line read back (tool code that put a file in place of both pipes makes the host
+    // read what it wrote) echoes the nonce but allows nothing.
+    calls.write(`${JSON.stringify({ t: "call", id: 2, name: "probe", args: {} })}\n`);
+    const reflected = await next("check");
+    answers.write(`${JSON.stringify(reflected)}\n`);
+    expect(await next("result")).toMatchObject({
+      id: 2,
+      ok: false,
+      error: "permission denied: Environment Read AMBER_PROBE",
+    });
     host.kill();
   });
 

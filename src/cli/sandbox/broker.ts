@@ -43,6 +43,13 @@ export type Ask = (
 ) => Answer;
 
 type AnyFunction = (...args: unknown[]) => unknown;
+
+/**
+ * Whether an answer allows: only the CLI's `Allow` does. Anything else refuses — tool code that
+ * rewires the host's pipes (its own descriptors closed and a file opened in their place) has the
+ * host read back its own check line, which echoes the nonce but decides nothing.
+ */
+const allows = (answer: Answer): boolean => answer.d === "Allow";
 type Target = Record<string | symbol, unknown>;
 
 /**
@@ -88,7 +95,7 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
     Reflect.defineProperty(proto, name, {
       value: function (this: object, ...args: unknown[]) {
         const answer = ask("Network", "Connect", resourceOf(args));
-        if (answer.d === "Deny") {
+        if (!allows(answer)) {
           const error = new PermissionDeniedError("Network", "Connect", answer.r);
           try {
             ownerOf(this)?.destroy?.(error);
@@ -111,7 +118,7 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
     Reflect.defineProperty(proto, name, {
       value: function (this: object, ...args: unknown[]) {
         const answer = ask("Network", "Listen", resourceOf(args));
-        if (answer.d === "Deny") throw new PermissionDeniedError("Network", "Listen", answer.r);
+        if (!allows(answer)) throw new PermissionDeniedError("Network", "Listen", answer.r);
         return Reflect.apply(original as AnyFunction, this, args);
       },
       writable: false,
@@ -142,7 +149,7 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
         const resource = resourceOf(args);
         if (resource !== null) {
           const answer = ask("Network", action, resource);
-          if (answer.d === "Deny") throw new PermissionDeniedError("Network", action, answer.r);
+          if (!allows(answer)) throw new PermissionDeniedError("Network", action, answer.r);
         }
         return Reflect.apply(original as AnyFunction, this, args);
       },
@@ -307,7 +314,7 @@ export function installBroker(
   Object.freeze(PermissionDeniedError);
   const check = (kind: PermissionKind, action: PermissionAction, resource: string, forceDeny = false) => {
     const answer = ask(kind, action, resource, forceDeny ? { denied: true } : undefined);
-    if (answer.d === "Deny") throw new PermissionDeniedError(kind, action, answer.r);
+    if (!allows(answer)) throw new PermissionDeniedError(kind, action, answer.r ?? resource);
   };
   // The host's own pipes: tool code may neither write to them, read them nor close them.
   const reserved = new Set(options.reserved);
@@ -319,7 +326,7 @@ export function installBroker(
   /** Refuses without auditing an allowed outcome (a later, lower check audits what really happens). */
   const refuseIfDenied = (kind: PermissionKind, action: PermissionAction, resource: string) => {
     const answer = ask(kind, action, resource, { peek: true });
-    if (answer.d === "Deny") throw new PermissionDeniedError(kind, action, answer.r);
+    if (!allows(answer)) throw new PermissionDeniedError(kind, action, answer.r ?? resource);
   };
 
   // ---- file system -------------------------------------------------------------------------
@@ -807,7 +814,7 @@ export function installBroker(
   // answers with the executable to run: that path is what gets started, not what the tool named.
   const program = (file: unknown): string => {
     const answer = ask("Process", "Execute", String(file), { exec: { cwd: cwdOriginal() } });
-    if (answer.d === "Deny") throw new PermissionDeniedError("Process", "Execute", answer.r);
+    if (!allows(answer)) throw new PermissionDeniedError("Process", "Execute", answer.r);
     return answer.x ?? String(file);
   };
   const shellOf = (shell: unknown): string => (typeof shell === "string" ? shell : DEFAULT_SHELL);
