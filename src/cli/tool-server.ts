@@ -4,7 +4,7 @@
  * permission option is given), plus the `tool:<name>` audit line per call.
  */
 import { readFileSync, statSync, watch } from "node:fs";
-import { basename, dirname, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AuditSink, NO_AUDIT, openAuditLog } from "./audit-log.ts";
 import { CliError, type OptionSpec } from "./command.ts";
@@ -196,9 +196,15 @@ function allTakeOneObject(entry: string, tools: ToolSchema[]): boolean {
 
 /**
  * Loads the tool list and the tools' signatures: schemas typed when `typed`, positional parameter
- * names always. Warnings (unmappable parameters, no TypeScript) go to stderr.
+ * names always, from the files `canRead` lets the compiler see. Warnings (unmappable parameters, no
+ * TypeScript) go to stderr.
  */
-export async function loadTools(command: string, entry: string, typed: boolean): Promise<LoadedTools> {
+export async function loadTools(
+  command: string,
+  entry: string,
+  typed: boolean,
+  canRead?: (path: string) => boolean,
+): Promise<LoadedTools> {
   let discovered: ReturnType<typeof discoverTools>;
   try {
     discovered = discoverTools(entry);
@@ -216,6 +222,7 @@ export async function loadTools(command: string, entry: string, typed: boolean):
       entry,
       discovered.tools.map((t) => t.name),
       AMBER_VERSION,
+      canRead,
     );
   } catch (error) {
     process.stderr.write(
@@ -236,14 +243,26 @@ export async function loadTools(command: string, entry: string, typed: boolean):
 }
 
 /**
+ * Whether `resource` is in a package installed where the entry's imports find packages: the
+ * `node_modules` of its directory or of one above (not any `node_modules` on the disk, whose
+ * caches and other projects' files are no more the tool's than their neighbours).
+ */
+function isInstalledPackage(resource: string, entryDir: string): boolean {
+  for (let dir = entryDir; ; dir = dirname(dir)) {
+    if (isWithin(resource, join(dir, "node_modules"))) return true;
+    if (dirname(dir) === dir) return false;
+  }
+}
+
+/**
  * Under a read restriction, the bundle may read the entry's own directory tree and installed
  * packages; anything else needs a read grant, like a read at run time would.
  */
 function checkBundleInput(policy: Policy, audit: AuditSink, entry: string, path: string): void {
   if (!policy.denied.includes("fs.read")) return;
   const resource = canonicalPath(path);
-  if (isWithin(resource, canonicalPath(dirname(entry))) || resource.split(sep).includes("node_modules"))
-    return;
+  const entryDir = canonicalPath(dirname(entry));
+  if (isWithin(resource, entryDir) || isInstalledPackage(resource, entryDir)) return;
   const decision = decide(policy, "FileSystem", "Read", resource);
   audit.record({ kind: "FileSystem", action: "Read", resource, decision });
   if (decision === "Deny") throw new PermissionDeniedError("FileSystem", "Read", resource);
@@ -272,8 +291,17 @@ export async function openToolServer(command: string, file: string | undefined, 
     }),
     resultChecks: new Map([...loaded.outputs].map(([name, schema]) => [name, compileResultCheck(schema)])),
   });
-  let current = index(await loadTools(command, entry, typed));
   const audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
+  // The types the schemas come from are read under the policy, like the bundle's inputs.
+  const canRead = (path: string) => {
+    try {
+      checkBundleInput(policy, audit, entry, path);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let current = index(await loadTools(command, entry, typed, canRead));
   let compiled: Promise<string> | undefined;
   const startRunner = () =>
     new ToolProcess({
@@ -285,6 +313,7 @@ export async function openToolServer(command: string, file: string | undefined, 
       timeoutMs: args.timeout ?? DEFAULT_TIMEOUT_MS,
       maxMemoryMb: args.maxMemory,
       hostScript: here("./tool-host.mjs"),
+      policyFile: args.permissionPolicy === undefined ? undefined : resolve(args.permissionPolicy),
       compile: () => {
         compiled ??= compileToolFile(entry, {
           amberMcpPath: here("./amber-mcp.mjs"),
@@ -334,7 +363,7 @@ export async function openToolServer(command: string, file: string | undefined, 
       return done;
     },
     async reload() {
-      const next = index(await loadTools(command, entry, typed));
+      const next = index(await loadTools(command, entry, typed, canRead));
       // The module changed: a fresh host loads the new code (state starts over, as on a restart).
       runner.close();
       compiled = undefined;

@@ -7,10 +7,11 @@
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import type * as TS from "typescript";
 import { amberCacheDir } from "./compile.ts";
 import type { ToolSchema } from "./export-tools.ts";
+import { isWithin } from "./permissions.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -52,12 +53,21 @@ const ANALYSIS_FORMAT = 3;
 
 const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
-function readCached(file: string, base: string): ToolFileAnalysis | undefined {
+/**
+ * Whether the analysis may read a file (the policy's read grants: the types of a file the tool may
+ * not read would show its literals in the listed schemas). Absent: every file.
+ */
+export type CanRead = (path: string) => boolean;
+
+/** A cached analysis, if every file it came from is unchanged and readable now. */
+function readCached(file: string, base: string, canRead: CanRead): ToolFileAnalysis | undefined {
   let cached: CacheEntry;
   try {
     cached = JSON.parse(readFileSync(file, "utf8")) as CacheEntry;
-    for (const [path, hash] of Object.entries(cached.deps))
-      if (sha256(readFileSync(resolve(base, path))) !== hash) return undefined;
+    for (const [path, hash] of Object.entries(cached.deps)) {
+      const source = resolve(base, path);
+      if (!canRead(source) || sha256(readFileSync(source)) !== hash) return undefined;
+    }
   } catch {
     return undefined;
   }
@@ -83,6 +93,7 @@ export async function analyzeToolFile(
   entry: string,
   names: string[],
   cacheKey = "",
+  canRead: CanRead = () => true,
 ): Promise<ToolFileAnalysis> {
   let content: Buffer;
   try {
@@ -95,24 +106,31 @@ export async function analyzeToolFile(
   const key = sha256(`${ANALYSIS_FORMAT}\0${cacheKey}\0${names.join(",")}\0${sha256(content)}`);
   const file = join(amberCacheDir(), `schemas-${key.slice(0, 40)}.json`);
   const base = dirname(entry);
-  const cached = readCached(file, base);
+  const cached = readCached(file, base, canRead);
   if (cached) return cached;
-  const { analysis, sources } = await analyze(entry, names);
+  const { analysis, sources, refused } = await analyze(entry, names, canRead);
   const deps: Record<string, string> = {};
   for (const path of sources) {
     try {
       deps[relative(base, path)] = sha256(readFileSync(path));
     } catch {}
   }
-  writeCached(file, { deps, analysis });
+  // An analysis missing a refused file is this policy's, not the file's: not cached for others.
+  if (!refused) writeCached(file, { deps, analysis });
   return analysis;
 }
 
 /** Returns `tools` with `inputSchema` derived from the source types of `entry` (where known). */
-export async function typedToolSchemas(entry: string, tools: ToolSchema[]): Promise<ToolSchema[]> {
+export async function typedToolSchemas(
+  entry: string,
+  tools: ToolSchema[],
+  canRead?: CanRead,
+): Promise<ToolSchema[]> {
   const { signatures } = await analyzeToolFile(
     entry,
     tools.map((t) => t.name),
+    "",
+    canRead,
   );
   return tools.map((tool) => {
     const schema = signatures[tool.name]?.inputSchema;
@@ -123,14 +141,15 @@ export async function typedToolSchemas(entry: string, tools: ToolSchema[]): Prom
 async function analyze(
   entry: string,
   names: string[],
-): Promise<{ analysis: ToolFileAnalysis; sources: string[] }> {
+  canRead: CanRead,
+): Promise<{ analysis: ToolFileAnalysis; sources: string[]; refused: boolean }> {
   let ts: typeof TS;
   try {
     ts = ((await import("typescript")) as { default: typeof TS }).default;
   } catch {
     throw new Error("typed schemas need the `typescript` package installed next to amber");
   }
-  const program = ts.createProgram([entry], {
+  const options: TS.CompilerOptions = {
     allowJs: true,
     checkJs: false,
     noEmit: true,
@@ -141,7 +160,26 @@ async function analyze(
     moduleResolution: ts.ModuleResolutionKind.Bundler,
     types: [],
     lib: ["lib.es5.d.ts"],
-  });
+  };
+  // A file the policy does not let the tool read does not exist for the compiler.
+  const host = ts.createCompilerHost(options);
+  let refused = false;
+  // The compiler's own package (next to the CLI, wherever that is installed) and the package.json
+  // files it looks up above it are not the tool's.
+  const library = host.getDefaultLibLocation?.();
+  const compilerFile = (path: string) =>
+    library !== undefined &&
+    (isWithin(path, dirname(library)) ||
+      (basename(path) === "package.json" && isWithin(library, dirname(path))));
+  const readable = (path: string) => {
+    if (compilerFile(resolve(path)) || canRead(path)) return true;
+    refused = true;
+    return false;
+  };
+  const { readFile, fileExists } = host;
+  host.readFile = (path) => (readable(path) ? readFile.call(host, path) : undefined);
+  host.fileExists = (path) => fileExists.call(host, path) && readable(path);
+  const program = ts.createProgram([entry], options, host);
   const checker = program.getTypeChecker();
   const source = program.getSourceFile(entry);
   const sources = program
@@ -149,7 +187,7 @@ async function analyze(
     .filter((f) => !program.isSourceFileDefaultLibrary(f))
     .map((f) => f.fileName);
   const analysis: ToolFileAnalysis = { signatures: {}, warnings: [] };
-  if (!source) return { analysis, sources };
+  if (!source) return { analysis, sources, refused };
 
   const functions = new Map<string, TS.FunctionDeclaration>();
   for (const statement of source.statements) {
@@ -387,5 +425,5 @@ async function analyze(
       ? { inputSchema, params, outputSchema }
       : { inputSchema, params };
   }
-  return { analysis, sources };
+  return { analysis, sources, refused };
 }

@@ -335,3 +335,36 @@ export async function later(): Promise<Point> { return { x: 1, y: 2 }; }
     });
   });
 });
+
+describe("the analysis reads only the files it may", () => {
+  it("a type from a file it may not read is unknown, and an analysis cached without that limit is not reused", async () => {
+    const dir = scratch({
+      "secret-types.ts": 'export const KEY = "s3cr3t-typed-13";\n',
+      "jail/typed.ts": 'export function leak(key: typeof import("../secret-types.ts").KEY) { return key; }\n',
+    });
+    const { analyzeToolFile } = await import("../../src/cli/typed-schema.ts");
+    const before = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = join(dir, "cache");
+    const asked: string[] = [];
+    const jailed = (path: string) => {
+      asked.push(path);
+      return !path.endsWith("secret-types.ts");
+    };
+    const entry = join(dir, "jail/typed.ts");
+    try {
+      // Unlimited, the literal type is the schema's (and cached) …
+      const open = await analyzeToolFile(entry, ["leak"], "test");
+      expect(JSON.stringify(open)).toContain("s3cr3t-typed-13");
+      // … limited, neither the compiler nor the cached analysis shows it (nor is that one cached).
+      for (let i = 0; i < 2; i++) {
+        const limited = await analyzeToolFile(entry, ["leak"], "test", jailed);
+        expect(JSON.stringify(limited)).not.toContain("s3cr3t-typed-13");
+      }
+      expect(asked).toContain(join(dir, "secret-types.ts"));
+      expect(JSON.stringify(await analyzeToolFile(entry, ["leak"], "test"))).toContain("s3cr3t-typed-13");
+    } finally {
+      if (before === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = before;
+    }
+  });
+});

@@ -75,7 +75,14 @@ export const runCommand = defineCommand<RunArgs>({
       let tools = discovered.tools;
       if (args.typed && discovered.source === "scan") {
         const { typedToolSchemas } = await import("../typed-schema.ts");
-        tools = await typedToolSchemas(entry, tools);
+        tools = await typedToolSchemas(entry, tools, (path) => {
+          try {
+            checkRead(path);
+            return true;
+          } catch {
+            return false;
+          }
+        });
       }
       process.stdout.write(renderToolsJson(tools));
       return 0;

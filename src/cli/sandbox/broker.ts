@@ -19,6 +19,7 @@ import fs from "node:fs";
 import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
+import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { types } from "node:util";
 import v8 from "node:v8";
@@ -42,6 +43,13 @@ export type Ask = (
 ) => Answer;
 
 type AnyFunction = (...args: unknown[]) => unknown;
+
+/**
+ * Whether an answer allows: only the CLI's `Allow` does. Anything else refuses — tool code that
+ * rewires the host's pipes (its own descriptors closed and a file opened in their place) has the
+ * host read back its own check line, which echoes the nonce but decides nothing.
+ */
+const allows = (answer: Answer): boolean => answer.d === "Allow";
 type Target = Record<string | symbol, unknown>;
 
 /**
@@ -87,7 +95,7 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
     Reflect.defineProperty(proto, name, {
       value: function (this: object, ...args: unknown[]) {
         const answer = ask("Network", "Connect", resourceOf(args));
-        if (answer.d === "Deny") {
+        if (!allows(answer)) {
           const error = new PermissionDeniedError("Network", "Connect", answer.r);
           try {
             ownerOf(this)?.destroy?.(error);
@@ -110,7 +118,7 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
     Reflect.defineProperty(proto, name, {
       value: function (this: object, ...args: unknown[]) {
         const answer = ask("Network", "Listen", resourceOf(args));
-        if (answer.d === "Deny") throw new PermissionDeniedError("Network", "Listen", answer.r);
+        if (!allows(answer)) throw new PermissionDeniedError("Network", "Listen", answer.r);
         return Reflect.apply(original as AnyFunction, this, args);
       },
       writable: false,
@@ -141,7 +149,7 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
         const resource = resourceOf(args);
         if (resource !== null) {
           const answer = ask("Network", action, resource);
-          if (answer.d === "Deny") throw new PermissionDeniedError("Network", action, answer.r);
+          if (!allows(answer)) throw new PermissionDeniedError("Network", action, answer.r);
         }
         return Reflect.apply(original as AnyFunction, this, args);
       },
@@ -306,7 +314,7 @@ export function installBroker(
   Object.freeze(PermissionDeniedError);
   const check = (kind: PermissionKind, action: PermissionAction, resource: string, forceDeny = false) => {
     const answer = ask(kind, action, resource, forceDeny ? { denied: true } : undefined);
-    if (answer.d === "Deny") throw new PermissionDeniedError(kind, action, answer.r);
+    if (!allows(answer)) throw new PermissionDeniedError(kind, action, answer.r ?? resource);
   };
   // The host's own pipes: tool code may neither write to them, read them nor close them.
   const reserved = new Set(options.reserved);
@@ -318,7 +326,7 @@ export function installBroker(
   /** Refuses without auditing an allowed outcome (a later, lower check audits what really happens). */
   const refuseIfDenied = (kind: PermissionKind, action: PermissionAction, resource: string) => {
     const answer = ask(kind, action, resource, { peek: true });
-    if (answer.d === "Deny") throw new PermissionDeniedError(kind, action, answer.r);
+    if (!allows(answer)) throw new PermissionDeniedError(kind, action, answer.r ?? resource);
   };
 
   // ---- file system -------------------------------------------------------------------------
@@ -336,6 +344,24 @@ export function installBroker(
       writable: false,
       configurable: false,
     });
+    // Node's permission model refuses `futimes`, `fchmod` and `fchown` (a descriptor opened for
+    // reading would do), but Node 20 not a FileHandle's `utimes`: refused alike, as a write.
+    if (options.fsRestricted) {
+      for (const name of ["utimes", "chmod", "chown"]) {
+        Reflect.defineProperty(fileHandle, name, {
+          value: function (this: object) {
+            try {
+              const fd = fileHandleFd ? Reflect.apply(fileHandleFd, this, []) : undefined;
+              check("FileSystem", "Write", `fd:${String(fd)}`, true);
+            } catch (error) {
+              return Promise.reject(error);
+            }
+          },
+          writable: false,
+          configurable: false,
+        });
+      }
+    }
     Object.freeze(fileHandle);
     return handle;
   };
@@ -355,21 +381,22 @@ export function installBroker(
     }
     return fileUrlToPath(value as URL);
   };
+  /** The canonical path a file check names, and whether resolving it went where Node hides things. */
+  const fileResource = (path: string): { resource: string; escaped: boolean } => {
+    try {
+      return { resource: canonicalPath(path, cwdOriginal(), realpathOriginal), escaped: false };
+    } catch {
+      // Resolving went through a place Node's permission model hides: out of the jail.
+      return { resource: canonicalPath(path, cwdOriginal(), (p) => p), escaped: true };
+    }
+  };
   const checkPath = (value: unknown, action: "Read" | "Write") => {
     // `readFile`, `writeFile`, `appendFile` also take a descriptor (Node 22 writes a string to it
     // straight from C++, past every fd function).
     if (typeof value === "number") guardFd(value);
     const path = toPath(value);
     if (path === null) return;
-    let resource: string;
-    let escaped = false;
-    try {
-      resource = canonicalPath(path, cwdOriginal(), realpathOriginal);
-    } catch {
-      // Resolving went through a place Node's permission model hides: out of the jail.
-      resource = canonicalPath(path, cwdOriginal(), (p) => p);
-      escaped = true;
-    }
+    const { resource, escaped } = fileResource(path);
     check("FileSystem", action, resource, escaped);
   };
   /**
@@ -460,10 +487,28 @@ export function installBroker(
     for (let i = 0; i < patterns.length; i++) checkArg(patterns, i, "Read");
     a[0] = patterns;
   };
+  /**
+   * `readFile` opens with the `flag` of its options, which may truncate (`w`) or create (`a`) the
+   * file: such a flag is a write too. The flag is read once and Node gets the options as checked.
+   */
+  const checkReadFile = (a: unknown[]) => {
+    checkArg(a, 0, "Read");
+    const o = a[1];
+    if (typeof o !== "object" || o === null) return;
+    const { flag, ...rest } = o as Record<string, unknown>;
+    a[1] = flag === undefined ? rest : { ...rest, flag };
+    if (isWriteFlag(flag)) checkArg(a, 0, "Write");
+  };
   const patchFsLike = (target: Target, suffixes: string[]) => {
     for (const suffix of suffixes) {
       for (const base of READ_1)
-        wrap(target, base + suffix, (a) => (base === "glob" ? checkPatterns(a) : checkArg(a, 0, "Read")));
+        wrap(target, base + suffix, (a) =>
+          base === "glob"
+            ? checkPatterns(a)
+            : base === "readFile"
+              ? checkReadFile(a)
+              : checkArg(a, 0, "Read"),
+        );
       for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Write"));
       wrap(target, `open${suffix}`, (a) => {
         checkArg(a, 0, "Read");
@@ -549,6 +594,15 @@ export function installBroker(
   const nativeRealpath = fs.realpath.native;
   const nativeRealpathSync = fs.realpathSync.native;
   patchFsLike(fsTarget, ["", "Sync"]);
+  // Node 22 copies a directory in C++ when `cpSync` has no filter — symlinks made (which Node
+  // otherwise refuses) and followed where the destination has one, past every check but the two
+  // top-level paths: a filter keeps each entry on Node's JavaScript path, through the checked calls.
+  wrap(fsTarget, "cpSync", (a) => {
+    const o = a[2];
+    const options = typeof o === "object" && o !== null ? { ...(o as Record<string, unknown>) } : {};
+    options.filter ??= () => true;
+    a[2] = options;
+  });
   // `exists` answers, it does not throw: a path the tool may not read does not exist for it (audited
   // as Deny), and neither does one that is not a path (Node's own answer).
   const checkExists = (a: unknown[]) => {
@@ -578,6 +632,22 @@ export function installBroker(
     checkArg(a, 0, "Write");
   });
   wrap(process as unknown as Target, "chdir", (a) => checkArg(a, 0, "Read"));
+  // CommonJS resolution (`require`, `require.resolve` with any `paths`, `Module._findPath`) asks
+  // `Module._stat` whether each candidate exists, which Node's permission model does not check: a
+  // file out of the grants would be told from a missing one, with no line. Each candidate the tool
+  // may not read is refused before it is looked at (audited; one it may read passes unaudited, like
+  // Node's own reads of modules). The loader calls whatever `_stat` is set to, so this replaces it.
+  const loader = moduleApi as unknown as { _stat?: (filename: string) => number };
+  const statOriginal = loader._stat;
+  if (typeof statOriginal === "function") {
+    loader._stat = function stat(filename: string) {
+      const file = String(filename);
+      const { resource, escaped } = fileResource(file);
+      if (escaped) check("FileSystem", "Read", resource, true);
+      else refuseIfDenied("FileSystem", "Read", resource);
+      return statOriginal(file);
+    };
+  }
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
   const checkedOpen = fs.promises.open as AnyFunction;
@@ -744,7 +814,7 @@ export function installBroker(
   // answers with the executable to run: that path is what gets started, not what the tool named.
   const program = (file: unknown): string => {
     const answer = ask("Process", "Execute", String(file), { exec: { cwd: cwdOriginal() } });
-    if (answer.d === "Deny") throw new PermissionDeniedError("Process", "Execute", answer.r);
+    if (!allows(answer)) throw new PermissionDeniedError("Process", "Execute", answer.r);
     return answer.x ?? String(file);
   };
   const shellOf = (shell: unknown): string => (typeof shell === "string" ? shell : DEFAULT_SHELL);
@@ -782,49 +852,60 @@ export function installBroker(
     o.shell = program(shellOf(o.shell));
     a[1] = o;
   });
-  // Every asynchronous spawn (spawn, exec, execFile, fork, and a bare ChildProcess) ends here, with
-  // the shell already in `file` when one is used.
-  const ChildProcessPrototype = childProcess.ChildProcess.prototype as unknown as Target;
-  const originalSpawn = ChildProcessPrototype.spawn as AnyFunction;
-  Reflect.defineProperty(ChildProcessPrototype, "spawn", {
-    value: function spawn(this: unknown, spawnOptions: unknown) {
-      const o = (
-        typeof spawnOptions === "object" && spawnOptions !== null ? { ...spawnOptions } : {}
-      ) as Record<string, unknown>;
-      o.file = program(o.file);
-      return Reflect.apply(originalSpawn, this, [o]);
-    },
-    writable: true,
-    configurable: true,
-  });
+  // Every asynchronous spawn (spawn, exec, execFile, fork, a bare ChildProcess, and its `_handle`
+  // called directly, or a handle of that class) ends in the Process handle's `spawn`, with the
+  // shell already in `file` when one is used: checked there, its options read once. The class is
+  // taken from a throw-away ChildProcess (never spawned) before any tool code.
+  const probe = new childProcess.ChildProcess() as unknown as { _handle?: object };
+  const processHandle = probe._handle ? (Object.getPrototypeOf(probe._handle) as Target) : undefined;
+  const originalSpawn = processHandle?.spawn;
+  if (processHandle && typeof originalSpawn === "function") {
+    Reflect.defineProperty(processHandle, "spawn", {
+      value: function spawn(this: object, spawnOptions: unknown) {
+        const o = (
+          typeof spawnOptions === "object" && spawnOptions !== null ? { ...spawnOptions } : {}
+        ) as Record<string, unknown>;
+        o.file = program(o.file);
+        return Reflect.apply(originalSpawn as AnyFunction, this, [o]);
+      },
+      writable: false,
+      configurable: false,
+    });
+    Object.freeze(processHandle);
+  }
   const checkRun = (command: unknown) => check("Process", "Execute", String(command));
   const checkWorker = (what: string) => check("Process", "Execute", what, options.noWorkers);
-  const OriginalWorker = workerThreads.Worker;
-  class CheckedWorker extends OriginalWorker {
-    constructor(filename: string | URL, options?: import("node:worker_threads").WorkerOptions) {
-      checkWorker(`worker:${String(filename).slice(0, 200)}`);
-      super(filename, options);
-    }
-  }
-  Reflect.defineProperty(workerThreads, "Worker", {
-    value: CheckedWorker,
-    writable: true,
-    configurable: true,
-    enumerable: true,
-  });
-  const OriginalWasi = wasi.WASI;
-  class CheckedWasi extends OriginalWasi {
-    constructor(options: ConstructorParameters<typeof OriginalWasi>[0]) {
-      checkWorker("wasi");
-      super(options);
-    }
-  }
-  Reflect.defineProperty(wasi, "WASI", {
-    value: CheckedWasi,
-    writable: true,
-    configurable: true,
-    enumerable: true,
-  });
+  /**
+   * Replaces class `target[name]` with a constructor that runs `guard` first. Not a subclass: its
+   * prototype would be the original, constructed unchecked (`Object.getPrototypeOf(Worker)`); and
+   * the instances' prototype names the replacement as its `constructor`, for good.
+   */
+  const guardClass = (target: Target, name: string, guard: (args: unknown[]) => void) => {
+    const Original = target[name] as new (...args: unknown[]) => object;
+    const Checked = function (this: unknown, ...args: unknown[]) {
+      if (new.target === undefined)
+        throw new TypeError(`Class constructor ${name} cannot be invoked without 'new'`);
+      guard(args);
+      return Reflect.construct(Original, args, new.target);
+    };
+    Object.defineProperty(Checked, "name", { value: name });
+    Object.defineProperty(Checked, "prototype", { value: Original.prototype, writable: false });
+    Reflect.defineProperty(Original.prototype, "constructor", {
+      value: Checked,
+      writable: false,
+      configurable: false,
+    });
+    Reflect.defineProperty(target, name, {
+      value: Checked,
+      writable: true,
+      configurable: true,
+      enumerable: true,
+    });
+  };
+  guardClass(workerThreads as unknown as Target, "Worker", (a) =>
+    checkWorker(`worker:${String(a[0]).slice(0, 200)}`),
+  );
+  guardClass(wasi as unknown as Target, "WASI", () => checkWorker("wasi"));
   // SQLite (Node ≥ 22.5) opens, creates and attaches database files itself, past the broker and
   // Node's permission model: under a restriction the class is replaced, not wrapped (a subclass
   // would hand its original out as its prototype), and every database is refused.
@@ -882,12 +963,25 @@ export function installBroker(
       if (pid !== OWN_PID) checkRun(`kill:${pid}`);
     });
   }
+  // Another process's scheduling priority is as much its own business as a signal to it.
+  wrap(os as unknown as Target, "setPriority", (a) => {
+    const pid = a.length >= 2 ? Number(a[0]) : 0;
+    if (a.length >= 2) a[0] = pid;
+    if (pid !== 0 && pid !== OWN_PID) checkRun(`priority:${pid}`);
+  });
+  // Tracing writes its file (`node_trace.<n>.log` in the cwd) from Node's C++, past the broker and
+  // Node's permission model: refused under a restriction, like a diagnostic report.
+  const traceEvents = loadOptionalBuiltin("node:trace_events");
+  if (traceEvents) wrap(traceEvents, "createTracing", () => checkWorker("trace_events"));
   wrap(inspector as unknown as Target, "open", () => checkWorker("inspector"));
   wrap(inspector.Session.prototype as unknown as Target, "connect", () => checkWorker("inspector"));
   wrap(inspector.Session.prototype as unknown as Target, "connectToMainThread", () =>
     checkWorker("inspector"),
   );
   wrap(moduleApi as unknown as Target, "register", () => checkWorker("module.register"));
+  // Node ≥ 22.1 writes V8's code cache into any directory named here, checked only by its
+  // permission model (no line, and a write grant over the files the sandbox stands on would do).
+  wrap(moduleApi as unknown as Target, "enableCompileCache", () => checkWorker("module.enableCompileCache"));
   // A heap snapshot shows every string of the host (its channel key among them), and so does a
   // query of the heap's objects (Node 22); V8 flags set at run time are, in Node's words,
   // undefined behaviour.

@@ -44,6 +44,8 @@ export interface ToolProcessOptions {
   compile: () => Promise<string>;
   /** Where the tool process's stdout/stderr go (never the protocol stream). */
   diagnostics?: NodeJS.WritableStream;
+  /** The `--permission-policy` file the grants came from (the next start reads it again). */
+  policyFile?: string;
 }
 
 /** A call waiting for its answer. */
@@ -145,11 +147,13 @@ export class ToolProcess {
 
   constructor(options: ToolProcessOptions) {
     this.#options = options;
-    // What every new host starts from (the Node binary, the host script, the compiled bundles).
+    // What every new host starts from (the Node binary, the host script, the compiled bundles), and
+    // the policy file the next start takes its grants from.
     this.#judge = new Judge(options.policy, options.audit, [
       process.execPath,
       options.hostScript,
       amberCacheDir(),
+      ...(options.policyFile === undefined ? [] : [options.policyFile]),
     ]);
   }
 
