@@ -182,17 +182,21 @@ export const appMcpConfigs = pgTable("app_mcp_configs", {
 
 /**
  * App-MCP hostname slugs given up in the last 30 days (set to null or to another slug, or the project
- * deleted), with the project that held them: another project cannot claim one until 30 days after its
- * release, so MCP hosts and OAuth clients still configured with `<slug>.<suffix>` never reach a new
- * tenant's app or sign-in page; the project that released it may take it back at once. Written and
- * checked by the `app_mcp_configs_slug_cooldown` trigger (migration 0009), never by the services. No
- * foreign key: a row outlives its project. Older rows mean nothing and are purged on later releases.
+ * deleted), with the project and developer that held them: another developer's project cannot claim
+ * one until 30 days after its release, so MCP hosts and OAuth clients still configured with
+ * `<slug>.<suffix>` never reach a new tenant's app or sign-in page; the developer who released it
+ * may take it back at once, for that project or another of theirs (a project deleted and made again,
+ * a hostname moved between one's own apps). Written and checked by the `app_mcp_configs_slug_cooldown`
+ * trigger (migrations 0009, 0010), never by the services. No foreign key: a row outlives its project.
+ * Older rows mean nothing and are purged on later releases.
  */
 export const releasedSlugs = pgTable(
   "released_slugs",
   {
     slug: text("slug").primaryKey(),
     projectId: uuid("project_id").notNull(),
+    /** The developer who owned that project (null for releases recorded before migration 0010). */
+    developerId: uuid("developer_id"),
     releasedAt: timestamp("released_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("released_slugs_released_at_idx").on(t.releasedAt)],

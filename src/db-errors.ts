@@ -31,8 +31,9 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 }
 
 /**
- * SQLSTATE of a slug claimed while another project's release of it is less than 30 days old: raised
- * by the `app_mcp_configs_slug_cooldown` trigger (migration 0009), DETAIL the UTC time it is free.
+ * SQLSTATE of a slug claimed while another developer's release of it is less than 30 days old:
+ * raised by the `app_mcp_configs_slug_cooldown` trigger (migrations 0009, 0010), DETAIL the UTC time
+ * it is free.
  */
 export const SLUG_RESERVED = "ZSLUG";
 

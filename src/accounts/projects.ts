@@ -129,6 +129,10 @@ export async function deleteProject(
 ): Promise<{ id: string; deleted: true }> {
   const project = await ownedProject(db, developerId, projectId);
   await db.batch([
+    // Release the hostname slug while the project can still be read: the cooldown trigger records
+    // the developer it stays reserved for (README "Decisions"). The delete's cascade would release
+    // it too, but by then the project row is gone.
+    db.update(appMcpConfigs).set({ slug: null }).where(eq(appMcpConfigs.projectId, project.id)),
     db.delete(projects).where(and(eq(projects.id, project.id), eq(projects.developerId, developerId))),
     db.execute(sql`drop schema if exists ${sql.identifier(projectSchemaName(project.id))} cascade`),
   ]);

@@ -275,7 +275,7 @@ export async function setExposure(
 /**
  * Patch the config (`PATCH …/app-mcp/config`): any subset of enabled / auth_mode / slug /
  * allowed_origins (full replacement) / rate_limit_per_minute; 409 when the slug is taken, or was
- * released by another project less than 30 days ago (the database's slug cooldown trigger, see
+ * released by another developer less than 30 days ago (the database's slug cooldown trigger, see
  * `releasedSlugs` in schema/index.ts, which also records the slug this change releases). One batch
  * with the `meta_rev` bump.
  */
@@ -326,7 +326,7 @@ export async function updateAppMcpConfig(
       throw new AppError(
         409,
         "conflict",
-        `slug "${patch.slug}" was released recently by another project and is reserved until ${pg.detail}`,
+        `slug "${patch.slug}" was released recently by another developer and is reserved until ${pg.detail}`,
       );
     }
     // Two projects trading slugs at once wait on each other's slug (lock or unique index): Postgres

@@ -269,7 +269,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
       status: 200,
       schema: "AppMcpConfig",
       description:
-        "The new config (409 when the slug is taken, or was released by another project less than 30 days ago: reserved until a time the message gives)",
+        "The new config (409 when the slug is taken, or was released by another developer less than 30 days ago: reserved until a time the message gives)",
     },
   },
   {

@@ -256,7 +256,7 @@ export const PLATFORM_TOOLS = {
   amba_app_mcp_update_config: spec({
     title: "Update the app MCP config",
     description:
-      'Change any of: enabled (kill switch), auth_mode ("all" | "client_only" | "developer_only": which credentials may connect), slug (reserve <slug>.mcp.amba.host; null releases it, keeping it for this project for 30 days; 409 when taken or released by another project in the last 30 days), allowed_origins (browser origins allowed to call the app MCP), rate_limit_per_minute (the caller limit tier: 600, 6000 or 60000). Returns the config like amba_app_mcp_get_config (same as PATCH /v1/admin/projects/:id/app-mcp/config).',
+      'Change any of: enabled (kill switch), auth_mode ("all" | "client_only" | "developer_only": which credentials may connect), slug (reserve <slug>.mcp.amba.host; null releases it, keeping it for your projects for 30 days; 409 when taken or released by another developer in the last 30 days), allowed_origins (browser origins allowed to call the app MCP), rate_limit_per_minute (the caller limit tier: 600, 6000 or 60000). Returns the config like amba_app_mcp_get_config (same as PATCH /v1/admin/projects/:id/app-mcp/config).',
     auth: "project",
     params: PROJECT,
     body: ConfigPatchSchema,

@@ -1,8 +1,8 @@
 /**
- * The hostname slug cooldown (released_slugs, migration 0009): a slug given up by a project — set to
- * null, changed, or the project deleted — cannot be claimed by another project for 30 days, over
- * REST or the platform MCP; the project that released it takes it back at once; a record older than
- * 30 days is ignored (and purged by a later release).
+ * The hostname slug cooldown (released_slugs, migrations 0009 and 0010): a slug given up by a project
+ * — set to null, changed, or the project deleted — cannot be claimed by another developer's project
+ * for 30 days, over REST or the platform MCP; the developer who released it takes it back at once,
+ * for any of their projects; a record older than 30 days is ignored (and purged by a later release).
  */
 
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -24,18 +24,22 @@ const patch = (dev: TestDeveloper, json: unknown, projectId = dev.projectId) =>
 const slugOf = (tag: string) => `${tag}-${crypto.randomUUID().slice(0, 8)}`;
 
 /** The stored release record of `slug`: holder and the second it becomes free (null when none). */
-async function record(slug: string): Promise<{ projectId: string; freeAt: number } | null> {
+async function record(
+  slug: string,
+): Promise<{ projectId: string; developerId: string | null; freeAt: number } | null> {
   const { rows } = await testDb().execute(
-    sql`SELECT project_id, floor(extract(epoch FROM released_at + interval '30 days'))::bigint AS free_at
+    sql`SELECT project_id, developer_id, floor(extract(epoch FROM released_at + interval '30 days'))::bigint AS free_at
       FROM released_slugs WHERE slug = ${slug}`,
   );
-  const row = rows[0] as { project_id: string; free_at: string } | undefined;
-  return row ? { projectId: row.project_id, freeAt: Number(row.free_at) } : null;
+  const row = rows[0] as { project_id: string; developer_id: string | null; free_at: string } | undefined;
+  return row
+    ? { projectId: row.project_id, developerId: row.developer_id, freeAt: Number(row.free_at) }
+    : null;
 }
 
 /** Asserts a 409 for a reserved slug whose "reserved until" time is the record's release + 30 days. */
 async function expectReserved(res: JsonResponse, slug: string): Promise<void> {
-  expectError(res, 409, `slug "${slug}" was released recently by another project and is reserved until `);
+  expectError(res, 409, `slug "${slug}" was released recently by another developer and is reserved until `);
   expect(res.body.error.code).toBe("conflict");
   const until = /reserved until (\S+)$/.exec(res.body.error.message)?.[1] ?? "";
   expect(until).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
@@ -58,7 +62,7 @@ describe("hostname slug cooldown", () => {
     expect((await patch(first, { slug })).status).toBe(200);
     expect(await record(slug)).toBeNull();
     expect((await patch(first, { slug: null })).body.slug).toBeNull();
-    expect((await record(slug))?.projectId).toBe(first.projectId);
+    expect(await record(slug)).toMatchObject({ projectId: first.projectId, developerId: first.developerId });
 
     await expectReserved(await patch(second, { slug }), slug);
     expect((await apiJson(configPath(second.projectId), { token: second.token })).body.slug).toBeNull();
@@ -69,7 +73,7 @@ describe("hostname slug cooldown", () => {
     expect(viaMcp.isError).toBe(true);
     expect(resultJson(viaMcp).error).toEqual({
       code: "conflict",
-      message: expect.stringContaining(`slug "${slug}" was released recently by another project`),
+      message: expect.stringContaining(`slug "${slug}" was released recently by another developer`),
     });
 
     // The project that released it takes it back at once, which clears the record.
@@ -91,7 +95,7 @@ describe("hostname slug cooldown", () => {
     await expectReserved(await patch(second, { slug: next }), next);
   });
 
-  it("deleting the project reserves its slug, from the same developer's other projects too", async () => {
+  it("deleting the project reserves its slug from other developers; its developer takes it for another project at once", async () => {
     const slug = slugOf("gone");
     const created = await apiJson("/v1/admin/projects", { token: first.token, json: { name: "Doomed" } });
     expect(created.status).toBe(201);
@@ -101,8 +105,24 @@ describe("hostname slug cooldown", () => {
       method: "DELETE",
     });
     expect(deleted.status).toBe(200);
-    expect((await record(slug))?.projectId).toBe(created.body.id);
+    expect(await record(slug)).toMatchObject({ projectId: created.body.id, developerId: first.developerId });
     await expectReserved(await patch(second, { slug }), slug);
+    // The project deleted and made again: its developer's other project claims the hostname at once.
+    const again = await patch(first, { slug });
+    expect(again.status).toBe(200);
+    expect(again.body.slug).toBe(slug);
+    expect(await record(slug)).toBeNull();
+  });
+
+  it("a developer moves a hostname between their own projects at once", async () => {
+    const slug = slugOf("move");
+    const other = await apiJson("/v1/admin/projects", { token: second.token, json: { name: "Other" } });
+    expect(other.status).toBe(201);
+    expect((await patch(second, { slug })).status).toBe(200);
+    expect((await patch(second, { slug: null })).status).toBe(200);
+    expect((await patch(second, { slug }, other.body.id)).body.slug).toBe(slug);
+    // Given up there too: still the developer's, not the first developer's.
+    expect((await patch(second, { slug: null }, other.body.id)).status).toBe(200);
     await expectReserved(await patch(first, { slug }), slug);
   });
 
