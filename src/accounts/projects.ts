@@ -9,7 +9,8 @@ import { appMcpConfigs, type ClientKey, clientKeys, type Project, projects } fro
 import { UUID } from "../data/columns.ts";
 import { projectSchemaName } from "../data/sql.ts";
 import type { Db } from "../db.ts";
-import { notFound, quotaExceeded } from "../errors.ts";
+import { notFound } from "../errors.ts";
+import { refuseAtQuota } from "../quota.ts";
 import { parseInput } from "../validate.ts";
 import { CREDENTIAL_PREFIX, issueCredential } from "./crypto.ts";
 import { CreateClientKeySchema, CreateProjectSchema, UpdateProjectSchema } from "./schemas.ts";
@@ -64,15 +65,12 @@ async function ownedProject(db: Db, developerId: string, projectId: string): Pro
 /** New project with its (default) app-MCP config row, in one batch. */
 export async function createProject(db: Db, developerId: string, body: unknown): Promise<ProjectView> {
   const input = parseInput(CreateProjectSchema, body);
-  const [{ n }] = (await db
-    .select({ n: sql<number>`count(*)::int` })
-    .from(projects)
-    .where(eq(projects.developerId, developerId))) as [{ n: number }];
-  if (Number(n) >= MAX_PROJECTS_PER_DEVELOPER) {
-    throw quotaExceeded(
-      `a developer holds at most ${MAX_PROJECTS_PER_DEVELOPER} projects; delete one before creating another`,
-    );
-  }
+  await refuseAtQuota(
+    db,
+    sql`${projects} WHERE ${projects.developerId} = ${developerId}`,
+    MAX_PROJECTS_PER_DEVELOPER,
+    `a developer holds at most ${MAX_PROJECTS_PER_DEVELOPER} projects; delete one before creating another`,
+  );
   const id = crypto.randomUUID();
   const [[project]] = await db.batch([
     db.insert(projects).values({ id, developerId, name: input.name }).returning(),
@@ -154,15 +152,12 @@ export async function createClientKey(
   body: unknown,
 ): Promise<ClientKeyView & { client_key: string }> {
   const input = parseInput(CreateClientKeySchema, body);
-  const [{ n }] = (await db
-    .select({ n: sql<number>`count(*)::int` })
-    .from(clientKeys)
-    .where(eq(clientKeys.projectId, projectId))) as [{ n: number }];
-  if (Number(n) >= MAX_CLIENT_KEYS_PER_PROJECT) {
-    throw quotaExceeded(
-      `a project holds at most ${MAX_CLIENT_KEYS_PER_PROJECT} client keys, revoked ones included; create another project for more`,
-    );
-  }
+  await refuseAtQuota(
+    db,
+    sql`${clientKeys} WHERE ${clientKeys.projectId} = ${projectId}`,
+    MAX_CLIENT_KEYS_PER_PROJECT,
+    `a project holds at most ${MAX_CLIENT_KEYS_PER_PROJECT} client keys, revoked ones included; create another project for more`,
+  );
   const key = await issueCredential("clientKey");
   const [row] = await db
     .insert(clientKeys)

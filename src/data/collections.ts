@@ -9,8 +9,9 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db.ts";
 import { isConcurrentChange, isUniqueViolation, pgError } from "../db-errors.ts";
-import { conflict, invalidInput, quotaExceeded } from "../errors.ts";
+import { conflict, invalidInput } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
+import { refuseAtQuota } from "../quota.ts";
 import { parseInput } from "../validate.ts";
 import {
   type Access,
@@ -112,16 +113,13 @@ async function batch(
  */
 export const MAX_COLLECTIONS_PER_PROJECT = 1000;
 
-async function checkCollectionQuota(db: Db, projectId: string): Promise<void> {
-  const { rows } = await db.execute(
-    sql`SELECT count(*)::int AS n FROM collections WHERE project_id = ${projectId}::uuid`,
+const checkCollectionQuota = (db: Db, projectId: string): Promise<void> =>
+  refuseAtQuota(
+    db,
+    sql`collections WHERE project_id = ${projectId}::uuid`,
+    MAX_COLLECTIONS_PER_PROJECT,
+    `a project holds at most ${MAX_COLLECTIONS_PER_PROJECT} collections; drop one before creating another`,
   );
-  if (Number((rows[0] as { n: number }).n) >= MAX_COLLECTIONS_PER_PROJECT) {
-    throw quotaExceeded(
-      `a project holds at most ${MAX_COLLECTIONS_PER_PROJECT} collections; drop one before creating another`,
-    );
-  }
-}
 
 /** Create a collection from a definition (`POST …/collections`); 409 when the name is taken. */
 export async function createCollection(db: Db, projectId: string, body: unknown): Promise<CollectionView> {
