@@ -20,7 +20,7 @@ import {
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
-import { constantTimeEqual, randomSecret } from "../../accounts/crypto.ts";
+import { constantTimeEqual, fromBase64url, randomSecret } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
 import {
@@ -208,13 +208,27 @@ function basicClientId(authorization: string | undefined): string | null {
 }
 
 /**
+ * The unverified `iss` of a client assertion (RFC 7523 §3): without a `client_id` the provider looks
+ * the client up by it before it verifies anything. Null for none.
+ */
+function assertionIssuer(assertion: unknown): string | null {
+  if (typeof assertion !== "string") return null;
+  try {
+    const claims = JSON.parse(new TextDecoder().decode(fromBase64url(assertion.split(".")[1] ?? "")));
+    return typeof claims?.iss === "string" ? claims.iss : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Whether a token request names a client, code or token longer than the provider can look up
- * (`oauthIdTooLong`). Form-encoded values only shrink when decoded, so the raw Basic client id is
- * measured as sent.
+ * (`oauthIdTooLong`): the client as `client_id`, Basic credentials or a client assertion's issuer.
+ * Form-encoded values only shrink when decoded, so the raw Basic client id is measured as sent.
  */
 function oversizedTokenRequest(form: FormData | null, authorization: string | undefined): boolean {
   const named = ["client_id", "code", "refresh_token", "token"].map((field) => form?.get(field));
-  named.push(basicClientId(authorization));
+  named.push(basicClientId(authorization), assertionIssuer(form?.get("client_assertion")));
   return named.some((value) => typeof value === "string" && oauthIdTooLong(value));
 }
 
@@ -230,7 +244,7 @@ oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
       return c.json(
         {
           error: "invalid_request",
-          error_description: `client_id, code, refresh_token and token are at most ${MAX_OAUTH_ID_BYTES} bytes`,
+          error_description: `client_id (also as a client assertion's iss), code, refresh_token and token are at most ${MAX_OAUTH_ID_BYTES} bytes`,
         },
         400,
       );
