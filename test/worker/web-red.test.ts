@@ -5,6 +5,7 @@
  * do not already prove. One app (developer, exposed collection, end users) serves every case.
  */
 import { describe, expect, it } from "vitest";
+import { MAX_CLIENT_METADATA_BYTES } from "../../src/oauth/server.ts";
 import { BASE, call } from "./oauth/oauth-client.ts";
 
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
@@ -30,5 +31,33 @@ describe("web red team", () => {
     });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: "invalid_request" });
+  });
+
+  it("refuses a client registration larger than real clients send (each is stored for 90 days)", async () => {
+    const metadata = (client_name: string) =>
+      JSON.stringify({
+        client_name,
+        redirect_uris: ["http://127.0.0.1:33418/callback"],
+        token_endpoint_auth_method: "none",
+      });
+    const register = (body: BodyInit) =>
+      call("/oauth/register", { method: "POST", headers: { "content-type": "application/json" }, body });
+    const chunked = (text: string) =>
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(text));
+          controller.close();
+        },
+      });
+    for (const body of [metadata("N".repeat(900_000)), chunked(metadata("N".repeat(20_000)))]) {
+      const res = await register(body);
+      expect(res.status).toBe(413);
+      expect(await res.json()).toEqual({
+        error: "invalid_client_metadata",
+        error_description: `client metadata is at most ${MAX_CLIENT_METADATA_BYTES} bytes`,
+      });
+    }
+    const fits = await register(chunked(metadata("Assistant")));
+    expect(fits.status).toBe(201);
   });
 });

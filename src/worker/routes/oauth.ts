@@ -18,6 +18,7 @@ import {
   type OAuthHelpers,
 } from "@cloudflare/workers-oauth-provider";
 import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
 import { constantTimeEqual, fromBase64url, randomSecret } from "../../accounts/crypto.ts";
@@ -41,6 +42,7 @@ import {
   authorizationServer,
   type GrantMetadata,
   grantResource,
+  MAX_CLIENT_METADATA_BYTES,
   OAUTH_PATHS,
   type OAuthProps,
   validateAccessToken,
@@ -180,20 +182,35 @@ const asFetch = (c: Ctx, resource: string) =>
 oauthRoutes.on(["GET", "HEAD", "OPTIONS"], OAUTH_PATHS.metadata, (c) =>
   asFetch(c, platformResource(issuer(c))),
 );
-// Registration is open (RFC 7591) and the provider keeps every client without expiry, so each
-// address gets AUTH_IP_RATE_LIMITER's budget of registrations (under its own key).
-oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.register, async (c) => {
-  const ip = clientIp(c.req.raw.headers);
-  if (c.req.method === "POST" && ip) {
-    await enforceRateLimit(
-      c.env,
-      `oauth-register:${ip}`,
-      "client registrations from this address",
-      "AUTH_IP_RATE_LIMITER",
-    );
-  }
-  return asFetch(c, platformResource(issuer(c)));
-});
+// Registration is open (RFC 7591) and the provider keeps every client for 90 days, so each address
+// gets AUTH_IP_RATE_LIMITER's budget of registrations (under its own key), each of a bounded size.
+oauthRoutes.on(
+  ["POST", "OPTIONS"],
+  OAUTH_PATHS.register,
+  bodyLimit({
+    maxSize: MAX_CLIENT_METADATA_BYTES,
+    onError: (c) =>
+      c.json(
+        {
+          error: "invalid_client_metadata",
+          error_description: `client metadata is at most ${MAX_CLIENT_METADATA_BYTES} bytes`,
+        },
+        413,
+      ),
+  }),
+  async (c) => {
+    const ip = clientIp(c.req.raw.headers);
+    if (c.req.method === "POST" && ip) {
+      await enforceRateLimit(
+        c.env,
+        `oauth-register:${ip}`,
+        "client registrations from this address",
+        "AUTH_IP_RATE_LIMITER",
+      );
+    }
+    return asFetch(c, platformResource(issuer(c)));
+  },
+);
 
 /** The client id of an HTTP Basic client credential (RFC 6749 §2.3.1), still form-encoded; null for none. */
 function basicClientId(authorization: string | undefined): string | null {
