@@ -4,9 +4,12 @@
  * fix), and one test of what held that refusals.test.ts, cold-audit.test.ts and the console tests
  * do not already prove. One app (developer, exposed collection, end users) serves every case.
  */
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_CLIENT_METADATA_BYTES } from "../../src/oauth/server.ts";
-import { BASE, call } from "./oauth/oauth-client.ts";
+import { apiJson } from "./helpers.ts";
+import { BASE, call, setupApp } from "./oauth/oauth-client.ts";
+
+type App = Awaited<ReturnType<typeof setupApp>>;
 
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 
@@ -18,6 +21,12 @@ const unsignedJwt = (claims: Record<string, unknown>) =>
     .join(".");
 
 describe("web red team", () => {
+  let app: App;
+
+  beforeAll(async () => {
+    app = await setupApp();
+  });
+
   it("answers 400, not 500, to a client assertion whose issuer is longer than a KV key", async () => {
     const res = await call("/oauth/token", {
       method: "POST",
@@ -59,5 +68,32 @@ describe("web red team", () => {
     }
     const fits = await register(chunked(metadata("Assistant")));
     expect(fits.status).toBe(201);
+  });
+
+  it("keeps the authorization server metadata consistent with every endpoint's resource metadata (RFC 9728)", async () => {
+    const slug = `webred-${crypto.randomUUID().slice(0, 8)}`;
+    const config = `/v1/admin/projects/${app.dev.projectId}/app-mcp/config`;
+    expect((await apiJson(config, { method: "PATCH", token: app.dev.token, json: { slug } })).status).toBe(
+      200,
+    );
+    const as = (await (await call("/.well-known/oauth-authorization-server")).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(as.issuer).toBe(BASE);
+    for (const [metadataUrl, resource] of [
+      [`${BASE}/.well-known/oauth-protected-resource/mcp`, `${BASE}/mcp`],
+      [`${BASE}/.well-known/oauth-protected-resource/app/${app.dev.projectId}/mcp`, app.url],
+      [
+        `https://${slug}.mcp.amba.host/.well-known/oauth-protected-resource/mcp`,
+        `https://${slug}.mcp.amba.host/mcp`,
+      ],
+    ] as const) {
+      const prm = (await (await call(metadataUrl)).json()) as Record<string, unknown>;
+      expect(prm).toMatchObject({ resource, authorization_servers: [as.issuer] });
+      // RFC 9728 §4: `protected_resources`, when present, lists what the server issues tokens for.
+      // Every project's endpoints are; the set is open-ended, so the list must not be there.
+      expect((as.protected_resources as string[] | undefined) ?? [resource], resource).toContain(resource);
+    }
   });
 });

@@ -179,9 +179,18 @@ const asFetch = (c: Ctx, resource: string) =>
     c.executionCtx as ExecutionContext<unknown>,
   );
 
-oauthRoutes.on(["GET", "HEAD", "OPTIONS"], OAUTH_PATHS.metadata, (c) =>
-  asFetch(c, platformResource(issuer(c))),
-);
+/**
+ * RFC 8414 metadata, without the provider's `protected_resources`: built with the platform's resource
+ * standing in, it would list that one alone, while this server issues tokens for every project's
+ * endpoints too — an open-ended set, which RFC 9728 §4 leaves unlisted (each endpoint's own resource
+ * metadata names this issuer).
+ */
+oauthRoutes.on(["GET", "HEAD", "OPTIONS"], OAUTH_PATHS.metadata, async (c) => {
+  const res = await asFetch(c, platformResource(issuer(c)));
+  if (c.req.method !== "GET" || !res.ok) return res;
+  const { protected_resources: _, ...metadata } = (await res.json()) as Record<string, unknown>;
+  return new Response(JSON.stringify(metadata), res);
+});
 // Registration is open (RFC 7591) and the provider keeps every client for 90 days, so each address
 // gets AUTH_IP_RATE_LIMITER's budget of registrations (under its own key), each of a bounded size.
 oauthRoutes.on(
