@@ -57,6 +57,15 @@ describe("web red team", () => {
     expect(await res.json()).toMatchObject({ error: "invalid_request" });
   });
 
+  it("answers the expired-form page, not 500, to a sign-in form whose transaction is longer than a KV key", async () => {
+    // The cookie and the field are both the sender's: they agree, and the value went to KV as a key.
+    const tx = "t".repeat(600);
+    const res = await postForm(`amba_oauth_tx=${tx}`, { tx, action: "allow", ...asDeveloper });
+    expect(res.status).toBe(403);
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    expect(await res.text()).toContain("This sign-in form has expired");
+  });
+
   it("refuses a client registration larger than real clients send (each is stored for 90 days)", async () => {
     const metadata = (client_name: string) =>
       JSON.stringify({

@@ -503,7 +503,8 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
     return refuse(c, 400, "Incomplete form", "The sign-in form was incomplete. Go back and try again.");
   const input = form.output;
   // CSRF: the transaction must be the one this browser was given (cookie) and still unused (KV).
-  if (!constantTimeEqual(getCookie(c, TX_COOKIE) ?? "", input.tx))
+  // Cookie and field are both the sender's, so a value longer than any KV key is no transaction.
+  if (oauthIdTooLong(input.tx) || !constantTimeEqual(getCookie(c, TX_COOKIE) ?? "", input.tx))
     return refuse(c, 403, "Form expired", EXPIRED);
   const stored = await c.env.OAUTH_KV.get<{ query: string }>(txKey(input.tx), { type: "json" });
   if (!stored) return refuse(c, 403, "Form expired", EXPIRED);
