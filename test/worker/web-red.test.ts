@@ -213,8 +213,12 @@ describe("web red team", () => {
     ] as const) {
       expect((await register([...uris], extra)).status, JSON.stringify([uris, extra])).toBe(400);
     }
-    // A remote http URI listed next to a loopback one is stored, but never redirected to.
-    const mixed = (await (await register(["http://evil.example/cb", REDIRECT_URI])).json()) as {
+    // A remote http URI listed next to a loopback one is stored, but never redirected to; a logo
+    // is stored, but neither fetched nor shown (the page loads nothing: CSP default-src 'none').
+    const logo = "https://tracker.example/pixel.png";
+    const mixed = (await (
+      await register(["http://evil.example/cb", REDIRECT_URI], { logo_uri: logo })
+    ).json()) as {
       client_id: string;
     };
     const { challenge } = await pkce();
@@ -233,6 +237,7 @@ describe("web red team", () => {
       authorizeUrl({ ...base, redirect_uri: "http://127.0.0.1:50000/callback", state }),
     );
     expect(port.html).not.toContain("<script>");
+    expect(port.html).not.toContain("tracker.example");
     const intruder = await signupDeveloper();
     const foreign = await postForm(port.cookie, {
       tx: port.tx,
