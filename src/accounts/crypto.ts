@@ -40,7 +40,8 @@ export function base64url(bytes: Uint8Array): string {
   return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
-function fromBase64url(text: string): Uint8Array {
+/** Bytes of a base64url string (padding optional); throws when it is not base64. */
+export function fromBase64url(text: string): Uint8Array {
   const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
   return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
 }

@@ -26,6 +26,14 @@ export const OAUTH_PATHS = {
   metadata: "/.well-known/oauth-authorization-server",
 } as const;
 
+/**
+ * The largest client registration (RFC 7591) accepted, in bytes. Registration is open and the
+ * provider keeps each client for 90 days (renewed while in use), so without a bound below the
+ * Worker's 1 MiB body limit each registration an address may make (AUTH_IP_RATE_LIMITER's budget)
+ * could store a MiB. What hosted and desktop clients send is well under 2 KiB.
+ */
+export const MAX_CLIENT_METADATA_BYTES = 8 * 1024;
+
 /** Access tokens live one hour; the grant (and its rotating refresh token) 30 days. */
 export const ACCESS_TOKEN_TTL_S = 60 * 60;
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;

@@ -13,11 +13,12 @@ export const subjectOf = (kind: "end_user" | "developer", id: string): string =>
   `${kind === "end_user" ? "u" : "d"}_${id.replaceAll("-", "").toLowerCase()}`;
 
 /**
- * The longest client id, code or token handed to the provider, in UTF-8 bytes. The provider builds
- * KV keys from them (`client:<client id>`, `grant:<subject>:<grant id>`, `token:…`), and KV throws
- * on a key over 512 bytes instead of finding nothing: a longer value would be a 500. What the
- * provider issues is far shorter (client and grant ids of 16 characters, secrets of 32), and so is
- * a Client ID Metadata Document URL.
+ * The longest client id, code or token handed to the provider (or sign-in transaction looked up by
+ * the `/authorize` form), in UTF-8 bytes. KV keys are built from them (`client:<client id>`,
+ * `grant:<subject>:<grant id>`, `token:…`, `amba-oauth:tx:<tx>`), and KV throws on a key over 512
+ * bytes instead of finding nothing: a longer value would be a 500. What is issued is far shorter
+ * (client and grant ids of 16 characters, secrets of 32, transactions of 43), and so is a Client ID
+ * Metadata Document URL.
  */
 export const MAX_OAUTH_ID_BYTES = 256;
 

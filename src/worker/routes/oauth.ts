@@ -18,9 +18,10 @@ import {
   type OAuthHelpers,
 } from "@cloudflare/workers-oauth-provider";
 import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
-import { constantTimeEqual, randomSecret } from "../../accounts/crypto.ts";
+import { constantTimeEqual, fromBase64url, randomSecret } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
 import {
@@ -41,6 +42,7 @@ import {
   authorizationServer,
   type GrantMetadata,
   grantResource,
+  MAX_CLIENT_METADATA_BYTES,
   OAUTH_PATHS,
   type OAuthProps,
   validateAccessToken,
@@ -177,23 +179,47 @@ const asFetch = (c: Ctx, resource: string) =>
     c.executionCtx as ExecutionContext<unknown>,
   );
 
-oauthRoutes.on(["GET", "HEAD", "OPTIONS"], OAUTH_PATHS.metadata, (c) =>
-  asFetch(c, platformResource(issuer(c))),
-);
-// Registration is open (RFC 7591) and the provider keeps every client without expiry, so each
-// address gets AUTH_IP_RATE_LIMITER's budget of registrations (under its own key).
-oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.register, async (c) => {
-  const ip = clientIp(c.req.raw.headers);
-  if (c.req.method === "POST" && ip) {
-    await enforceRateLimit(
-      c.env,
-      `oauth-register:${ip}`,
-      "client registrations from this address",
-      "AUTH_IP_RATE_LIMITER",
-    );
-  }
-  return asFetch(c, platformResource(issuer(c)));
+/**
+ * RFC 8414 metadata, without the provider's `protected_resources`: built with the platform's resource
+ * standing in, it would list that one alone, while this server issues tokens for every project's
+ * endpoints too — an open-ended set, which RFC 9728 §4 leaves unlisted (each endpoint's own resource
+ * metadata names this issuer).
+ */
+oauthRoutes.on(["GET", "HEAD", "OPTIONS"], OAUTH_PATHS.metadata, async (c) => {
+  const res = await asFetch(c, platformResource(issuer(c)));
+  if (c.req.method !== "GET" || !res.ok) return res;
+  const { protected_resources: _, ...metadata } = (await res.json()) as Record<string, unknown>;
+  return new Response(JSON.stringify(metadata), res);
 });
+// Registration is open (RFC 7591) and the provider keeps every client for 90 days, so each address
+// gets AUTH_IP_RATE_LIMITER's budget of registrations (under its own key), each of a bounded size.
+oauthRoutes.on(
+  ["POST", "OPTIONS"],
+  OAUTH_PATHS.register,
+  bodyLimit({
+    maxSize: MAX_CLIENT_METADATA_BYTES,
+    onError: (c) =>
+      c.json(
+        {
+          error: "invalid_client_metadata",
+          error_description: `client metadata is at most ${MAX_CLIENT_METADATA_BYTES} bytes`,
+        },
+        413,
+      ),
+  }),
+  async (c) => {
+    const ip = clientIp(c.req.raw.headers);
+    if (c.req.method === "POST" && ip) {
+      await enforceRateLimit(
+        c.env,
+        `oauth-register:${ip}`,
+        "client registrations from this address",
+        "AUTH_IP_RATE_LIMITER",
+      );
+    }
+    return asFetch(c, platformResource(issuer(c)));
+  },
+);
 
 /** The client id of an HTTP Basic client credential (RFC 6749 §2.3.1), still form-encoded; null for none. */
 function basicClientId(authorization: string | undefined): string | null {
@@ -208,13 +234,27 @@ function basicClientId(authorization: string | undefined): string | null {
 }
 
 /**
+ * The unverified `iss` of a client assertion (RFC 7523 §3): without a `client_id` the provider looks
+ * the client up by it before it verifies anything. Null for none.
+ */
+function assertionIssuer(assertion: unknown): string | null {
+  if (typeof assertion !== "string") return null;
+  try {
+    const claims = JSON.parse(new TextDecoder().decode(fromBase64url(assertion.split(".")[1] ?? "")));
+    return typeof claims?.iss === "string" ? claims.iss : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Whether a token request names a client, code or token longer than the provider can look up
- * (`oauthIdTooLong`). Form-encoded values only shrink when decoded, so the raw Basic client id is
- * measured as sent.
+ * (`oauthIdTooLong`): the client as `client_id`, Basic credentials or a client assertion's issuer.
+ * Form-encoded values only shrink when decoded, so the raw Basic client id is measured as sent.
  */
 function oversizedTokenRequest(form: FormData | null, authorization: string | undefined): boolean {
   const named = ["client_id", "code", "refresh_token", "token"].map((field) => form?.get(field));
-  named.push(basicClientId(authorization));
+  named.push(basicClientId(authorization), assertionIssuer(form?.get("client_assertion")));
   return named.some((value) => typeof value === "string" && oauthIdTooLong(value));
 }
 
@@ -230,7 +270,7 @@ oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
       return c.json(
         {
           error: "invalid_request",
-          error_description: `client_id, code, refresh_token and token are at most ${MAX_OAUTH_ID_BYTES} bytes`,
+          error_description: `client_id (also as a client assertion's iss), code, refresh_token and token are at most ${MAX_OAUTH_ID_BYTES} bytes`,
         },
         400,
       );
@@ -463,7 +503,8 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
     return refuse(c, 400, "Incomplete form", "The sign-in form was incomplete. Go back and try again.");
   const input = form.output;
   // CSRF: the transaction must be the one this browser was given (cookie) and still unused (KV).
-  if (!constantTimeEqual(getCookie(c, TX_COOKIE) ?? "", input.tx))
+  // Cookie and field are both the sender's, so a value longer than any KV key is no transaction.
+  if (oauthIdTooLong(input.tx) || !constantTimeEqual(getCookie(c, TX_COOKIE) ?? "", input.tx))
     return refuse(c, 403, "Form expired", EXPIRED);
   const stored = await c.env.OAUTH_KV.get<{ query: string }>(txKey(input.tx), { type: "json" });
   if (!stored) return refuse(c, 403, "Form expired", EXPIRED);
