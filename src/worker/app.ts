@@ -35,6 +35,47 @@ export function isHotRequest(path: string, url: string, hostSuffix: string): boo
   return path === "/mcp" && slugFromHost(new URL(url).hostname, hostSuffix) !== null;
 }
 
+/**
+ * The paths an app's own hostname (`<slug>.<suffix>`) serves: its MCP endpoint, the discovery
+ * documents MCP clients fetch from the endpoint's origin (`/.well-known/…`), the authorization
+ * server's endpoints (`OAUTH_PATHS` in src/oauth/server.ts, not imported: it loads the provider),
+ * and `/healthz`. Nothing else — the console, the API reference, the admin and account API, the
+ * platform MCP: the slug is the tenant's to choose, and `login.mcp.amba.host/console` must not
+ * show the platform's own sign-in page under a name a tenant picked.
+ */
+const APP_HOST_PATHS: ReadonlySet<string> = new Set([
+  "/mcp",
+  "/healthz",
+  "/authorize",
+  "/oauth/token",
+  "/oauth/register",
+]);
+
+/** Whether an app's hostname serves `path` ({@link APP_HOST_PATHS}, or a discovery document). */
+export const servedOnAppHost = (path: string): boolean =>
+  APP_HOST_PATHS.has(path) || path.startsWith("/.well-known/");
+
+/** 404 for a platform path asked for on an app's hostname. */
+function notOnAppHost(request: Request, path: string): Response {
+  return Response.json(
+    {
+      error: {
+        code: "not_found",
+        message: `no route for ${request.method} ${path} on an app's hostname; the platform's own host serves it`,
+      },
+    },
+    { status: 404 },
+  );
+}
+
+/** Whether `url` is on an app's hostname (never the platform's own, should it sit under the suffix). */
+function onAppHost(url: string, env: Pick<Env, "APP_MCP_HOST_SUFFIX" | "PUBLIC_BASE_URL">): boolean {
+  const { hostname } = new URL(url);
+  if (slugFromHost(hostname, env.APP_MCP_HOST_SUFFIX) === null) return false;
+  const base = env.PUBLIC_BASE_URL?.trim();
+  return !base || !URL.canParse(base) || new URL(base).hostname !== hostname;
+}
+
 /** A Hono app with the platform's middleware and error handling, then the routes `mount` adds. */
 export function buildApp(mount: (app: Hono<AppEnv>) => void): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -120,8 +161,13 @@ export function createApp(): WorkerApp {
   return {
     async fetch(request, bindings, ctx) {
       const env = withStoreDeadlines(bindings);
-      if (isHotRequest(getPath(request), request.url, env.APP_MCP_HOST_SUFFIX))
+      const path = getPath(request);
+      if (isHotRequest(path, request.url, env.APP_MCP_HOST_SUFFIX)) {
+        if (path !== "/mcp" && path !== "/healthz" && onAppHost(request.url, env))
+          return notOnAppHost(request, path);
         return hot.fetch(request, env, ctx);
+      }
+      if (!servedOnAppHost(path) && onAppHost(request.url, env)) return notOnAppHost(request, path);
       return (await loadCold()).fetch(request, env, ctx);
     },
   };
