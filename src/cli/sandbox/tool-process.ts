@@ -1,6 +1,6 @@
 /**
- * The CLI side of the sandbox: starts the tool host (always a child process: its fd 1 is a pipe to
- * our stderr and its `process.kill(process.pid)` ends only itself, which a worker thread sharing
+ * The CLI side of the sandbox: starts the tool host (always a child process: its fd 1 and 2 are
+ * pipes to our stderr, bounded per call by tool-output.ts, and its `process.kill(process.pid)` ends only itself, which a worker thread sharing
  * our descriptors and pid cannot promise), feeds it the compiled module, answers its permission
  * checks (judge.ts), and runs calls with a per-call timeout and a memory watchdog. Under any
  * restriction the host runs under Node's permission model and `--frozen-intrinsics` with the broker
