@@ -118,6 +118,24 @@ export class LineClient {
     }
   }
 
+  /** Resolves once stderr holds `text` (rejects after `timeoutMs`). */
+  stderrHolds(text: string, timeoutMs = 15_000): Promise<void> {
+    if (this.stderr.includes(text)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onData = () => {
+        if (!this.stderr.includes(text)) return;
+        clearTimeout(timer);
+        this.child.stderr.off("data", onData);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.child.stderr.off("data", onData);
+        reject(new Error(`stderr did not show ${JSON.stringify(text)} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.child.stderr.on("data", onData);
+    });
+  }
+
   /** Writes raw text to stdin. */
   write(text: string): void {
     this.child.stdin.write(text);

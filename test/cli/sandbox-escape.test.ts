@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestCli, cleanEnv, LineClient, NODE, scratch } from "./helpers.ts";
@@ -27,6 +28,7 @@ const MEMORY_TEST_TIMEOUT_MS = 45_000;
 const LOOP_TIMEOUT_MS = 3_000;
 
 const ATTACKS = `
+import { hostname as namedHostname } from "node:os";
 const fs = require("node:fs");
 const JAIL = __JAIL__;
 const OUTSIDE = __OUTSIDE__;
@@ -135,6 +137,16 @@ export async function handleTimes() {
 // Node's C++ writes the trace file (node_trace.1.log in the cwd), past every write check.
 export function traceEvents() { require("node:trace_events").createTracing({ categories: ["v8"] }).enable(); return "tracing"; }
 export function reniceCli() { require("node:os").setPriority(process.ppid, 19); return "reniced"; }
+// What the machine says of itself, by every route to \`os\` (HOME is not granted: homedir reads passwd).
+export function osHostname() { return require("os").hostname(); }
+export function osNamedImport() { return namedHostname(); }
+export async function osEsmNamed() { return (await import("node:os")).hostname(); }
+export function osBuiltinModule() { return process.getBuiltinModule("node:os").networkInterfaces(); }
+export async function osEsmDefault() { return (await import("os")).default.userInfo(); }
+export function osHomedir() { return require("node:os").homedir(); }
+export function osReport() { return process.report.getReport().header.host; }
+export function osBinding() { return process.binding("os").getHostname(); }
+export function flood() { process.stdout.write("x".repeat(8 * 1024 * 1024)); return "flooded"; }
 `;
 
 // [tool, expected audit line for the denied resource (kind/action), or how it is contained]
@@ -192,6 +204,18 @@ const ATTEMPTS: [string, string][] = [
   ["handleTimes", "FileSystem/Write"],
   ["traceEvents", "Process/Execute"],
   ["reniceCli", "Process/Execute"],
+];
+
+// [tool, the error it must end with]: the machine's identity is an environment read.
+const OS_ATTEMPTS: [string, string][] = [
+  ["osHostname", "Environment Read os.hostname"],
+  ["osNamedImport", "Environment Read os.hostname"],
+  ["osEsmNamed", "Environment Read os.hostname"],
+  ["osBuiltinModule", "Environment Read os.networkInterfaces"],
+  ["osEsmDefault", "Environment Read os.userInfo"],
+  ["osHomedir", "Environment Read os.homedir"],
+  ["osReport", "Environment Read os.hostname"],
+  ["osBinding", "Process Execute process.binding:os"],
 ];
 
 /**
@@ -522,6 +546,27 @@ describe("sandbox escape suite", () => {
       .map((line) => JSON.parse(line) as Record<string, string>)
       .filter((l) => (l.resource ?? "").startsWith(resource));
 
+  it("the machine's identity (os.hostname, …) is refused as an environment read, by every route to os", async () => {
+    for (const [tool, denied] of OS_ATTEMPTS) {
+      const response = await client.call(tool);
+      expect(response.error, tool).toEqual({ code: -32000, message: `permission denied: ${denied}` });
+      const [kind, action, resource] = denied.split(" ");
+      expect(auditAbout(resource!).at(-1), tool).toMatchObject({ kind, action, decision: "Deny" });
+    }
+  });
+
+  it("a tool's output reaches stderr up to 1 MiB a call, the rest dropped with one line saying so", async () => {
+    const before = client.stderr.length;
+    expect((await client.call("flood")).result).toBe("flooded");
+    // The call's window closes when the next call starts (its tail may come after its answer).
+    expect((await client.call("add", { a: 20, b: 22 })).result).toBe(42);
+    const note = "amber: tool output over 1 MiB in call flood; 7340032 bytes dropped\n";
+    await client.stderrHolds(note);
+    const printed = client.stderr.slice(before);
+    expect(printed.length).toBe(1024 * 1024 + note.length);
+    expect(printed.endsWith(note)).toBe(true);
+  });
+
   it("audit: a thrown look-alike of Node's refusal writes only what a real attempt would", async () => {
     const outside = join(dir, "secret.txt");
     // A look-alike naming a granted file is the tool's own error, no denial.
@@ -652,6 +697,8 @@ export async function fetchLocal({ port }) { return await (await fetch("http://1
 export function env() { return [process.env.AMBER_OK, Object.keys(process.env)]; }
 export function run() { return String(require("node:child_process").execFileSync("node", ["-e", "process.stdout.write('child')"])); }
 export function write() { fs.writeFileSync(${JSON.stringify(join(dir, "jail/out/w.txt"))}, "w"); return "written"; }
+export function host() { return require("node:os").hostname(); }
+export function user() { return require("node:os").userInfo().username; }
 `,
     );
     const granted = new LineClient(
@@ -662,7 +709,7 @@ export function write() { fs.writeFileSync(${JSON.stringify(join(dir, "jail/out/
         "--allow-net",
         "127.0.0.1",
         "--allow-env",
-        "AMBER_OK",
+        "AMBER_OK,os.hostname",
         "--allow-run",
         "node",
         "--allow-write",
@@ -677,6 +724,11 @@ export function write() { fs.writeFileSync(${JSON.stringify(join(dir, "jail/out/
     expect((await granted.call("env")).result).toEqual(["yes", ["AMBER_OK"]]);
     expect((await granted.call("run")).result).toBe("child");
     expect((await granted.call("write")).result).toBe("written");
+    // `--allow-env os.hostname` grants the host name, and nothing else the machine says of itself.
+    expect((await granted.call("host")).result).toBe(hostname());
+    expect((await granted.call("user")).error).toMatchObject({
+      message: "permission denied: Environment Read os.userInfo",
+    });
     expect(readFileSync(join(dir, "jail/out/w.txt"), "utf8")).toBe("w");
     await granted.close();
   });
@@ -846,6 +898,7 @@ export function cpThroughLink() {
 const run = (W) => new Promise((res, rej) => { const w = new W("1", { eval: true }); w.on("exit", () => res("ran")); w.on("error", rej); });
 export function workerBehind() { return run(Object.getPrototypeOf(wt.Worker)); }
 export function workerByConstructor() { return run(wt.Worker.prototype.constructor); }
+export function host() { return require("node:os").hostname(); }
 export function wasiBehind() { new (Object.getPrototypeOf(require("node:wasi").WASI))({ version: "preview1" }); return "wasi"; }
 `,
     );
@@ -856,6 +909,8 @@ export function wasiBehind() { new (Object.getPrototypeOf(require("node:wasi").W
     try {
       for (const tool of ["workerBehind", "workerByConstructor", "wasiBehind"])
         results.push((await session.call(tool)).result);
+      // Nothing restricted: the machine's name is answered, on the record.
+      expect((await session.call("host")).result).toBe(hostname());
     } finally {
       await session.close();
     }
@@ -863,6 +918,7 @@ export function wasiBehind() { new (Object.getPrototypeOf(require("node:wasi").W
     // Whatever ran (the checked class runs when nothing is restricted) was checked and audited.
     expect(results.filter((r) => r === "ran").length).toBe(audit.split('"resource":"worker:').length - 1);
     expect(results.filter((r) => r === "wasi").length).toBe(audit.split('"resource":"wasi"').length - 1);
+    expect(audit).toContain('"resource":"os.hostname","decision":"Allow"');
   });
 
   it("an audit log that cannot be written (a full disk) fails calls closed and ends no session", async () => {

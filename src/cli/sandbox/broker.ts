@@ -4,7 +4,8 @@
  * It patches the real Node built-ins in place
  * (fs sync/callback/promises/streams, net/tls/http via `net.Socket#connect` and `net.Server#listen`,
  * dgram, dns, child_process, worker_threads, inspector, wasi, v8 heap snapshots and flags,
- * `process.env`, `process.binding`, `process.dlopen`, `process.kill`, `module.register`) so every route to them — `require`, dynamic
+ * `process.env`, the machine's identity in `os`, `process.binding`, `process.dlopen`, `process.kill`,
+ * `module.register`) so every route to them — `require`, dynamic
  * `import()`, `createRequire`, or `this.constructor.constructor("return process")()` — reaches the
  * same checked functions, and hooks the TCP and pipe handles so the address a socket really dials
  * (after any name lookup, whatever the arguments looked like) is checked too. Node's own permission
@@ -1067,6 +1068,22 @@ export function installBroker(
     configurable: true,
     enumerable: true,
   });
+  // What the machine says of itself — its name, its addresses, its user — is read like a variable
+  // (`os.<function>`, granted by `--allow-env os.hostname`): Node asks the system, not `process.env`.
+  // `os.homedir()` reads the user's passwd entry only when `HOME` is not set (libuv's
+  // `uv_os_homedir`); with it set, it answers the variable, which is granted. A diagnostic report
+  // carries the host name and the interfaces too. `process.binding("os")` is refused above.
+  const osTarget = os as unknown as Target;
+  for (const name of ["hostname", "networkInterfaces", "userInfo"])
+    wrap(osTarget, name, () => check("Environment", "Read", `os.${name}`));
+  wrap(osTarget, "homedir", () => {
+    if (!Object.hasOwn(realEnv, "HOME")) check("Environment", "Read", "os.homedir");
+  });
+  if (report)
+    wrap(report, "getReport", () => {
+      check("Environment", "Read", "os.hostname");
+      check("Environment", "Read", "os.networkInterfaces");
+    });
 
   moduleApi.syncBuiltinESMExports();
 }

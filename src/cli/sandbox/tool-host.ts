@@ -294,9 +294,22 @@ type Serve = (call: (message: CallMessage) => void, warmUp: () => void) => void;
 /** What the warm-up run calls instead of an export: the host's own, so no tool code runs. */
 const warmUpTool = (args: unknown) => args;
 
+/**
+ * The tool's stdout and stderr (pipes to the CLI) written synchronously, as Node writes a file or a
+ * terminal: what a call printed is in the pipe before its answer is sent, so the CLI charges it to
+ * that call (tool-output.ts), and a flood waits for the CLI to read it rather than piling up here.
+ */
+function blockingStdio(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    const handle = (stream as unknown as { _handle?: { setBlocking?: (on: boolean) => number } })._handle;
+    handle?.setBlocking?.(true);
+  }
+}
+
 async function start(init: InitMessage, serve: Serve): Promise<void> {
   key = init.key;
   const broker = init.broker;
+  blockingStdio();
   if (broker) {
     installBroker(ask, {
       reserved: [HOST_OUT_FD, HOST_CALLS_FD, HOST_ANSWERS_FD],

@@ -1,6 +1,6 @@
 /**
- * The CLI side of the sandbox: starts the tool host (always a child process: its fd 1 is a pipe to
- * our stderr and its `process.kill(process.pid)` ends only itself, which a worker thread sharing
+ * The CLI side of the sandbox: starts the tool host (always a child process: its fd 1 and 2 are
+ * pipes to our stderr, bounded per call by tool-output.ts, and its `process.kill(process.pid)` ends only itself, which a worker thread sharing
  * our descriptors and pid cannot promise), feeds it the compiled module, answers its permission
  * checks (judge.ts), and runs calls with a per-call timeout and a memory watchdog. Under any
  * restriction the host runs under Node's permission model and `--frozen-intrinsics` with the broker
@@ -25,6 +25,7 @@ import type {
   ResultMessage,
   WarmMessage,
 } from "./protocol.ts";
+import { ToolOutput } from "./tool-output.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -94,6 +95,8 @@ interface Worker {
   ready: Promise<string | undefined>;
   pending: Map<number, Pending>;
   stderrTail: string;
+  /** What the host prints, on its way to our stderr (bounded per call). */
+  output: ToolOutput;
   baselineRss: number;
   /** Checks being answered, in order. */
   checks: Promise<void>;
@@ -222,6 +225,7 @@ export class ToolProcess {
         pending.cancelTimer ??= setTimeout(() => this.#kill(worker, CANCELLED, id), CANCEL_GRACE_MS);
       });
       this.#startWatchdog();
+      worker.output.beginCall(name);
       worker.host.post(line);
     });
     // A fresh instance per call: this host has served its call; the spare takes the next one.
@@ -296,6 +300,7 @@ export class ToolProcess {
       key,
       pending: new Map(),
       stderrTail: "",
+      output: new ToolOutput(o.diagnostics ?? process.stderr),
       baselineRss: 0,
       checks: Promise.resolve(),
       exited: false,
@@ -305,14 +310,14 @@ export class ToolProcess {
     worker.ready = new Promise((resolve) => {
       markReady = resolve;
     });
-    const diagnostics = o.diagnostics ?? process.stderr;
-    const onStdout = (chunk: Buffer) => diagnostics.write(chunk);
+    const onStdout = (chunk: Buffer) => worker.output.write(chunk);
     const onStderr = (chunk: Buffer) => {
       worker.stderrTail = (worker.stderrTail + chunk.toString()).slice(-4096);
-      diagnostics.write(chunk);
+      worker.output.write(chunk);
     };
     const onMessage = (message: ChildMessage) => this.#onMessage(worker, message, markReady);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      worker.output.end();
       if (worker.exited && worker.killedFor === undefined) return;
       worker.exited = true;
       const reason =
@@ -492,6 +497,7 @@ export class ToolProcess {
     if (worker.exited) return;
     worker.killedFor = reason;
     worker.exited = true;
+    worker.output.end();
     this.#failAll(worker, reason, culprit);
     worker.host.kill();
   }

@@ -1,0 +1,71 @@
+/**
+ * What a tool process prints (its stdout and stderr, together) on its way to the CLI's stderr,
+ * bounded: at most {@link MAX_TOOL_OUTPUT_BYTES} per window — the output before a host's first
+ * call, then each call's — and the rest dropped, with one line saying how much once the window
+ * closes. A call's window runs until the next call starts (or the host ends): the tool's two pipes
+ * and the channel its answer comes on are read in no set order, so the tail of what a call printed
+ * can arrive after its answer, and what its timers print later is charged to it too. The pipes are
+ * always read to the end, so the tool never waits on the CLI.
+ *
+ * Node writes the CLI's stderr asynchronously when it is a pipe (measured on Node 20 and 22: a
+ * write to a pipe nobody reads returns at once and the bytes wait in `writableLength`), so a write
+ * here never blocks the protocol loop; what an unread stderr costs is memory, and past
+ * {@link MAX_PENDING_STDERR_BYTES} waiting, tool output is dropped too. A terminal or a file is
+ * written synchronously by Node, as for any program.
+ */
+
+/** The most of a tool's output forwarded per window. */
+export const MAX_TOOL_OUTPUT_BYTES = 1024 * 1024;
+
+/** Beyond this much of our stderr waiting for its reader, tool output is dropped, not queued. */
+export const MAX_PENDING_STDERR_BYTES = 4 * 1024 * 1024;
+
+/** Where the output goes: the CLI's stderr (`writableLength` is what waits for its reader). */
+export type OutputSink = Pick<NodeJS.WritableStream, "write"> & { writableLength?: number };
+
+/** The forwarding state of one tool host. */
+export class ToolOutput {
+  readonly #sink: OutputSink;
+  #where = "outside calls";
+  #forwarded = 0;
+  #dropped = 0;
+  /** Whether anything was dropped for the limit (else only for an unread stderr). */
+  #overLimit = false;
+
+  constructor(sink: OutputSink) {
+    this.#sink = sink;
+  }
+
+  /** Forwards what fits of `chunk` in this window and counts the rest. */
+  write(chunk: Buffer): void {
+    const room = MAX_TOOL_OUTPUT_BYTES - this.#forwarded;
+    const fits = Math.min(room, chunk.length);
+    if (fits < chunk.length) this.#overLimit = true;
+    if (fits > 0 && (this.#sink.writableLength ?? 0) <= MAX_PENDING_STDERR_BYTES) {
+      this.#sink.write(fits === chunk.length ? chunk : chunk.subarray(0, fits));
+      this.#forwarded += fits;
+      this.#dropped += chunk.length - fits;
+    } else {
+      this.#dropped += chunk.length;
+    }
+  }
+
+  /** Closes the window (its note, if anything was dropped) and opens the one of call `name`. */
+  beginCall(name: string): void {
+    this.end();
+    this.#where = `in call ${name}`;
+  }
+
+  /** Closes the window: one line saying how much was dropped, if anything was. */
+  end(): void {
+    if (this.#dropped > 0)
+      this.#sink.write(
+        this.#overLimit
+          ? `amber: tool output over 1 MiB ${this.#where}; ${this.#dropped} bytes dropped\n`
+          : `amber: stderr is not being read; tool output ${this.#where}: ${this.#dropped} bytes dropped\n`,
+      );
+    this.#forwarded = 0;
+    this.#dropped = 0;
+    this.#overLimit = false;
+  }
+}
