@@ -61,7 +61,10 @@ const LISTING_KV_BUDGET = 900;
 export const subjectPages = (subjects: number): number =>
   Math.max(
     1,
-    Math.min(MAX_SUBJECT_PAGES, Math.floor(LISTING_KV_BUDGET / (Math.max(1, subjects) * (1 + SUBJECT_PAGE_SIZE)))),
+    Math.min(
+      MAX_SUBJECT_PAGES,
+      Math.floor(LISTING_KV_BUDGET / (Math.max(1, subjects) * (1 + SUBJECT_PAGE_SIZE))),
+    ),
   );
 
 const indexPrefix = (projectId: string) => `amba-oauth:project:${projectId}:`;
@@ -95,7 +98,11 @@ export function parseGrantViewId(id: string): { subject: string; grantId: string
  */
 export function grantPageInput(limit: unknown, cursor: unknown): { limit: number; cursor?: string } {
   const n = typeof limit === "string" && /^\d+$/.test(limit) ? Number(limit) : limit;
-  if (n !== undefined && n !== "" && !(Number.isInteger(n) && (n as number) >= 1 && (n as number) <= MAX_GRANT_PAGE))
+  if (
+    n !== undefined &&
+    n !== "" &&
+    !(Number.isInteger(n) && (n as number) >= 1 && (n as number) <= MAX_GRANT_PAGE)
+  )
     throw invalidInput(`limit: an integer from 1 to ${MAX_GRANT_PAGE}`);
   if (cursor !== undefined && cursor !== "") {
     if (typeof cursor !== "string" || cursor.length > MAX_CURSOR_LENGTH || !CURSOR_SHAPE.test(cursor))
@@ -174,7 +181,9 @@ export async function listProjectGrants(
   const pages = subjectPages(subjects.length);
   const grants = (await Promise.all(subjects.map((s) => subjectGrants(oauth, s, pages)))).flat();
   return {
-    grants: views(grants.filter((g) => (g.metadata as Partial<GrantMetadata> | null)?.projectId === projectId)),
+    grants: views(
+      grants.filter((g) => (g.metadata as Partial<GrantMetadata> | null)?.projectId === projectId),
+    ),
     next_cursor: next,
   };
 }

@@ -476,7 +476,8 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: `${ADMIN}/oauth/grants/{grantId}`,
     tag: "oauth",
     summary: "Revoke one of the project's OAuth grants",
-    description: "grantId: a grant's `id` as listed (`<subject>.<grant id>`); 404 when it is not one of the project's.",
+    description:
+      "grantId: a grant's `id` as listed (`<subject>.<grant id>`); 404 when it is not one of the project's.",
     access: "developer",
     response: { status: 200, schema: "none", description: "`{id, revoked: true}`" },
   },

@@ -20,8 +20,8 @@ import { CreateClientKeySchema, CreateProjectSchema, DeveloperSignupSchema } fro
 import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
 import { DeployFunctionSchema, PromoteFunctionSchema } from "../functions/definition.ts";
-import { DEFAULT_GRANT_PAGE, MAX_GRANT_PAGE } from "../oauth/grants.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
+import { DEFAULT_GRANT_PAGE, MAX_GRANT_PAGE } from "../oauth/grants.ts";
 import { parseInput } from "../validate.ts";
 
 /** What a tool needs from the connection's credentials. */
@@ -318,7 +318,9 @@ export const PLATFORM_TOOLS = {
           v.integer("must be an integer"),
           v.minValue(1, "must be at least 1"),
           v.maxValue(MAX_GRANT_PAGE, `must be at most ${MAX_GRANT_PAGE}`),
-          v.description(`Users (OAuth subjects) per page, 1–${MAX_GRANT_PAGE}; default ${DEFAULT_GRANT_PAGE}.`),
+          v.description(
+            `Users (OAuth subjects) per page, 1–${MAX_GRANT_PAGE}; default ${DEFAULT_GRANT_PAGE}.`,
+          ),
         ),
       ),
       cursor: v.optional(
