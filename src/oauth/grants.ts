@@ -7,13 +7,15 @@
  *
  * Bounded by design: a Worker request may make at most 1,000 KV operations, and an app can have
  * any number of users. So a project's listing is paged over the index (one KV list page of at
- * most {@link MAX_GRANT_PAGE} subjects, and a bounded share of provider pages per subject, see
+ * most 100 subjects, and a bounded share of provider pages per subject, see
  * {@link subjectPages}), and revoking never lists subjects at all: the id a listing hands out
  * names its owner (see {@link grantViewId}), so a revocation reads that one grant record.
  */
 import type { GrantSummary, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
-import { AppError, invalidInput } from "../errors.ts";
+import { AppError } from "../errors.ts";
+import { badCursor } from "./grant-page.ts";
 import { type GrantMetadata, type OAuthEnv, REFRESH_TOKEN_TTL_S, readGrantRecord } from "./server.ts";
+import { grantViewId, parseGrantViewId } from "./tokens.ts";
 
 /** A grant as listed by the admin and end-user routes and the `amba_oauth_grants_list` tool. */
 export interface GrantView {
@@ -34,14 +36,6 @@ export interface GrantPage {
   next_cursor: string | null;
 }
 
-/** Subjects per page of a project's grants: by default, and at most. */
-export const DEFAULT_GRANT_PAGE = 50;
-export const MAX_GRANT_PAGE = 100;
-
-/** The longest `?cursor=` accepted (KV list cursors are far shorter) and its alphabet (base64 and base64url). */
-const MAX_CURSOR_LENGTH = 1024;
-const CURSOR_SHAPE = /^[A-Za-z0-9+/=_.-]+$/;
-
 /** Grants per provider page: one KV list and one KV get each. */
 const SUBJECT_PAGE_SIZE = 8;
 /** Provider pages read per subject at most (an end user's own listing reads this many). */
@@ -49,7 +43,7 @@ const MAX_SUBJECT_PAGES = 10;
 /**
  * KV operations the subjects of one listing page may spend together, under the Worker's 1,000 per
  * request with room for the index list and the request's other reads. A full page of
- * {@link MAX_GRANT_PAGE} subjects still gets one provider page each (100 × (1 + 8) = 900).
+ * `limit` (100) subjects still gets one provider page each (100 × (1 + 8) = 900).
  */
 const LISTING_KV_BUDGET = 900;
 
@@ -58,7 +52,7 @@ const LISTING_KV_BUDGET = 900;
  * and {@link MAX_SUBJECT_PAGES}. A subject with more grants than its share shows its first ones on
  * that page; asking with a smaller `limit` gives each subject a larger share. Pure.
  */
-export const subjectPages = (subjects: number): number =>
+const subjectPages = (subjects: number): number =>
   Math.max(
     1,
     Math.min(
@@ -74,44 +68,6 @@ export function recordProjectSubject(env: OAuthEnv, projectId: string, subject: 
   return env.OAUTH_KV.put(`${indexPrefix(projectId)}${subject}`, "1", {
     expirationTtl: REFRESH_TOKEN_TTL_S + 24 * 60 * 60,
   });
-}
-
-/**
- * The id a grant is listed under: `<subject>.<provider grant id>` (`u_<hex>.<id>` for an end user,
- * `d_<hex>.<id>` for a developer). The provider stores a grant under its subject
- * (`grant:<subject>:<id>`) and finds it only with both, so an id that carries the subject lets a
- * revocation read exactly one record instead of searching every subject of the project (or keeping
- * an index grant → subject, which grants made before it existed would lack). The subject is no
- * secret to the caller: the listing shows the same principal. `.` is in neither part's alphabet.
- */
-export const grantViewId = (subject: string, grantId: string): string => `${subject}.${grantId}`;
-
-/** A listed id's subject and provider grant id, or null when it is not one (strict: shape and length). Pure. */
-export function parseGrantViewId(id: string): { subject: string; grantId: string } | null {
-  const match = /^([ud]_[0-9a-f]{32})\.([A-Za-z0-9_-]{1,64})$/.exec(id);
-  return match ? { subject: match[1] as string, grantId: match[2] as string } : null;
-}
-
-/**
- * `?limit=` and `?cursor=` of a project's listing (strings from a query, or the tool's typed
- * params), checked: 400 `invalid_input` otherwise. Pure.
- */
-export function grantPageInput(limit: unknown, cursor: unknown): { limit: number; cursor?: string } {
-  const n = typeof limit === "string" && /^\d+$/.test(limit) ? Number(limit) : limit;
-  if (
-    n !== undefined &&
-    n !== "" &&
-    !(Number.isInteger(n) && (n as number) >= 1 && (n as number) <= MAX_GRANT_PAGE)
-  )
-    throw invalidInput(`limit: an integer from 1 to ${MAX_GRANT_PAGE}`);
-  if (cursor !== undefined && cursor !== "") {
-    if (typeof cursor !== "string" || cursor.length > MAX_CURSOR_LENGTH || !CURSOR_SHAPE.test(cursor))
-      throw invalidInput("cursor: not a next_cursor returned by this listing");
-  }
-  return {
-    limit: typeof n === "number" ? n : DEFAULT_GRANT_PAGE,
-    ...(typeof cursor === "string" && cursor !== "" ? { cursor } : {}),
-  };
 }
 
 function view(grant: GrantSummary): GrantView | null {
@@ -159,7 +115,7 @@ async function subjectPage(env: OAuthEnv, projectId: string, limit: number, curs
     page = await env.OAUTH_KV.list({ prefix, limit, cursor });
   } catch (err) {
     if (cursor === undefined || err instanceof AppError) throw err;
-    throw invalidInput("cursor: not a next_cursor returned by this listing");
+    throw badCursor();
   }
   return {
     subjects: page.keys.map((key) => key.name.slice(prefix.length)),

@@ -21,7 +21,7 @@ import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
 import { DeployFunctionSchema, PromoteFunctionSchema } from "../functions/definition.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
-import { DEFAULT_GRANT_PAGE, MAX_GRANT_PAGE } from "../oauth/grants.ts";
+import { DEFAULT_GRANT_PAGE, MAX_GRANT_PAGE } from "../oauth/grant-page.ts";
 import { parseInput } from "../validate.ts";
 
 /** What a tool needs from the connection's credentials. */

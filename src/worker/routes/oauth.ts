@@ -24,8 +24,8 @@ import * as v from "valibot";
 import { constantTimeEqual, fromBase64url, randomSecret } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
+import { grantPageInput } from "../../oauth/grant-page.ts";
 import {
-  grantPageInput,
   listProjectGrants,
   listSubjectGrants,
   recordProjectSubject,

@@ -55,7 +55,8 @@ import {
   RpcError,
   type ToolOutcome,
 } from "../../mcp/index.ts";
-import { grantPageInput, listProjectGrants } from "../../oauth/grants.ts";
+import { grantPageInput } from "../../oauth/grant-page.ts";
+import { listProjectGrants } from "../../oauth/grants.ts";
 import {
   isPlatformTool,
   PLATFORM_TOOLS,
