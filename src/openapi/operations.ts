@@ -468,7 +468,8 @@ export const OPERATIONS: readonly OperationSpec[] = [
     response: {
       status: 200,
       schema: "none",
-      description: "`{grants: [...], next_cursor}` (next_cursor null on the last page)",
+      description:
+        "`{grants: [...], next_cursor}` (next_cursor null on the last page; a page may hold no grants and still have one)",
     },
   },
   {

@@ -308,7 +308,7 @@ export const PLATFORM_TOOLS = {
   amba_oauth_grants_list: spec({
     title: "List OAuth grants",
     description:
-      'The live OAuth authorizations of the project\'s app MCP (hosted assistants its end users or developers connected), one page of users at a time: {"grants": [{"id", "client_name", "scope": "end_user" | "developer", "principal_id", "email", "resource", "created_at", "expires_at"}], "next_cursor": string | null} (same as GET /v1/admin/projects/:id/oauth/grants). Pass next_cursor back as cursor for the next page; null means the last page.',
+      'The live OAuth authorizations of the project\'s app MCP (hosted assistants its end users or developers connected), one page of users at a time: {"grants": [{"id", "client_name", "scope": "end_user" | "developer", "principal_id", "email", "resource", "created_at", "expires_at"}], "next_cursor": string | null} (same as GET /v1/admin/projects/:id/oauth/grants). Pass next_cursor back as cursor for the next page; null means the last page (a page may hold fewer grants than limit, or none, and still have one).',
     auth: "project",
     params: {
       ...PROJECT,

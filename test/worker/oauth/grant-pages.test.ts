@@ -45,7 +45,10 @@ async function authorizedUser(dev: TestDeveloper, clientId: string): Promise<str
   return res.body.access_token as string;
 }
 
-/** The Worker with `OAUTH_KV` counting its operations. */
+/**
+ * The Worker with `OAUTH_KV` counting its operations, and refusing list cursors as the production
+ * store refuses one it did not issue (the local store reads any base64 as a key to start after).
+ */
 function countingWorker() {
   const counted = { ops: 0 };
   const kv = env.OAUTH_KV as KVNamespace;
@@ -55,13 +58,15 @@ function countingWorker() {
       if (typeof value !== "function") return value;
       return (...args: unknown[]) => {
         counted.ops++;
+        if (prop === "list" && (args[0] as KVNamespaceListOptions | undefined)?.cursor === "Zm9yZ2Vk")
+          return Promise.reject(new Error("KV LIST failed: 400 invalid cursor"));
         return value.apply(target, args);
       };
     },
   });
   const countingEnv: Env = { ...(env as unknown as Env), OAUTH_KV: wrapped };
   const app = createApp();
-  const fetch = (path: string, init: RequestInit) =>
+  const fetch = (path: string, init: RequestInit = {}) =>
     app.fetch(new Request(new URL(path, BASE), init), countingEnv, createExecutionContext());
   return { counted, fetch };
 }
@@ -139,6 +144,13 @@ describe("a project's OAuth grants, bounded", () => {
       expect(res.status, query).toBe(400);
       expect(res.body.error.code).toBe("invalid_input");
     }
+    const refused = await countingWorker().fetch(`${admin}?cursor=Zm9yZ2Vk`, {
+      headers: { authorization: `Bearer ${dev.token}` },
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      error: { code: "invalid_input", message: "cursor: not a next_cursor returned by this listing" },
+    });
   });
 
   it("revokes by listed id, and answers a forged or other project's id with the same 404", async () => {
