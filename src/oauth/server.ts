@@ -88,15 +88,22 @@ function strictlyPublicFetch(): boolean {
 }
 
 /**
- * The resource a code or refresh token's grant is bound to, read from the provider's grant record
- * (`grant:<subject>:<grant id>`, its documented KV layout). Null when there is no such grant.
+ * A grant as the provider stores it (`grant:<subject>:<grant id>`, its documented KV layout), in
+ * one KV read: the fields this platform reads, unchecked. Null when there is no such grant.
  */
+export function readGrantRecord(
+  env: OAuthEnv,
+  subject: string,
+  grantId: string,
+): Promise<{ resource?: unknown; metadata?: unknown } | null> {
+  return env.OAUTH_KV.get(`grant:${subject}:${grantId}`, { type: "json" });
+}
+
+/** The resource a code or refresh token's grant is bound to; null when there is no such grant. */
 export async function grantResource(env: OAuthEnv, token: string): Promise<string | null> {
   const ref = tokenGrantRef(token);
   if (!ref) return null;
-  const grant = await env.OAUTH_KV.get<{ resource?: unknown }>(`grant:${ref.subject}:${ref.grantId}`, {
-    type: "json",
-  });
+  const grant = await readGrantRecord(env, ref.subject, ref.grantId);
   return typeof grant?.resource === "string" ? grant.resource : null;
 }
 

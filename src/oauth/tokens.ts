@@ -36,3 +36,19 @@ export function tokenGrantRef(token: string): { subject: string; grantId: string
   if (!subject || !grantId || !secret || !UUID_HEX.test(subject.slice(2))) return null;
   return { subject, grantId };
 }
+
+/**
+ * The id a grant is listed under: `<subject>.<provider grant id>` (`u_<hex>.<id>` for an end user,
+ * `d_<hex>.<id>` for a developer). The provider stores a grant under its subject
+ * (`grant:<subject>:<id>`) and finds it only with both, so an id that carries the subject lets a
+ * revocation read exactly one record instead of searching every subject of the project (or keeping
+ * an index grant → subject, which grants made before it existed would lack). The subject is no
+ * secret to the caller: the listing shows the same principal. `.` is in neither part's alphabet.
+ */
+export const grantViewId = (subject: string, grantId: string): string => `${subject}.${grantId}`;
+
+/** A listed id's subject and provider grant id, or null when it is not one (strict: shape and length). Pure. */
+export function parseGrantViewId(id: string): { subject: string; grantId: string } | null {
+  const match = /^([ud]_[0-9a-f]{32})\.([A-Za-z0-9_-]{1,64})$/.exec(id);
+  return match ? { subject: match[1] as string, grantId: match[2] as string } : null;
+}

@@ -454,15 +454,31 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: `${ADMIN}/oauth/grants`,
     tag: "oauth",
     summary: "List the project's OAuth grants",
-    description: "Grants made by the project's end users and its developer through MCP authorization.",
+    description:
+      "Grants made by the project's end users and its developer through MCP authorization, a page of users (OAuth subjects) at a time: each page reads a bounded number of store records however many users the app has.",
     access: "developer",
-    response: { status: 200, schema: "none", description: "`{grants: [...]}`" },
+    query: [
+      {
+        name: "limit",
+        description: "Users per page (1–100, default 50).",
+        schema: { type: "integer", minimum: 1, maximum: 100 },
+      },
+      { name: "cursor", description: "next_cursor of the previous page.", schema: { type: "string" } },
+    ],
+    response: {
+      status: 200,
+      schema: "none",
+      description:
+        "`{grants: [...], next_cursor}` (next_cursor null on the last page; a page may hold no grants and still have one)",
+    },
   },
   {
     method: "delete",
     path: `${ADMIN}/oauth/grants/{grantId}`,
     tag: "oauth",
     summary: "Revoke one of the project's OAuth grants",
+    description:
+      "grantId: a grant's `id` as listed (`<subject>.<grant id>`); 404 when it is not one of the project's.",
     access: "developer",
     response: { status: 200, schema: "none", description: "`{id, revoked: true}`" },
   },

@@ -21,6 +21,7 @@ import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
 import { DeployFunctionSchema, PromoteFunctionSchema } from "../functions/definition.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
+import { DEFAULT_GRANT_PAGE, MAX_GRANT_PAGE } from "../oauth/grant-page.ts";
 import { parseInput } from "../validate.ts";
 
 /** What a tool needs from the connection's credentials. */
@@ -307,9 +308,25 @@ export const PLATFORM_TOOLS = {
   amba_oauth_grants_list: spec({
     title: "List OAuth grants",
     description:
-      'The live OAuth authorizations of the project\'s app MCP (hosted assistants its end users or developers connected): {"grants": [{"id", "client_name", "scope": "end_user" | "developer", "principal_id", "email", "resource", "created_at", "expires_at"}]} (same as GET /v1/admin/projects/:id/oauth/grants).',
+      'The live OAuth authorizations of the project\'s app MCP (hosted assistants its end users or developers connected), one page of users at a time: {"grants": [{"id", "client_name", "scope": "end_user" | "developer", "principal_id", "email", "resource", "created_at", "expires_at"}], "next_cursor": string | null} (same as GET /v1/admin/projects/:id/oauth/grants). Pass next_cursor back as cursor for the next page; null means the last page (a page may hold fewer grants than limit, or none, and still have one).',
     auth: "project",
-    params: PROJECT,
+    params: {
+      ...PROJECT,
+      limit: v.optional(
+        v.pipe(
+          v.number("must be a number"),
+          v.integer("must be an integer"),
+          v.minValue(1, "must be at least 1"),
+          v.maxValue(MAX_GRANT_PAGE, `must be at most ${MAX_GRANT_PAGE}`),
+          v.description(
+            `Users (OAuth subjects) per page, 1–${MAX_GRANT_PAGE}; default ${DEFAULT_GRANT_PAGE}.`,
+          ),
+        ),
+      ),
+      cursor: v.optional(
+        v.pipe(v.string("must be a string"), v.description("next_cursor of the previous page.")),
+      ),
+    },
     annotations: READ_ONLY,
   }),
   amba_oauth_grants_revoke: spec({

@@ -23,6 +23,7 @@ import {
   BASE,
   call,
   codeFrom,
+  listedGrantId,
   openAuthorizePage,
   pkce,
   rawToolsList,
@@ -275,7 +276,7 @@ describe("cold audit", () => {
       code_verifier: verifier,
       client_id: clientId,
     });
-    const grantId = (body.access_token as string).split(":")[1] as string;
+    const grantId = listedGrantId(body.access_token as string);
     const intruder = await signupDeveloper();
     const own = `/v1/admin/projects/${intruder.projectId}/oauth/grants`;
     expect((await apiJson(own, { token: intruder.token })).body.grants).toEqual([]);

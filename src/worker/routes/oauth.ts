@@ -24,6 +24,7 @@ import * as v from "valibot";
 import { constantTimeEqual, fromBase64url, randomSecret } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
+import { grantPageInput } from "../../oauth/grant-page.ts";
 import {
   listProjectGrants,
   listSubjectGrants,
@@ -107,7 +108,8 @@ export const oauthRoutes = new Hono<AppEnv>();
 
 oauthRoutes.get("/v1/admin/projects/:id/oauth/grants", requireProjectAdmin(), async (c) => {
   const { project } = c.var;
-  return c.json({ grants: await listProjectGrants(c.env, oauthHelpers(c), project.id) });
+  const page = grantPageInput(c.req.query("limit"), c.req.query("cursor"));
+  return c.json(await listProjectGrants(c.env, oauthHelpers(c), project.id, page));
 });
 
 oauthRoutes.delete("/v1/admin/projects/:id/oauth/grants/:grantId", requireProjectAdmin(), async (c) => {
@@ -123,7 +125,7 @@ oauthRoutes.get("/v1/auth/oauth/grants", requireEndUser(), async (c) => {
 
 oauthRoutes.delete("/v1/auth/oauth/grants/:grantId", requireEndUser(), async (c) => {
   const grantId = c.req.param("grantId");
-  if (!(await revokeSubjectGrant(oauthHelpers(c), subjectOf("end_user", c.var.endUser.id), grantId)))
+  if (!(await revokeSubjectGrant(c.env, oauthHelpers(c), subjectOf("end_user", c.var.endUser.id), grantId)))
     throw notFound("grant not found");
   return c.json({ id: grantId, revoked: true });
 });

@@ -55,6 +55,7 @@ import {
   RpcError,
   type ToolOutcome,
 } from "../../mcp/index.ts";
+import { grantPageInput } from "../../oauth/grant-page.ts";
 import { listProjectGrants } from "../../oauth/grants.ts";
 import {
   isPlatformTool,
@@ -143,9 +144,8 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
   amba_billing_status: ({ params }, { db, project }) => billingStatus(db, project.id, params.period),
   amba_billing_daily: ({ params }, { db, project }) =>
     dailyUsage(db, project.id, { from: params.from, to: params.to }),
-  amba_oauth_grants_list: async (_call, { c, project }) => ({
-    grants: await listProjectGrants(c.env, oauthHelpers(c), project.id),
-  }),
+  amba_oauth_grants_list: ({ params }, { c, project }) =>
+    listProjectGrants(c.env, oauthHelpers(c), project.id, grantPageInput(params.limit, params.cursor)),
   amba_oauth_grants_revoke: ({ params }, { c, project }) =>
     revokeProjectGrantOr404(c, project.id, params.grant_id),
 };

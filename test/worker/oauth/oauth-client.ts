@@ -227,6 +227,9 @@ export function authorizeUrl(params: Record<string, string | null>): string {
   return url.toString();
 }
 
+/** The id a grant is listed and revoked under (`<subject>.<grant id>`), from one of its tokens. */
+export const listedGrantId = (token: string): string => token.split(":").slice(0, 2).join(".");
+
 /** POST /oauth/token with a form; status and JSON body. */
 // biome-ignore lint/suspicious/noExplicitAny: tests assert the shape
 export async function tokenRequest(fields: Record<string, string>): Promise<{ status: number; body: any }> {

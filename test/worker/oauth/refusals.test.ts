@@ -22,6 +22,7 @@ import {
   call,
   codeFrom,
   connectWithOAuth,
+  listedGrantId,
   openAuthorizePage,
   pkce,
   postForm,
@@ -165,7 +166,7 @@ describe("MCP authorization refusals", () => {
 
   it("lets the developer list and revoke the project's grants (REST and amba_oauth_grants_*)", async () => {
     const { access_token, refresh_token } = await tokensFor(url, aliceSignIn);
-    const grantId = access_token.split(":")[1];
+    const grantId = listedGrantId(access_token);
     const admin = `/v1/admin/projects/${dev.projectId}/oauth/grants`;
     const listed = await apiJson(admin, { token: dev.token });
     expect(listed.status).toBe(200);
@@ -209,7 +210,7 @@ describe("MCP authorization refusals", () => {
   it("lets an end user list and revoke their own grants", async () => {
     const bobSignIn: SignIn = { mode: "end_user", email: bob.email, password: bob.password };
     const { access_token } = await tokensFor(url, bobSignIn);
-    const grantId = access_token.split(":")[1];
+    const grantId = listedGrantId(access_token);
     const headers = endUserHeaders(dev.clientKey, bob.sessionToken);
     const mine = await apiJson("/v1/auth/oauth/grants", { headers });
     expect(mine.body.grants.map((g: { id: string }) => g.id)).toEqual([grantId]);

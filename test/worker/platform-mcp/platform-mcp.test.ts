@@ -494,8 +494,10 @@ describe("platform MCP: every tool names its bad argument", () => {
   it.each(withParams)("%s answers invalid_input naming a mistyped resource argument", async (name) => {
     const params = validParams(name as PlatformToolName);
     for (const key of Object.keys(PLATFORM_TOOLS[name as PlatformToolName].params)) {
-      const error = await fails(client, name, { ...params, [key]: 42 });
-      expect(error).toEqual({ code: "invalid_input", message: `${key}: must be a string` });
+      // Every argument is a string but a page size.
+      const [value, expected] = key === "limit" ? ["3", "must be a number"] : [42, "must be a string"];
+      const error = await fails(client, name, { ...params, [key]: value });
+      expect(error).toEqual({ code: "invalid_input", message: `${key}: ${expected}` });
     }
   });
 
