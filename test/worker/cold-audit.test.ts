@@ -150,6 +150,7 @@ describe("cold audit", () => {
     );
     expect(page.res.status).toBe(200);
     expect(page.res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.res.headers.get("x-content-type-options")).toBe("nosniff");
   });
 
   it("answers 4xx, never 500, to OAuth identifiers longer than a KV key and to unfetchable client metadata", async () => {

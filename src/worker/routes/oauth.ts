@@ -289,6 +289,7 @@ const PAGE_HEADERS = {
   "x-frame-options": "DENY",
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
   "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
 };
 
 const page = (c: Ctx, body: ReturnType<typeof errorPage>, status = 200) =>
