@@ -20,6 +20,13 @@ import {
   valueSchema,
 } from "./columns.ts";
 
+/**
+ * Valibot actions the JSON Schema conversion of these schemas leaves out (its `ignoreActions`):
+ * refinements JSON Schema cannot state, such as a timestamp's year range (columns.ts). The
+ * advertised schema is then a little wider than the server's, which still checks them.
+ */
+export const SERVER_ONLY_ACTIONS = ["check"];
+
 /** Rows per page: default and maximum for list / find. */
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 200;
