@@ -326,7 +326,7 @@ function whereSchema(meta: CollectionMeta): Schema<Where> {
         : "Expected an object of column filters",
     ),
     v.description(
-      "Filters by column, ANDed: a value means eq, else {<operator>: operand} (is_null: true|false); and / or / not nest filters",
+      "Filters by column, ANDed: a value means eq, else {<operator>: operand} (is_null: true|false); and / or / not nest filters. Only is_null, neq and nin match null values; not is the complement. like / ilike: % any run, _ one character, \\ escapes; ilike lowercases each character (İ matches i, ß not SS)",
     ),
   );
   return where;
@@ -415,7 +415,12 @@ export function buildOperationSchemas(meta: CollectionMeta): OperationSchemas {
     }),
     find: v.strictObject({
       where: v.optional(where),
-      order: v.optional(v.pipe(v.picklist(order), v.description('default "created_at desc"'))),
+      order: v.optional(
+        v.pipe(
+          v.picklist(order),
+          v.description('default "created_at desc"; nulls come last ascending, first descending'),
+        ),
+      ),
       limit: limitSchema(MAX_LIMIT, DEFAULT_LIMIT),
       cursor: cursorSchema,
     }),
