@@ -257,13 +257,24 @@ export const MAX_LIST_VALUES = 1000;
 const INT4_MIN = -2147483648;
 const INT4_MAX = 2147483647;
 
+const LONE_SURROGATE = /\p{Cs}/u;
+/**
+ * Text that is well-formed Unicode. A lone UTF-16 surrogate (`"\ud83d"`, half an emoji) has no UTF-8
+ * form: the database driver's encoding turns it into U+FFFD, so a value stored, or an operand compared
+ * (`starts_with: "\ud83d"` matched nothing), silently was not the one sent.
+ */
+export const wellFormedText = v.check<string, string>(
+  (text) => !LONE_SURROGATE.test(text),
+  "Expected well-formed Unicode text (a lone UTF-16 surrogate has no UTF-8 form)",
+);
+
 /** The JSON value schema of one (non-null) value of a column type. */
 export function valueSchema(type: ColumnType, dimensions?: number): v.GenericSchema {
   const element = arrayElementType(type);
   if (element) return v.pipe(v.array(valueSchema(element)), v.maxLength(MAX_LIST_VALUES));
   switch (type) {
     case "text":
-      return v.string();
+      return v.pipe(v.string(), wellFormedText);
     case "integer":
       return v.pipe(
         v.number(),

@@ -18,6 +18,7 @@ import {
   SERVER_COLUMNS,
   VISIBLE_SERVER_COLUMNS,
   valueSchema,
+  wellFormedText,
 } from "./columns.ts";
 
 /**
@@ -272,6 +273,7 @@ function containsSchema(type: ColumnType, array: v.GenericSchema): v.GenericSche
 
 const patternSchema = v.pipe(
   v.string(),
+  wellFormedText,
   v.maxLength(MAX_PATTERN_LENGTH, `patterns are at most ${MAX_PATTERN_LENGTH} characters`),
 );
 
@@ -285,7 +287,7 @@ function filterSchema(
     if (op === "is_null") entries[op] = v.boolean();
     else if (op === "in" || op === "nin") entries[op] = list;
     else if (op === "like" || op === "ilike") entries[op] = patternSchema;
-    else if (op === "starts_with" || op === "has_key") entries[op] = v.string();
+    else if (op === "starts_with" || op === "has_key") entries[op] = v.pipe(v.string(), wellFormedText);
     else if (op === "contains" && column.type === "json") entries[op] = v.unknown();
     else if (op === "contains") entries[op] = containsSchema(column.type, value);
     else entries[op] = value; // eq, neq, gt…, and array overlaps (value is the array)
