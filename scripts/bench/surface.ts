@@ -15,7 +15,7 @@ import { TOOLS_PAGE_SIZE } from "../../src/app-mcp/handlers.ts";
 import { advertisedInputSchema } from "../../src/app-mcp/input-schema.ts";
 import type { AppMeta, Scope } from "../../src/app-mcp/tools.ts";
 import type { CollectionMeta, ColumnSpec } from "../../src/data/columns.ts";
-import { operationSchemas } from "../../src/data/schemas.ts";
+import { operationSchemas, SERVER_ONLY_ACTIONS } from "../../src/data/schemas.ts";
 import { createMcpHandlers, dispatchText, type ToolDefinition } from "../../src/mcp/index.ts";
 
 const COLUMNS: ColumnSpec[] = [
@@ -105,13 +105,19 @@ for (const name of new Set([...developer.keys(), ...endUser.keys()]))
 // The recursive where filter, each way considered (recipes_find's whole input schema, bytes).
 const schemas = operationSchemas(app(1).collections[0]!);
 const whereObject = (schemas.where as v.LazySchema<v.GenericSchema>).getter(undefined);
-const named = toJsonSchema(schemas.find, { definitions: { where: whereObject } }) as {
+const named = toJsonSchema(schemas.find, {
+  definitions: { where: whereObject },
+  ignoreActions: SERVER_ONLY_ACTIONS,
+}) as {
   properties: Record<string, unknown>;
   $defs: { where: unknown };
 };
 const topInlineNestedRef = { ...named, properties: { ...named.properties, where: named.$defs.where } };
 const variants: [string, unknown][] = [
-  ["`$ref` to `#/$defs/0` (converter default)", toJsonSchema(schemas.find)],
+  [
+    "`$ref` to `#/$defs/0` (converter default)",
+    toJsonSchema(schemas.find, { ignoreActions: SERVER_ONLY_ACTIONS }),
+  ],
   ["top level inline, nested and/or/not `$ref` `#/$defs/where`", topInlineNestedRef],
   [
     "inline depth 1, nested operands open objects (shipped)",

@@ -25,6 +25,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
+import { SERVER_ONLY_ACTIONS } from "../data/schemas.ts";
 import { isPlainObject } from "../mcp/jsonrpc.ts";
 
 type Json = Record<string, unknown>;
@@ -103,7 +104,10 @@ export function advertisedInputSchema(schema: v.GenericSchema, options: Advertis
     $defs,
     $schema: _dialect,
     ...converted
-  } = toJsonSchema(schema, target ? { definitions: { where: target } } : {}) as Json;
+  } = toJsonSchema(schema, {
+    ...(target ? { definitions: { where: target } } : {}),
+    ignoreActions: SERVER_ONLY_ACTIONS,
+  }) as Json;
   const whereJson =
     isPlainObject($defs) && isPlainObject($defs.where)
       ? (withoutOperandConstraints($defs.where) as Json)

@@ -257,13 +257,24 @@ export const MAX_LIST_VALUES = 1000;
 const INT4_MIN = -2147483648;
 const INT4_MAX = 2147483647;
 
+const LONE_SURROGATE = /\p{Cs}/u;
+/**
+ * Text that is well-formed Unicode. A lone UTF-16 surrogate (`"\ud83d"`, half an emoji) has no UTF-8
+ * form: the database driver's encoding turns it into U+FFFD, so a value stored, or an operand compared
+ * (`starts_with: "\ud83d"` matched nothing), silently was not the one sent.
+ */
+export const wellFormedText = v.check<string, string>(
+  (text) => !LONE_SURROGATE.test(text),
+  "Expected well-formed Unicode text (a lone UTF-16 surrogate has no UTF-8 form)",
+);
+
 /** The JSON value schema of one (non-null) value of a column type. */
 export function valueSchema(type: ColumnType, dimensions?: number): v.GenericSchema {
   const element = arrayElementType(type);
   if (element) return v.pipe(v.array(valueSchema(element)), v.maxLength(MAX_LIST_VALUES));
   switch (type) {
     case "text":
-      return v.string();
+      return v.pipe(v.string(), wellFormedText);
     case "integer":
       return v.pipe(
         v.number(),
@@ -284,7 +295,14 @@ export function valueSchema(type: ColumnType, dimensions?: number): v.GenericSch
     case "boolean":
       return v.boolean();
     case "timestamp":
-      return v.pipe(v.string(), v.isoTimestamp("Expected an ISO 8601 timestamp like 2026-11-01T12:00:00Z"));
+      return v.pipe(
+        v.string(),
+        v.isoTimestamp("Expected an ISO 8601 timestamp like 2026-11-01T12:00:00Z"),
+        v.check(
+          timestampInRange,
+          "Expected a timestamp from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z (UTC)",
+        ),
+      );
     case "date":
       return v.pipe(v.string(), v.isoDate("Expected a date like 2026-11-01"));
     case "uuid":
@@ -298,6 +316,35 @@ export function valueSchema(type: ColumnType, dimensions?: number): v.GenericSch
       );
   }
   throw new Error(`unknown column type ${type}`);
+}
+
+const TIMESTAMP_PARTS =
+  /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:Z| ?([+-])(\d\d):?(\d\d)?)$/;
+const utcMs = (year: number, month: number, day: number): number =>
+  new Date(0).setUTCFullYear(year, month - 1, day);
+/** Microseconds of 0001-01-01T00:00:00Z and of 9999-12-31T23:59:59.999999Z. */
+const FIRST_INSTANT = BigInt(utcMs(1, 1, 1)) * 1000n;
+const LAST_INSTANT = BigInt(utcMs(10000, 1, 1)) * 1000n - 1n;
+
+/**
+ * Whether an ISO timestamp's instant (at Postgres' microsecond precision) lies in the years 0001–9999
+ * UTC. Rows come back in UTC, and Postgres writes an instant outside those years as
+ * `10000-01-01T04:59:59+00:00` or `0001-12-31T19:00:00+00:00 BC`, which no timestamp input accepts:
+ * such a row's value could not be written back, nor its keyset cursor (the order value) read.
+ * Only the first and last day can cross, through the offset or the rounding of the fraction.
+ */
+export function timestampInRange(text: string): boolean {
+  const m = TIMESTAMP_PARTS.exec(text);
+  if (!m || (m[1] !== "0001" && m[1] !== "9999")) return true;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as number[];
+  const sign = m[8] === "-" ? -1 : 1;
+  const offsetMinutes = m[8] ? sign * (Number(m[9]) * 60 + Number(m[10] ?? 0)) : 0;
+  const local =
+    utcMs(year as number, month as number, day as number) +
+    (((hour as number) * 60 + (minute as number) - offsetMinutes) * 60 + (second as number)) * 1000;
+  const fraction = Math.round(Number(`0.${m[7] ?? "0"}`) * 1e6);
+  const micros = BigInt(local) * 1000n + BigInt(fraction);
+  return micros >= FIRST_INSTANT && micros <= LAST_INSTANT;
 }
 
 /** True when `value` is a valid (non-null) value of the column type — {@link valueSchema}'s verdict. */

@@ -18,7 +18,15 @@ import {
   SERVER_COLUMNS,
   VISIBLE_SERVER_COLUMNS,
   valueSchema,
+  wellFormedText,
 } from "./columns.ts";
+
+/**
+ * Valibot actions the JSON Schema conversion of these schemas leaves out (its `ignoreActions`):
+ * refinements JSON Schema cannot state, such as a timestamp's year range (columns.ts). The
+ * advertised schema is then a little wider than the server's, which still checks them.
+ */
+export const SERVER_ONLY_ACTIONS = ["check"];
 
 /** Rows per page: default and maximum for list / find. */
 export const DEFAULT_LIMIT = 20;
@@ -265,6 +273,7 @@ function containsSchema(type: ColumnType, array: v.GenericSchema): v.GenericSche
 
 const patternSchema = v.pipe(
   v.string(),
+  wellFormedText,
   v.maxLength(MAX_PATTERN_LENGTH, `patterns are at most ${MAX_PATTERN_LENGTH} characters`),
 );
 
@@ -278,7 +287,7 @@ function filterSchema(
     if (op === "is_null") entries[op] = v.boolean();
     else if (op === "in" || op === "nin") entries[op] = list;
     else if (op === "like" || op === "ilike") entries[op] = patternSchema;
-    else if (op === "starts_with" || op === "has_key") entries[op] = v.string();
+    else if (op === "starts_with" || op === "has_key") entries[op] = v.pipe(v.string(), wellFormedText);
     else if (op === "contains" && column.type === "json") entries[op] = v.unknown();
     else if (op === "contains") entries[op] = containsSchema(column.type, value);
     else entries[op] = value; // eq, neq, gt…, and array overlaps (value is the array)
@@ -319,7 +328,7 @@ function whereSchema(meta: CollectionMeta): Schema<Where> {
         : "Expected an object of column filters",
     ),
     v.description(
-      "Filters by column, ANDed: a value means eq, else {<operator>: operand} (is_null: true|false); and / or / not nest filters",
+      "Filters by column, ANDed: a value means eq, else {<operator>: operand} (is_null: true|false); and / or / not nest filters. Only is_null, neq and nin match null values; not is the complement. like / ilike: % any run, _ one character, \\ escapes; ilike lowercases each character (İ matches i, ß not SS)",
     ),
   );
   return where;
@@ -408,7 +417,12 @@ export function buildOperationSchemas(meta: CollectionMeta): OperationSchemas {
     }),
     find: v.strictObject({
       where: v.optional(where),
-      order: v.optional(v.pipe(v.picklist(order), v.description('default "created_at desc"'))),
+      order: v.optional(
+        v.pipe(
+          v.picklist(order),
+          v.description('default "created_at desc"; nulls come last ascending, first descending'),
+        ),
+      ),
       limit: limitSchema(MAX_LIMIT, DEFAULT_LIMIT),
       cursor: cursorSchema,
     }),

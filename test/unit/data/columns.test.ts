@@ -5,9 +5,11 @@ import {
   alterMeta,
   CollectionDefinitionSchema,
   type CollectionMeta,
+  isValidValue,
   MAX_COLLECTION_NAME_LENGTH,
   nameProblem,
   pgType,
+  timestampInRange,
 } from "../../../src/data/columns.ts";
 import { RECIPES_COLUMNS } from "../../fixtures.ts";
 
@@ -125,6 +127,32 @@ describe("CollectionDefinitionSchema", () => {
     expect(pgType({ type: "json" })).toBe("jsonb");
     expect(pgType({ type: "date[]" })).toBe("date[]");
     expect(pgType({ type: "vector", dimensions: 3 })).toBe("vector(3)");
+  });
+});
+
+describe("timestamp values", () => {
+  it("are instants of the years 0001–9999 UTC, offsets and fraction rounding included", () => {
+    for (const inside of [
+      "0001-01-01T00:00:00Z",
+      "0001-01-01T05:00:00+05:00",
+      "0001-01-01T00:00:00-01:00",
+      "9999-12-31T23:59:59.999999Z",
+      "9999-12-31T18:59:59.999999-05:00",
+      "9999-12-31T23:59:59+0100",
+      "2026-11-01T12:00:00Z",
+    ]) {
+      expect(timestampInRange(inside), inside).toBe(true);
+      expect(isValidValue("timestamp", inside), inside).toBe(true);
+    }
+    for (const outside of [
+      "0001-01-01T00:00:00+05:00",
+      "0001-01-01T04:59:59.999999+05",
+      "9999-12-31T23:59:59-05:00",
+      "9999-12-31T23:59:59.9999996Z",
+    ]) {
+      expect(timestampInRange(outside), outside).toBe(false);
+      expect(isValidValue("timestamp", outside), outside).toBe(false);
+    }
   });
 });
 
