@@ -328,7 +328,7 @@ function whereSchema(meta: CollectionMeta): Schema<Where> {
         : "Expected an object of column filters",
     ),
     v.description(
-      "Filters by column, ANDed: a value means eq, else {<operator>: operand} (is_null: true|false); and / or / not nest filters. Only is_null, neq and nin match null values; not is the complement. like / ilike: % any run, _ one character, \\ escapes; ilike lowercases each character (İ matches i, ß not SS)",
+      "Filters by column, ANDed: a value means eq, else {<operator>: operand} (is_null: true|false); and / or / not nest filters. Nulls match only is_null, neq, nin (not: the complement); like/ilike: % _ and \\ escapes",
     ),
   );
   return where;
@@ -420,7 +420,7 @@ export function buildOperationSchemas(meta: CollectionMeta): OperationSchemas {
       order: v.optional(
         v.pipe(
           v.picklist(order),
-          v.description('default "created_at desc"; nulls come last ascending, first descending'),
+          v.description('default "created_at desc"; nulls last asc, first desc'),
         ),
       ),
       limit: limitSchema(MAX_LIMIT, DEFAULT_LIMIT),
