@@ -418,10 +418,7 @@ export function buildOperationSchemas(meta: CollectionMeta): OperationSchemas {
     find: v.strictObject({
       where: v.optional(where),
       order: v.optional(
-        v.pipe(
-          v.picklist(order),
-          v.description('default "created_at desc"; nulls last asc, first desc'),
-        ),
+        v.pipe(v.picklist(order), v.description('default "created_at desc"; nulls last asc, first desc')),
       ),
       limit: limitSchema(MAX_LIMIT, DEFAULT_LIMIT),
       cursor: cursorSchema,
