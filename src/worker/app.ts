@@ -162,12 +162,8 @@ export function createApp(): WorkerApp {
     async fetch(request, bindings, ctx) {
       const env = withStoreDeadlines(bindings);
       const path = getPath(request);
-      if (isHotRequest(path, request.url, env.APP_MCP_HOST_SUFFIX)) {
-        if (path !== "/mcp" && path !== "/healthz" && onAppHost(request.url, env))
-          return notOnAppHost(request, path);
-        return hot.fetch(request, env, ctx);
-      }
       if (!servedOnAppHost(path) && onAppHost(request.url, env)) return notOnAppHost(request, path);
+      if (isHotRequest(path, request.url, env.APP_MCP_HOST_SUFFIX)) return hot.fetch(request, env, ctx);
       return (await loadCold()).fetch(request, env, ctx);
     },
   };
