@@ -68,8 +68,13 @@ function notOnAppHost(request: Request, path: string): Response {
   );
 }
 
-/** Whether `url` is on an app's hostname (never the platform's own, should it sit under the suffix). */
+/**
+ * Whether `url` is on an app's hostname (never the platform's own, should it sit under the suffix).
+ * A URL without the suffix anywhere in it cannot be — the hot routes on the platform's host take
+ * that substring test, not a parse of their URL.
+ */
 function onAppHost(url: string, env: Pick<Env, "APP_MCP_HOST_SUFFIX" | "PUBLIC_BASE_URL">): boolean {
+  if (!env.APP_MCP_HOST_SUFFIX || !url.includes(env.APP_MCP_HOST_SUFFIX)) return false;
   const { hostname } = new URL(url);
   if (slugFromHost(hostname, env.APP_MCP_HOST_SUFFIX) === null) return false;
   const base = env.PUBLIC_BASE_URL?.trim();
