@@ -2,10 +2,12 @@
  * The `amba` developer CLI (bundled to `dist/cli/amba.mjs`): the platform catalogue's operations as
  * commands, run through the platform MCP (`POST <AMBA_URL>/mcp`), plus `login` and `mcp config`.
  * One top-level catch prints `error: <message>` on stderr and exits non-zero; stdout carries only
- * command output (`--json`: the operation's JSON).
+ * command output (`--json`: the operation's JSON). What the server sends is printed escaped
+ * (../printable.ts): its names and messages cannot drive the terminal.
  */
 import { createInterface } from "node:readline/promises";
 import { clientConfig, isMcpClient, MCP_CLIENTS, serverName } from "../../platform-mcp/client-configs.ts";
+import { printable, printableJson } from "../printable.ts";
 import { booleanProperties, flagHelp, type RawArgs, splitArgs, toolArguments } from "./args.ts";
 import { CATALOGUE, type CatalogueTool } from "./catalogue.ts";
 import { callTool } from "./client.ts";
@@ -55,8 +57,11 @@ function connection(raw: RawArgs): Connection {
   return resolveConnection({ url: flagString(raw, "amba_url"), token: flagString(raw, "amba_token") });
 }
 
+/** `value` as indented JSON that a terminal shows as written. */
+const jsonText = (value: unknown) => `${printableJson(JSON.stringify(value, null, 2))}\n`;
+
 function print(raw: RawArgs, result: Record<string, unknown>): void {
-  process.stdout.write(raw.flags.has("json") ? `${JSON.stringify(result, null, 2)}\n` : render(result));
+  process.stdout.write(raw.flags.has("json") ? jsonText(result) : render(result));
 }
 
 async function runToolCommand(command: ToolCommand, argv: string[]): Promise<number> {
@@ -104,8 +109,22 @@ async function login(argv: string[]): Promise<number> {
   const path = configPath();
   writeStoredLogin({ url, token }, path);
   if (raw.flags.has("json")) print(raw, { email: who.developer.email, url, config: path });
-  else process.stdout.write(`signed in to ${url} as ${who.developer.email} (saved to ${path})\n`);
+  else
+    process.stdout.write(
+      printable(`signed in to ${url} as ${who.developer.email} (saved to ${path})`) + "\n",
+    );
   return 0;
+}
+
+/**
+ * A URL the server gave, as the URL parser writes it (control and non-ASCII characters
+ * percent-encoded): it goes into shell commands and files the user pastes.
+ */
+function webUrl(text: string): string {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (url?.protocol !== "https:" && url?.protocol !== "http:")
+    throw new CliError(`the server gave an invalid connection URL: ${JSON.stringify(text)}`);
+  return url.href;
 }
 
 async function mcpConfig(argv: string[]): Promise<number> {
@@ -137,12 +156,13 @@ async function mcpConfig(argv: string[]): Promise<number> {
       throw new CliError("this project has no slug yet: `amba config set --slug <name>` first");
     url = config.connection.hostname_url;
   }
+  url = webUrl(url);
   const name = serverName(projects.find((p) => p.id === id)?.name ?? "app");
   const target = { name, url, headers: { Authorization: `Bearer ${conn.token}` } };
   const configs = (client ? [client] : MCP_CLIENTS).map((c) => clientConfig(c, target));
   if (raw.flags.has("json")) {
     const out = client ? configs[0] : { configs };
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    process.stdout.write(jsonText(out));
   } else if (client) {
     process.stdout.write(`${configs[0]?.text}\n`);
   } else {
@@ -177,7 +197,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`error: ${message.split("\n")[0]}\n`);
+    process.stderr.write(`error: ${printable(message.split("\n")[0] ?? "")}\n`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   },
 );

@@ -13,6 +13,7 @@
  * {@link MAX_PENDING_STDERR_BYTES} waiting, tool output is dropped too. A terminal or a file is
  * written synchronously by Node, as for any program.
  */
+import { printable } from "../printable.ts";
 
 /** The most of a tool's output forwarded per window. */
 export const MAX_TOOL_OUTPUT_BYTES = 1024 * 1024;
@@ -53,7 +54,7 @@ export class ToolOutput {
   /** Closes the window (its note, if anything was dropped) and opens the one of call `name`. */
   beginCall(name: string): void {
     this.end();
-    this.#where = `in call ${name}`;
+    this.#where = `in call ${printable(name)}`;
   }
 
   /** Closes the window: one line saying how much was dropped, if anything was. */

@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import type { AuditSink } from "../audit-log.ts";
 import { amberCacheDir } from "../compile.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
+import { printable } from "../printable.ts";
 import { Judge } from "./judge.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
 import type {
@@ -451,7 +452,7 @@ export class ToolProcess {
             // The decision could not be made or recorded (an audit log on a full disk): refused, and
             // the session goes on — a rejection here would end the CLI.
             (this.#options.diagnostics ?? process.stderr).write(
-              `amber: permission check failed: ${(error as Error).message}\n`,
+              `amber: permission check failed: ${printable((error as Error).message)}\n`,
             );
             answer = { d: "Deny", r: message.resource };
           }
