@@ -1,6 +1,7 @@
 /**
  * Where the developer token is kept and where it must not turn up: the stored login is replaced,
- * never rewritten in place (an existing file's inode, links and mode never see the token).
+ * never rewritten in place (an existing file's inode, links and mode never see the token), and a
+ * usage error does not quote the value of a flag.
  */
 import {
   chmodSync,
@@ -16,6 +17,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { commandWords } from "../../src/cli/amba/commands.ts";
 import { readStoredLogin, writeStoredLogin } from "../../src/cli/amba/settings.ts";
 
 const root = mkdtempSync(join(tmpdir(), "amba-credentials-"));
@@ -61,5 +63,13 @@ describe("the stored login", () => {
     expect(readFileSync(target, "utf8")).toBe("not a config\n");
     expect(readStoredLogin(path)).toEqual(LOGIN);
     expect(mode(path)).toBe(0o600);
+  });
+});
+
+describe("an unknown command's error", () => {
+  it("quotes the words before the first flag, never a flag's value", () => {
+    expect(commandWords(["colections", "list", "--json"])).toEqual(["colections", "list"]);
+    expect(commandWords(["--amba-token", "amba_dev_secret", "whoami"])).toEqual([]);
+    expect(commandWords(["whoamii", "--amba-token", "amba_dev_secret"])).toEqual(["whoamii"]);
   });
 });

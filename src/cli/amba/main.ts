@@ -11,7 +11,7 @@ import { printable, printableJson } from "../printable.ts";
 import { booleanProperties, flagHelp, type RawArgs, splitArgs, toolArguments } from "./args.ts";
 import { CATALOGUE, type CatalogueTool } from "./catalogue.ts";
 import { callTool } from "./client.ts";
-import { findCommand, TOOL_COMMANDS, type ToolCommand } from "./commands.ts";
+import { commandWords, findCommand, TOOL_COMMANDS, type ToolCommand } from "./commands.ts";
 import { CliError, usageError } from "./errors.ts";
 import { render } from "./output.ts";
 import { type Connection, configPath, resolveConnection, writeStoredLogin } from "./settings.ts";
@@ -181,13 +181,14 @@ export async function main(argv: string[]): Promise<number> {
   if (first === "login") return login(argv.slice(1));
   if (first === "mcp" && second === "config") return mcpConfig(argv.slice(2));
   const found = findCommand(argv);
-  if (!found)
+  if (!found) {
+    const words = commandWords(argv);
     throw usageError(
-      `unknown command '${argv
-        .filter((a) => !a.startsWith("-"))
-        .slice(0, 2)
-        .join(" ")}' (try \`amba --help\`)`,
+      words.length === 0
+        ? "expected a command before any flag (try `amba --help`)"
+        : `unknown command '${words.join(" ")}' (try \`amba --help\`)`,
     );
+  }
   return runToolCommand(found.command, found.rest);
 }
 
