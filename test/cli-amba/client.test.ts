@@ -3,9 +3,12 @@
  * where the developer token may go, and what a server that redirects, never answers or answers
  * without end gets from the CLI — an error naming it, never a hang or the token elsewhere.
  */
+import { execFile } from "node:child_process";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { callTool, mayCarryToken } from "../../src/cli/amba/client.ts";
+import { cleanEnv, NODE } from "../cli/helpers.ts";
 
 const TOKEN = "amba_dev_secret-token";
 const LIMITS = { timeoutMs: 300, maxBytes: 64 * 1024 };
@@ -29,6 +32,10 @@ let redirecting: string;
 let silent: string;
 let endless: string;
 let answering: string;
+let hostile: string;
+
+/** A server's error message that would write the clipboard, then overwrite the line. */
+const HOSTILE_MESSAGE = "\u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007denied\rall good";
 
 beforeAll(async () => {
   const made = await Promise.all([
@@ -48,8 +55,17 @@ beforeAll(async () => {
     serve("answering", (_req, res) =>
       res.end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { structuredContent: { ok: true } } })),
     ),
+    serve("hostile", (_req, res) =>
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: 1, error: { code: -32602, message: HOSTILE_MESSAGE } })),
+    ),
   ]);
-  [other, silent, endless, answering] = made.map((m) => m.url) as [string, string, string, string];
+  [other, silent, endless, answering, hostile] = made.map((m) => m.url) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   const redirect = await serve("redirecting", (_req, res) => {
     res.writeHead(307, { location: `${other.replace("127.0.0.1", "localhost")}/mcp` });
     res.end();
@@ -108,5 +124,16 @@ describe("amba's transport", () => {
   it("still reads a normal answer", async () => {
     await expect(call(answering)).resolves.toEqual({ ok: true });
     expect(seen.get("answering")).toEqual([`Bearer ${TOKEN}`]);
+  });
+});
+
+describe("amba's error line, spawned", () => {
+  it("prints a server's message with its control characters escaped", async () => {
+    const bin = join(dirname(inject("amberBin")), "amba.mjs");
+    const env = cleanEnv({ AMBA_URL: hostile, AMBA_TOKEN: TOKEN, XDG_CONFIG_HOME: "/nonexistent" });
+    const stderr = await new Promise<string>((resolve) =>
+      execFile(NODE, [bin, "whoami"], { env, timeout: 20_000 }, (_error, _stdout, err) => resolve(err)),
+    );
+    expect(stderr).toBe("error: \\u001b]52;c;Y3VybCBldmlsIHwgc2g=\\u0007denied\\rall good\n");
   });
 });
