@@ -6,6 +6,7 @@
 import { closeSync, mkdirSync, openSync, realpathSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { canonicalPath, type Decision, type PermissionAction, type PermissionKind } from "./permissions.ts";
+import { printableJson } from "./printable.ts";
 
 /** One audit record. */
 export interface AuditEvent {
@@ -57,13 +58,17 @@ export function openAuditLog(path: string, cwd: string = process.cwd()): AuditSi
     enabled: true,
     record(event) {
       if (!open) return;
-      const line = JSON.stringify({
-        ts: new Date().toISOString(),
-        kind: event.kind,
-        action: event.action,
-        resource: auditResource(event.resource),
-        decision: event.decision,
-      });
+      // Tool code picks the names: what JSON leaves raw (C1, bidi, U+2028/9, which line splitters
+      // such as Python's take as line ends) is escaped too, so `tail -f` shows it as written.
+      const line = printableJson(
+        JSON.stringify({
+          ts: new Date().toISOString(),
+          kind: event.kind,
+          action: event.action,
+          resource: auditResource(event.resource),
+          decision: event.decision,
+        }),
+      );
       writeSync(fd, `${line}\n`);
     },
     location() {
