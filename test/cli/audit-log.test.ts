@@ -1,5 +1,9 @@
-/** The `--audit-log` file itself: one JSON line per record whatever a resource name holds. */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+/**
+ * The `--audit-log` file itself: one JSON line per record whatever a resource name holds, and no
+ * appending through a symbolic link someone planted at its path (a tool with write access to the
+ * directory, in an earlier run) into a file of the user's.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -25,5 +29,26 @@ describe("the audit log file", () => {
     const lines = text.split(/\r\n|[\n\r\u2028\u2029\u0085]/);
     expect(lines.pop()).toBe("");
     expect(lines.map((line) => JSON.parse(line).resource)).toEqual(resources);
+  });
+
+  it("refuses a symbolic link to a file, and neither writes nor creates its target", () => {
+    const target = join(dir, "bashrc");
+    writeFileSync(target, "# the user's file\n");
+    const path = join(dir, "planted.jsonl");
+    symlinkSync(target, path);
+    expect(() => openAuditLog(path)).toThrow(`failed to open audit log ${path}: a symbolic link to a file`);
+    expect(readFileSync(target, "utf8")).toBe("# the user's file\n");
+    const dangling = join(dir, "dangling.jsonl");
+    symlinkSync(join(dir, "authorized_keys"), dangling);
+    expect(() => openAuditLog(dangling)).toThrow(`failed to open audit log ${dangling}: ENOENT`);
+    expect(existsSync(join(dir, "authorized_keys"))).toBe(false);
+  });
+
+  it("still takes a link to a device or pipe (/dev/stderr is one)", () => {
+    const path = join(dir, "null.jsonl");
+    symlinkSync("/dev/null", path);
+    const log = openAuditLog(path);
+    log.record({ kind: "Network", action: "Connect", resource: "example.com:443", decision: "Deny" });
+    log.close();
   });
 });
