@@ -12,6 +12,10 @@
 const UNSAFE_IN_LINE =
   /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
+/** The same but newlines and tabs: lines of output, kept as lines. */
+const UNSAFE_IN_LINES =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
 /** The same without C0: in JSON text those are already escaped (or are its own layout). */
 const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
@@ -22,6 +26,9 @@ const jsonEscape = (c: string) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16)
 
 /** One line of text with every control character shown as its JSON escape. */
 export const printable = (text: string): string => text.replace(UNSAFE_IN_LINE, jsonEscape);
+
+/** Lines of text (`\n` and tabs kept) with every other control character shown as its JSON escape. */
+export const printableLines = (text: string): string => text.replace(UNSAFE_IN_LINES, jsonEscape);
 
 /**
  * JSON text (as `JSON.stringify` makes it) that a terminal shows as written: the controls JSON

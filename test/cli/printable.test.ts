@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { render } from "../../src/cli/amba/output.ts";
 import { renderToolTable } from "../../src/cli/inspect.ts";
 import { printable, printableJson } from "../../src/cli/printable.ts";
-import { buildTestCli, runCli, scratch } from "./helpers.ts";
+import { escapedPipe } from "../../src/cli/sandbox/tool-output.ts";
+import { buildTestCli, LineClient, runCli, scratch } from "./helpers.ts";
 
 /** OSC 52 (write the clipboard), OSC 8 (a hidden link), cursor up + erase, `\r` overwrite, C1 CSI, RLO. */
 const HOSTILE = [
@@ -49,6 +50,16 @@ describe("printable", () => {
   });
 });
 
+describe("a sandboxed tool's output on its way to the terminal", () => {
+  it("keeps lines and tabs, escapes the rest, also when a character spans two chunks", () => {
+    const pipe = escapedPipe();
+    const bytes = Buffer.from("a\tb\n\u001b]52;c;eA==\u0007\u202e\u009b\r\n");
+    const cut = bytes.indexOf(Buffer.from("\u202e")) + 1;
+    const out = [bytes.subarray(0, cut), bytes.subarray(cut)].map((chunk) => pipe(chunk).toString()).join("");
+    expect(out).toBe("a\tb\n\\u001b]52;c;eA==\\u0007\\u202e\\u009b\\r\n");
+  });
+});
+
 describe("renderers of others' text", () => {
   it("amba's human output escapes a server's keys, cells and table rows", () => {
     const out = render({
@@ -82,9 +93,11 @@ describe("amber's terminal lines, spawned", () => {
   const manifest = (tools: unknown[]) => ({ "tools.ts": "", "tools.json": JSON.stringify({ tools }) });
   const listed = scratch(manifest(HOSTILE.map((name) => ({ name, description: name }))));
   const duplicated = scratch(manifest([{ name: HOSTILE[0] }, { name: HOSTILE[0] }]));
+  const printing = scratch({
+    "tools.js": `export function print() { process.stderr.write(${JSON.stringify(HOSTILE.slice(0, 6).join("|"))} + "\\n"); console.log("\\u001b[31mred\\u001b[0m"); return 1; }\n`,
+  });
   afterAll(() => {
-    rmSync(listed, { recursive: true, force: true });
-    rmSync(duplicated, { recursive: true, force: true });
+    for (const dir of [listed, duplicated, printing]) rmSync(dir, { recursive: true, force: true });
   });
 
   it("--inspect and the error line print a tools.json's names escaped", async () => {
@@ -98,5 +111,16 @@ describe("amber's terminal lines, spawned", () => {
     expect(failed.stderr).toMatch(
       /^error: .*duplicate tool name '\\u001b]52;c;Y3VybCBldmlsIHwgc2g=\\u0007'\n$/,
     );
+  });
+
+  it("a sandboxed tool's own output reaches stderr escaped", async () => {
+    const { bin } = await buildTestCli();
+    const client = new LineClient(bin, ["session", "--sandbox", "tools.js"], { cwd: printing });
+    expect((await client.call("print")).result).toBe(1);
+    await client.stderrHolds("red");
+    expect(await client.close()).toBe(0);
+    expect(client.stderr).toContain("\\u001b]52;c;Y3VybCBldmlsIHwgc2g=\\u0007|");
+    expect(client.stderr).toContain("\\u001b[31mred\\u001b[0m\n");
+    expect(client.stderr).not.toMatch(RAW_CONTROL);
   });
 });

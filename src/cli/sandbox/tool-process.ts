@@ -26,7 +26,7 @@ import type {
   ResultMessage,
   WarmMessage,
 } from "./protocol.ts";
-import { ToolOutput } from "./tool-output.ts";
+import { escapedPipe, ToolOutput } from "./tool-output.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -311,10 +311,15 @@ export class ToolProcess {
     worker.ready = new Promise((resolve) => {
       markReady = resolve;
     });
-    const onStdout = (chunk: Buffer) => worker.output.write(chunk);
+    const restricted = !isUnrestricted(o.policy);
+    // Under a restriction the tool's output reaches the terminal escaped (see escapedPipe).
+    const [stdoutText, stderrText] = restricted
+      ? [escapedPipe(), escapedPipe()]
+      : [(c: Buffer) => c, (c: Buffer) => c];
+    const onStdout = (chunk: Buffer) => worker.output.write(stdoutText(chunk));
     const onStderr = (chunk: Buffer) => {
       worker.stderrTail = (worker.stderrTail + chunk.toString()).slice(-4096);
-      worker.output.write(chunk);
+      worker.output.write(stderrText(chunk));
     };
     const onMessage = (message: ChildMessage) => this.#onMessage(worker, message, markReady);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
@@ -330,7 +335,6 @@ export class ToolProcess {
       this.#failAll(worker, reason);
     };
     worker.host = this.#startProcess(worker, env, { onStdout, onStderr, onMessage, onExit });
-    const restricted = !isUnrestricted(o.policy);
     o.compile().then(
       (code) => {
         if (worker.exited) return;
