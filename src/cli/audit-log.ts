@@ -3,9 +3,10 @@
  * `{"ts","kind","action","resource","decision"}`, written synchronously so every line is on disk
  * before the response that caused it. Never records file contents or environment values.
  */
-import { closeSync, mkdirSync, openSync, realpathSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, realpathSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { canonicalPath, type Decision, type PermissionAction, type PermissionKind } from "./permissions.ts";
+import { printableJson } from "./printable.ts";
 
 /** One audit record. */
 export interface AuditEvent {
@@ -40,6 +41,27 @@ function auditResource(resource: string): string {
   return `${resource.slice(0, MAX_AUDIT_RESOURCE_CHARS)}…(${resource.length} chars)`;
 }
 
+const { O_APPEND, O_CREAT, O_NOFOLLOW, O_WRONLY } = constants;
+
+/**
+ * The log's descriptor, opened to append. A symbolic link at the path is followed only to what is
+ * not a regular file (`/dev/stderr`, a pipe), and never creates its target: one to a file may have
+ * been planted by a tool that could write the directory in an earlier run, and the log would append
+ * lines that tool chose (JSON, whose strings a shell still expands) to a file of the user's, such
+ * as `~/.bashrc`.
+ */
+function openAppend(file: string): number {
+  try {
+    return openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o666);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ELOOP") throw error;
+  }
+  const fd = openSync(file, O_WRONLY | O_APPEND);
+  if (!fstatSync(fd).isFile()) return fd;
+  closeSync(fd);
+  throw new Error("a symbolic link to a file (give the file itself)");
+}
+
 /** Opens (creating parent directories) an append-only JSONL audit log. */
 export function openAuditLog(path: string, cwd: string = process.cwd()): AuditSink {
   const file = resolve(cwd, path);
@@ -47,23 +69,28 @@ export function openAuditLog(path: string, cwd: string = process.cwd()): AuditSi
   let opened: string;
   try {
     mkdirSync(dirname(file), { recursive: true });
-    fd = openSync(file, "a");
+    fd = openAppend(file);
     opened = canonicalPath(file);
   } catch (error) {
-    throw new Error(`failed to open audit log ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new Error(`failed to open audit log ${file}: ${reason}`);
   }
   let open = true;
   return {
     enabled: true,
     record(event) {
       if (!open) return;
-      const line = JSON.stringify({
-        ts: new Date().toISOString(),
-        kind: event.kind,
-        action: event.action,
-        resource: auditResource(event.resource),
-        decision: event.decision,
-      });
+      // Tool code picks the names: what JSON leaves raw (C1, bidi, U+2028/9, which line splitters
+      // such as Python's take as line ends) is escaped too, so `tail -f` shows it as written.
+      const line = printableJson(
+        JSON.stringify({
+          ts: new Date().toISOString(),
+          kind: event.kind,
+          action: event.action,
+          resource: auditResource(event.resource),
+          decision: event.decision,
+        }),
+      );
       writeSync(fd, `${line}\n`);
     },
     location() {

@@ -1,8 +1,9 @@
 /**
  * The `amber mcp --inspect` table: one row per tool with its name, description and input schema.
- * Pure: tools in, text out.
+ * Pure: tools in, text out. Names and descriptions are the tool file's: printed escaped.
  */
 import type { ToolSchema } from "./export-tools.ts";
+import { printable } from "./printable.ts";
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
@@ -18,10 +19,10 @@ function table(rows: string[][]): string[] {
 export function renderToolTable(file: string, tools: ToolSchema[]): string {
   const rows = [
     ["NAME", "DESCRIPTION", "INPUT SCHEMA"],
-    ...tools.map((t) => [t.name, t.description || "-", JSON.stringify(t.inputSchema)]),
+    ...tools.map((t) => [t.name, t.description || "-", JSON.stringify(t.inputSchema)].map(printable)),
   ];
   const [header, ...body] = table(rows);
   const rule = "-".repeat(Math.max(...[header!, ...body].map((l) => l.length)));
   const count = `${tools.length} tool${tools.length === 1 ? "" : "s"}`;
-  return `Tools in ${file} (${count})\n\n${header}\n${rule}\n${body.join("\n")}\n`;
+  return `Tools in ${printable(file)} (${count})\n\n${header}\n${rule}\n${body.join("\n")}\n`;
 }

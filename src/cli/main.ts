@@ -8,6 +8,7 @@ import { mcpCommand } from "./commands/mcp.ts";
 import { runCommand } from "./commands/run.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { sessionCommand } from "./commands/session.ts";
+import { printable } from "./printable.ts";
 import { AMBER_VERSION } from "./tool-server.ts";
 
 const COMMANDS: Record<string, CommandDef<unknown>> = {
@@ -55,8 +56,9 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
-    // One line, as scripts read it (a JSON parser's message quotes the offending text, newlines too).
-    process.stderr.write(`error: ${message.replace(/\s*[\r\n]+\s*/g, " ")}\n`);
+    // One line, as scripts read it (a JSON parser's message quotes the offending text, newlines too),
+    // and escaped: messages quote the tool file's names and errors.
+    process.stderr.write(`error: ${printable(message.replace(/\s*[\r\n]+\s*/g, " "))}\n`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   },
 );

@@ -19,6 +19,7 @@ import {
   type PermissionFlags,
   type Policy,
 } from "./permissions.ts";
+import { printable } from "./printable.ts";
 import { type CallOutcome, type CancelSignal, ToolProcess } from "./sandbox/tool-process.ts";
 import { checkArguments, compileResultCheck } from "./validate-args.ts";
 
@@ -226,11 +227,12 @@ export async function loadTools(
     );
   } catch (error) {
     process.stderr.write(
-      `amber ${command}: warning: ${(error as Error).message}; schemas stay {"type":"object"} and positional parameters are not mapped\n`,
+      `amber ${command}: warning: ${printable((error as Error).message)}; schemas stay {"type":"object"} and positional parameters are not mapped\n`,
     );
     return untyped;
   }
-  for (const warning of analysis.warnings) process.stderr.write(`amber ${command}: warning: ${warning}\n`);
+  for (const warning of analysis.warnings)
+    process.stderr.write(`amber ${command}: warning: ${printable(warning)}\n`);
   for (const [name, signature] of Object.entries(analysis.signatures))
     if (signature.params) params.set(name, signature.params);
   if (!typed || discovered.source === "manifest") return untyped;
@@ -400,7 +402,7 @@ export function watchToolFile(server: ToolServer, command: string, onChange: () 
           onChange();
         } catch (error) {
           process.stderr.write(
-            `amber ${command}: warning: reload failed, keeping the previous tools: ${(error as Error).message}\n`,
+            `amber ${command}: warning: reload failed, keeping the previous tools: ${printable((error as Error).message)}\n`,
           );
         }
       });

@@ -79,6 +79,15 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
   },
 ];
 
+/**
+ * The words before the first flag (two at most): what an unknown-command error may quote. Not every
+ * word that is not a flag: `amba --amba-token <token> …` would print the token.
+ */
+export function commandWords(argv: string[]): string[] {
+  const flag = argv.findIndex((word) => word.startsWith("-"));
+  return (flag === -1 ? argv : argv.slice(0, flag)).slice(0, 2);
+}
+
 /** The command `argv` starts with (longest path first), and the rest of argv. */
 export function findCommand(argv: string[]): { command: ToolCommand; rest: string[] } | undefined {
   const candidates = [...TOOL_COMMANDS].sort((a, b) => b.path.length - a.path.length);

@@ -2,16 +2,18 @@
  * The `amba` developer CLI (bundled to `dist/cli/amba.mjs`): the platform catalogue's operations as
  * commands, run through the platform MCP (`POST <AMBA_URL>/mcp`), plus `login` and `mcp config`.
  * One top-level catch prints `error: <message>` on stderr and exits non-zero; stdout carries only
- * command output (`--json`: the operation's JSON).
+ * command output (`--json`: the operation's JSON). What the server sends is printed escaped
+ * (../printable.ts): its names and messages cannot drive the terminal.
  */
 import { createInterface } from "node:readline/promises";
 import { clientConfig, isMcpClient, MCP_CLIENTS, serverName } from "../../platform-mcp/client-configs.ts";
+import { printable, printableJson } from "../printable.ts";
 import { booleanProperties, flagHelp, type RawArgs, splitArgs, toolArguments } from "./args.ts";
 import { CATALOGUE, type CatalogueTool } from "./catalogue.ts";
 import { callTool } from "./client.ts";
-import { findCommand, TOOL_COMMANDS, type ToolCommand } from "./commands.ts";
+import { commandWords, findCommand, TOOL_COMMANDS, type ToolCommand } from "./commands.ts";
 import { CliError, usageError } from "./errors.ts";
-import { render } from "./output.ts";
+import { pasteableUrl, render } from "./output.ts";
 import { type Connection, configPath, resolveConnection, writeStoredLogin } from "./settings.ts";
 
 const USAGE = `amba — the Amba developer CLI (talks to the platform MCP at $AMBA_URL/mcp)
@@ -55,8 +57,11 @@ function connection(raw: RawArgs): Connection {
   return resolveConnection({ url: flagString(raw, "amba_url"), token: flagString(raw, "amba_token") });
 }
 
+/** `value` as indented JSON that a terminal shows as written. */
+const jsonText = (value: unknown) => `${printableJson(JSON.stringify(value, null, 2))}\n`;
+
 function print(raw: RawArgs, result: Record<string, unknown>): void {
-  process.stdout.write(raw.flags.has("json") ? `${JSON.stringify(result, null, 2)}\n` : render(result));
+  process.stdout.write(raw.flags.has("json") ? jsonText(result) : render(result));
 }
 
 async function runToolCommand(command: ToolCommand, argv: string[]): Promise<number> {
@@ -104,7 +109,10 @@ async function login(argv: string[]): Promise<number> {
   const path = configPath();
   writeStoredLogin({ url, token }, path);
   if (raw.flags.has("json")) print(raw, { email: who.developer.email, url, config: path });
-  else process.stdout.write(`signed in to ${url} as ${who.developer.email} (saved to ${path})\n`);
+  else
+    process.stdout.write(
+      printable(`signed in to ${url} as ${who.developer.email} (saved to ${path})`) + "\n",
+    );
   return 0;
 }
 
@@ -137,12 +145,13 @@ async function mcpConfig(argv: string[]): Promise<number> {
       throw new CliError("this project has no slug yet: `amba config set --slug <name>` first");
     url = config.connection.hostname_url;
   }
+  url = pasteableUrl(url);
   const name = serverName(projects.find((p) => p.id === id)?.name ?? "app");
   const target = { name, url, headers: { Authorization: `Bearer ${conn.token}` } };
   const configs = (client ? [client] : MCP_CLIENTS).map((c) => clientConfig(c, target));
   if (raw.flags.has("json")) {
     const out = client ? configs[0] : { configs };
-    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    process.stdout.write(jsonText(out));
   } else if (client) {
     process.stdout.write(`${configs[0]?.text}\n`);
   } else {
@@ -161,13 +170,14 @@ export async function main(argv: string[]): Promise<number> {
   if (first === "login") return login(argv.slice(1));
   if (first === "mcp" && second === "config") return mcpConfig(argv.slice(2));
   const found = findCommand(argv);
-  if (!found)
+  if (!found) {
+    const words = commandWords(argv);
     throw usageError(
-      `unknown command '${argv
-        .filter((a) => !a.startsWith("-"))
-        .slice(0, 2)
-        .join(" ")}' (try \`amba --help\`)`,
+      words.length === 0
+        ? "expected a command before any flag (try `amba --help`)"
+        : `unknown command '${words.join(" ")}' (try \`amba --help\`)`,
     );
+  }
   return runToolCommand(found.command, found.rest);
 }
 
@@ -177,7 +187,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`error: ${message.split("\n")[0]}\n`);
+    process.stderr.write(`error: ${printable(message.split("\n")[0] ?? "")}\n`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   },
 );

@@ -3,7 +3,8 @@
  * `AMBA_URL`/`AMBA_TOKEN`, then what `amba login` stored in `<config dir>/amba/config.json`
  * (`$XDG_CONFIG_HOME`, else `%APPDATA%` on Windows, else `~/.config`), written with mode 0600.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { CliError } from "./errors.ts";
@@ -39,11 +40,25 @@ export function readStoredLogin(path = configPath()): StoredLogin | undefined {
   throw new CliError(`${path} is not a valid amba config (run \`amba login\` again)`);
 }
 
-/** Store a login, readable by the user only (directory 0700, file 0600, also when it existed). */
+/**
+ * Store a login, readable by the user only (directory 0700, file 0600, also when they existed).
+ * The token goes into a new file, created 0600 (`wx`: never an existing file or a link), which then
+ * replaces the old one: writing into an existing file would put the token under that file's mode
+ * (and any other link to it) until a chmod after it, and through a symbolic link into its target.
+ */
 export function writeStoredLogin(login: StoredLogin, path = configPath()): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  writeFileSync(path, `${JSON.stringify(login, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(path, 0o600);
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  const temporary = join(dir, `.config.json.${randomBytes(6).toString("hex")}`);
+  try {
+    writeFileSync(temporary, `${JSON.stringify(login, null, 2)}\n`, { mode: 0o600, flag: "wx" });
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
 }
 
 /** Flags over environment over the stored login. */

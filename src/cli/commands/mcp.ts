@@ -17,6 +17,7 @@ import {
 import { CallRegistry } from "../cancellation.ts";
 import { defineCommand } from "../command.ts";
 import { renderToolTable } from "../inspect.ts";
+import { printable } from "../printable.ts";
 import type { CancelSignal } from "../sandbox/tool-process.ts";
 import {
   loadTools,
@@ -123,7 +124,7 @@ export const mcpCommand = defineCommand<McpArgs>({
     const dispatchOptions = {
       transport: { session },
       onInternalError: (error: unknown) =>
-        process.stderr.write(`amber mcp: internal error: ${String(error)}\n`),
+        process.stderr.write(`amber mcp: internal error: ${printable(String(error))}\n`),
     };
     const calls = new CallRegistry();
     await serveStdioLoop({

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { handleMcpHttpRequest } from "../../mcp/index.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { renderToolsJson } from "../export-tools.ts";
+import { printable } from "../printable.ts";
 import {
   MODEL_FACING_OPTIONS,
   openToolServer,
@@ -156,7 +157,7 @@ export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
     } catch (error) {
       if (error instanceof HttpError)
         return sendJson(res, error.status, { error: { code: error.code, message: error.message } });
-      process.stderr.write(`amber serve: ${String(error)}\n`);
+      process.stderr.write(`amber serve: ${printable(String(error))}\n`);
       if (!res.headersSent)
         sendJson(res, 500, { error: { code: "internal_error", message: "internal error" } });
     }

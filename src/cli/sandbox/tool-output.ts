@@ -13,6 +13,8 @@
  * {@link MAX_PENDING_STDERR_BYTES} waiting, tool output is dropped too. A terminal or a file is
  * written synchronously by Node, as for any program.
  */
+import { StringDecoder } from "node:string_decoder";
+import { printable, printableLines } from "../printable.ts";
 
 /** The most of a tool's output forwarded per window. */
 export const MAX_TOOL_OUTPUT_BYTES = 1024 * 1024;
@@ -22,6 +24,17 @@ export const MAX_PENDING_STDERR_BYTES = 4 * 1024 * 1024;
 
 /** Where the output goes: the CLI's stderr (`writableLength` is what waits for its reader). */
 export type OutputSink = Pick<NodeJS.WritableStream, "write"> & { writableLength?: number };
+
+/**
+ * A filter for one of the tool's pipes that escapes what a terminal acts on (printable.ts; lines
+ * and tabs kept). Used under a restriction: the user's terminal is outside the sandbox, and an
+ * escape sequence reaches what no grant covers — the clipboard (OSC 52), the window title, the
+ * screen the user reads amber's own lines on. One per pipe: a character may span two chunks.
+ */
+export function escapedPipe(): (chunk: Buffer) => Buffer {
+  const decoder = new StringDecoder("utf8");
+  return (chunk) => Buffer.from(printableLines(decoder.write(chunk)));
+}
 
 /** The forwarding state of one tool host. */
 export class ToolOutput {
@@ -53,7 +66,7 @@ export class ToolOutput {
   /** Closes the window (its note, if anything was dropped) and opens the one of call `name`. */
   beginCall(name: string): void {
     this.end();
-    this.#where = `in call ${name}`;
+    this.#where = `in call ${printable(name)}`;
   }
 
   /** Closes the window: one line saying how much was dropped, if anything was. */

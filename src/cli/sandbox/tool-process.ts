@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import type { AuditSink } from "../audit-log.ts";
 import { amberCacheDir } from "../compile.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
+import { printable } from "../printable.ts";
 import { Judge } from "./judge.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
 import type {
@@ -25,7 +26,7 @@ import type {
   ResultMessage,
   WarmMessage,
 } from "./protocol.ts";
-import { ToolOutput } from "./tool-output.ts";
+import { escapedPipe, ToolOutput } from "./tool-output.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -310,10 +311,15 @@ export class ToolProcess {
     worker.ready = new Promise((resolve) => {
       markReady = resolve;
     });
-    const onStdout = (chunk: Buffer) => worker.output.write(chunk);
+    const restricted = !isUnrestricted(o.policy);
+    // Under a restriction the tool's output reaches the terminal escaped (see escapedPipe).
+    const [stdoutText, stderrText] = restricted
+      ? [escapedPipe(), escapedPipe()]
+      : [(c: Buffer) => c, (c: Buffer) => c];
+    const onStdout = (chunk: Buffer) => worker.output.write(stdoutText(chunk));
     const onStderr = (chunk: Buffer) => {
       worker.stderrTail = (worker.stderrTail + chunk.toString()).slice(-4096);
-      worker.output.write(chunk);
+      worker.output.write(stderrText(chunk));
     };
     const onMessage = (message: ChildMessage) => this.#onMessage(worker, message, markReady);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
@@ -329,7 +335,6 @@ export class ToolProcess {
       this.#failAll(worker, reason);
     };
     worker.host = this.#startProcess(worker, env, { onStdout, onStderr, onMessage, onExit });
-    const restricted = !isUnrestricted(o.policy);
     o.compile().then(
       (code) => {
         if (worker.exited) return;
@@ -451,7 +456,7 @@ export class ToolProcess {
             // The decision could not be made or recorded (an audit log on a full disk): refused, and
             // the session goes on — a rejection here would end the CLI.
             (this.#options.diagnostics ?? process.stderr).write(
-              `amber: permission check failed: ${(error as Error).message}\n`,
+              `amber: permission check failed: ${printable((error as Error).message)}\n`,
             );
             answer = { d: "Deny", r: message.resource };
           }
