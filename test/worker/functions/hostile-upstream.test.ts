@@ -1,0 +1,38 @@
+/**
+ * The function execution path in workerd against a hostile upstream (the echo server's `/reply`,
+ * scripted per call): a compressed bomb, a body that stalls after its headers. Whatever a
+ * developer's URL answers, the call ends within the deadline and the cap, as a 502 or 504.
+ */
+import { describe, expect, inject, it } from "vitest";
+import { AppError } from "../../../src/errors.ts";
+import { buildUpstreamRequest, callUpstream, MAX_RESPONSE_BYTES } from "../../../src/functions/invoke.ts";
+
+const echoUrl = inject("echoUrl");
+
+const reply = { name: "reply", version: 1, url: `${echoUrl}/reply`, mcp: null };
+const identity = { projectId: "p", userId: "u", userEmail: "u@example.com", requestId: "r" };
+
+/** `callUpstream` of `reply` scripted to answer `script`, with a short deadline; the error it fails with. */
+async function failure(script: unknown): Promise<AppError> {
+  const request = buildUpstreamRequest(reply, identity, { body: script });
+  const error = await callUpstream(request, { timeoutMs: 300 }).catch((err: unknown) => err);
+  expect(error).toBeInstanceOf(AppError);
+  return error as AppError;
+}
+
+describe("a hostile upstream", () => {
+  it("whose body stalls after the headers fails with 504 at the deadline, declared length or not", async () => {
+    const part: [string, number] = ['{"a":', 1];
+    for (const script of [{ parts: [part], hang: true, length: 100 }, { parts: [part], hang: true }]) {
+      expect(await failure(script)).toMatchObject({ status: 504, code: "function_timeout" });
+    }
+  });
+
+  it("answering a gzip bomb (8 MiB of JSON in a few KiB) fails with 502, read no further than the cap", async () => {
+    const bomb = { parts: [['"', 1], ["0", 8 * MAX_RESPONSE_BYTES], ['"', 1]], gzip: true };
+    expect(await failure(bomb)).toMatchObject({
+      status: 502,
+      message: `function response exceeds ${MAX_RESPONSE_BYTES} bytes`,
+    });
+  });
+});
