@@ -23,13 +23,23 @@ async function failure(script: unknown): Promise<AppError> {
 describe("a hostile upstream", () => {
   it("whose body stalls after the headers fails with 504 at the deadline, declared length or not", async () => {
     const part: [string, number] = ['{"a":', 1];
-    for (const script of [{ parts: [part], hang: true, length: 100 }, { parts: [part], hang: true }]) {
+    for (const script of [
+      { parts: [part], hang: true, length: 100 },
+      { parts: [part], hang: true },
+    ]) {
       expect(await failure(script)).toMatchObject({ status: 504, code: "function_timeout" });
     }
   });
 
   it("answering a gzip bomb (8 MiB of JSON in a few KiB) fails with 502, read no further than the cap", async () => {
-    const bomb = { parts: [['"', 1], ["0", 8 * MAX_RESPONSE_BYTES], ['"', 1]], gzip: true };
+    const bomb = {
+      parts: [
+        ['"', 1],
+        ["0", 8 * MAX_RESPONSE_BYTES],
+        ['"', 1],
+      ],
+      gzip: true,
+    };
     expect(await failure(bomb)).toMatchObject({
       status: 502,
       message: `function response exceeds ${MAX_RESPONSE_BYTES} bytes`,
