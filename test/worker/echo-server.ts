@@ -19,6 +19,8 @@ interface Reply {
   gzip?: boolean;
   length?: number;
   hang?: boolean;
+  /** Written to the socket as is (status line, headers and body), then closed unless `hang`. */
+  raw?: string;
 }
 
 export async function startEchoServer(): Promise<{ url: string; close(): Promise<void> }> {
@@ -33,6 +35,7 @@ export async function startEchoServer(): Promise<{ url: string; close(): Promise
     }
     if (url.pathname.endsWith("/reply")) {
       const reply = JSON.parse(text) as Reply;
+      if (reply.raw !== undefined) return void req.socket[reply.hang ? "write" : "end"](reply.raw);
       const raw = Buffer.from(reply.parts.map(([part, times]) => part.repeat(times)).join(""));
       const payload = reply.gzip ? gzipSync(raw) : raw;
       res.writeHead(reply.status ?? 200, {

@@ -45,4 +45,18 @@ describe("a hostile upstream", () => {
       message: `function response exceeds ${MAX_RESPONSE_BYTES} bytes`,
     });
   });
+
+  it("declaring a small Content-Length over a chunked body is read no further than the cap (502, not 504)", async () => {
+    // workerd passes both headers on; read with arrayBuffer() on the declared length's word, the body
+    // was buffered whole, however large, and a stalled one waited for the deadline.
+    const chunk = "0".repeat(64 * 1024);
+    const chunks = `${chunk.length.toString(16)}\r\n${chunk}\r\n`.repeat(
+      MAX_RESPONSE_BYTES / chunk.length + 1,
+    );
+    const head = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nTransfer-Encoding: chunked\r\n\r\n";
+    expect(await failure({ parts: [], raw: `${head}${chunks}`, hang: true })).toMatchObject({
+      status: 502,
+      message: `function response exceeds ${MAX_RESPONSE_BYTES} bytes`,
+    });
+  });
 });
