@@ -97,6 +97,23 @@ describe("buildUpstreamRequest", () => {
     const error = await rejection(() => buildUpstreamRequest(untyped, identity, { query: { a: { b: 1 } } }));
     expect(error.message).toMatch(/^query\.a: /);
   });
+
+  it("refuses query parameters the function's URL sets: an end user cannot add a second value", async () => {
+    // `?token=…&mode=safe` plus a caller's `mode=admin` reached the upstream as `mode=safe&mode=admin`,
+    // which frameworks reading the last (or every) value took as the caller's choice.
+    const hook = { ...untyped, url: "https://hooks.example.com/x?token=s3cret&mode=safe" };
+    const error = await rejection(() => buildUpstreamRequest(hook, identity, { query: { mode: "admin" } }));
+    expect([error.status, error.code, error.message]).toEqual([
+      400,
+      "invalid_input",
+      'query.mode: "mode" is set by the function\'s URL',
+    ]);
+    expect(
+      (await rejection(() => buildUpstreamRequest(hook, identity, { query: { token: "x" } }))).status,
+    ).toBe(400);
+    const ok = buildUpstreamRequest(hook, identity, { query: { page: 2 } });
+    expect(ok.url).toBe("https://hooks.example.com/x?token=s3cret&mode=safe&page=2");
+  });
 });
 
 describe("functionArgumentsSchema", () => {
