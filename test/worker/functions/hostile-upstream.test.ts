@@ -3,9 +3,11 @@
  * scripted per call): a compressed bomb, a body that stalls after its headers. Whatever a
  * developer's URL answers, the call ends within the deadline and the cap, as a 502 or 504.
  */
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { AppError } from "../../../src/errors.ts";
 import { buildUpstreamRequest, callUpstream, MAX_RESPONSE_BYTES } from "../../../src/functions/invoke.ts";
+import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
+import { apiJson, endUserHeaders, signupDeveloper, signupUser } from "../helpers.ts";
 
 const echoUrl = inject("echoUrl");
 
@@ -57,6 +59,43 @@ describe("a hostile upstream", () => {
     expect(await failure({ parts: [], raw: `${head}${chunks}`, hang: true })).toMatchObject({
       status: 502,
       message: `function response exceeds ${MAX_RESPONSE_BYTES} bytes`,
+    });
+  });
+});
+
+describe("metering of function tool calls", () => {
+  it("meters a 2xx exactly once, and neither a non-2xx nor an oversized answer", async () => {
+    const dev = await signupDeveloper();
+    const user = await signupUser(dev.projectId, dev.clientKey);
+    const admin = `/v1/admin/projects/${dev.projectId}`;
+    for (const [name, url] of [
+      ["ok", echoUrl],
+      ["reply", `${echoUrl}/reply`],
+    ]) {
+      const deployed = await apiJson(`${admin}/functions/deploy`, { token: dev.token, json: { name, url } });
+      expect(deployed.status).toBe(201);
+    }
+    const exposure = { method: "PUT", token: dev.token, json: { functions: ["ok", "reply"] } };
+    expect((await apiJson(`${admin}/app-mcp/exposure`, exposure)).status).toBe(200);
+    const client = await connectClient(
+      `http://local/app/${dev.projectId}/mcp`,
+      endUserHeaders(dev.clientKey, user.sessionToken),
+    );
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      const tool = (name: string) => names.find((t) => t.endsWith(`_fn_${name}`)) ?? name;
+      for (const body of [{ status: 500, parts: [["{}", 1]] }, { parts: [["0", MAX_RESPONSE_BYTES + 1]] }]) {
+        const result = await client.callTool({ name: tool("reply"), arguments: { body } });
+        expect(result.isError, JSON.stringify(resultJson(result))).toBe(true);
+      }
+      expect((await client.callTool({ name: tool("ok"), arguments: {} })).isError).toBe(false);
+    } finally {
+      await client.close();
+    }
+    // Batched per isolate and written after the responses: once the success shows, so would the rest.
+    await vi.waitFor(async () => {
+      const { usage } = (await apiJson(`${admin}/billing`, { token: dev.token })).body;
+      expect(usage).toMatchObject({ function_invocations: 1, agent_tool_calls: 1 });
     });
   });
 });
