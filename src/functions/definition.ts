@@ -7,6 +7,7 @@
  * of `[a-zA-Z0-9_-]`, so 40 leaves room for an `<app>` prefix of up to 20 characters.
  */
 import * as v from "valibot";
+import { invalidInput } from "../errors.ts";
 import { checkInputSchema, type FunctionInputSchema, MAX_DESCRIPTION_LENGTH } from "./input-schema.ts";
 
 /** Longest function name (see the module comment for the tool-name budget). */
@@ -85,8 +86,18 @@ export interface FunctionMeta {
 }
 
 /**
+ * Most characters of JSON one stored annotation may take. Every exposed function's annotation is in
+ * the app's metadata, which an app-MCP request loads whole; the per-part limits of the input schema
+ * alone let one annotation reach the 1 MiB body, and 100 such functions made 73 M characters of
+ * metadata, 229 MiB of heap to load (Node 22; README "Isolate memory") — past the 128 MB an isolate
+ * shares with other tenants. 64 KiB keeps a function within a 100-column collection's order.
+ */
+export const MAX_ANNOTATION_CHARS = 64 * 1024;
+
+/**
  * Check a parsed annotation: the input schema against the subset (400 naming the path under
- * `mcp.input_schema`). Returns the annotation to store, or null when none was declared.
+ * `mcp.input_schema`), the whole within {@link MAX_ANNOTATION_CHARS} of JSON (400). Returns the
+ * annotation to store, or null when none was declared.
  */
 export function checkAnnotation(mcp: DeployFunction["mcp"]): McpAnnotation | null {
   if (!mcp) return null;
@@ -94,6 +105,12 @@ export function checkAnnotation(mcp: DeployFunction["mcp"]): McpAnnotation | nul
   if (mcp.description !== undefined) annotation.description = mcp.description;
   if (mcp.input_schema !== undefined) {
     annotation.input_schema = checkInputSchema(mcp.input_schema, "mcp.input_schema");
+  }
+  const chars = JSON.stringify(annotation).length;
+  if (chars > MAX_ANNOTATION_CHARS) {
+    throw invalidInput(
+      `mcp: the annotation is ${chars} characters of JSON; at most ${MAX_ANNOTATION_CHARS} (shorten descriptions or enums)`,
+    );
   }
   return annotation;
 }

@@ -81,6 +81,14 @@ const KEYWORDS_BY_TYPE: Record<TypeName, readonly string[]> = {
 };
 const ALL_KEYWORDS = ["type", "description", "enum", "properties", "required", "items"];
 
+/**
+ * Names every object answers already (`toString`, `valueOf`, `hasOwnProperty`, `constructor`,
+ * `__proto__`, …) and `prototype`. valibot reads a declared property with `key in input`, so an
+ * optional `toString` that the arguments left out was read as Object.prototype's function and every
+ * such call failed; `__proto__` would set the prototype instead of a property and vanish.
+ */
+const isInheritedName = (name: string) => name === "prototype" || name in Object.prototype;
+
 const show = (value: unknown) => JSON.stringify(value) ?? String(value);
 
 /** Dotted path of a property name; names that are not identifiers are bracketed. */
@@ -170,8 +178,7 @@ class Checker {
         if (name.length === 0 || name.length > MAX_PROPERTY_NAME_LENGTH) {
           this.fail(at, `property names must be 1-${MAX_PROPERTY_NAME_LENGTH} characters`);
         }
-        // These would set the prototype instead of a property and vanish from the schema.
-        if (name === "__proto__" || name === "constructor" || name === "prototype") {
+        if (isInheritedName(name)) {
           this.fail(at, `"${name}" cannot be a property name`);
         }
         this.properties += 1;

@@ -8,7 +8,7 @@
  */
 
 import * as v from "valibot";
-import { AppError } from "../errors.ts";
+import { AppError, invalidInput } from "../errors.ts";
 import { messageTextWithin } from "../mcp/body.ts";
 import { parseInput } from "../validate.ts";
 import type { FunctionMeta } from "./definition.ts";
@@ -88,7 +88,10 @@ const headerValue = (value: string) => (/^[\x20-\x7e]*$/.test(value) ? value : e
 /**
  * Validate `input` for `fn` (400 naming the field) and build the upstream POST. Declared-schema
  * functions get the validated arguments as the JSON body; the others get `input.body` as the JSON
- * body (no body when absent) and `input.query` appended to the URL's query string.
+ * body (no body when absent) and `input.query` appended to the URL's query string (which is kept
+ * byte for byte) — never a name
+ * the URL sets itself (400): a second `mode=` after the developer's `mode=safe` is read as the
+ * caller's choice by frameworks that take the last or every value.
  */
 export function buildUpstreamRequest(
   fn: FunctionMeta,
@@ -110,8 +113,16 @@ export function buildUpstreamRequest(
     body = JSON.stringify(parseInput(functionArgumentsSchema(fn), input));
   } else {
     const generic = parseInput(GenericInvokeInputSchema, input ?? {});
-    for (const [key, value] of Object.entries(generic.query ?? {}))
-      url.searchParams.append(key, String(value));
+    const own = new URLSearchParams(url.search);
+    const added = new URLSearchParams();
+    for (const [key, value] of Object.entries(generic.query ?? {})) {
+      if (own.has(key)) throw invalidInput(`query.${key}: "${key}" is set by the function's URL`);
+      added.append(key, String(value));
+    }
+    // Appended as text: `url.searchParams.append` serialises the URL's own query again
+    // (`a,b` → `a%2Cb`, `flag` → `flag=`), which breaks a developer's signed query.
+    const extra = added.toString();
+    if (extra) url.search = url.search ? `${url.search}&${extra}` : `?${extra}`;
     if (generic.body !== undefined) body = JSON.stringify(generic.body);
   }
   if (body !== undefined) headers["content-type"] = "application/json";

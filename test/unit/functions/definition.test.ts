@@ -1,11 +1,13 @@
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
+import { AppError } from "../../../src/errors.ts";
 import {
   checkAnnotation,
   DeployFunctionSchema,
   FUNCTION_NAME_MAX_LENGTH,
   FunctionNameSchema,
   FunctionUrlSchema,
+  MAX_ANNOTATION_CHARS,
 } from "../../../src/functions/definition.ts";
 
 describe("function names", () => {
@@ -64,5 +66,27 @@ describe("deploy body and annotation", () => {
     expect(() => checkAnnotation({ input_schema: { type: "object", oneOf: [] } })).toThrow(
       /^mcp\.input_schema\.oneOf: /,
     );
+  });
+
+  it("refuses an annotation over MAX_ANNOTATION_CHARS of JSON, though each part keeps its own limit", () => {
+    // 100 functions of ~0.7 MB annotations (within the per-part limits and the 1 MiB body) made one
+    // app's metadata 73 M characters, 229 MiB of heap to load: past an isolate's 128 MB.
+    const properties = Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [`p${i}`, { type: "string", description: "d".repeat(2048) }]),
+    );
+    const error = (() => {
+      try {
+        checkAnnotation({ input_schema: { type: "object", properties } });
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({ status: 400, code: "invalid_input" });
+    expect((error as AppError).message).toMatch(
+      new RegExp(`^mcp: the annotation is \\d+ characters of JSON; at most ${MAX_ANNOTATION_CHARS}`),
+    );
+    const within = Object.fromEntries(Object.entries(properties).slice(0, 25));
+    expect(checkAnnotation({ input_schema: { type: "object", properties: within } })).not.toBeNull();
   });
 });

@@ -261,3 +261,17 @@ describe("inputSchemaToValibot", () => {
     expect(result.issues?.map((issue) => v.getDotPath(issue))).toContain(path);
   });
 });
+
+describe("property names every object inherits", () => {
+  // valibot reads a declared property with `key in input`: for `toString` that is true of every
+  // object, so an optional `toString` a caller left out was read as Object.prototype's function and
+  // every such call failed ("expected string, received Function"). JSON.parse keeps `__proto__` as
+  // an own key, which a plain object would turn into its prototype.
+  const inherited = JSON.parse('["toString", "valueOf", "hasOwnProperty", "constructor", "__proto__"]');
+  it.each(inherited as string[])("refuses %s at deploy, naming the path", (name) => {
+    const schema = JSON.parse(`{"type":"object","properties":{${JSON.stringify(name)}:{"type":"string"}}}`);
+    expect(() => checkInputSchema(schema, "mcp.input_schema")).toThrow(
+      `mcp.input_schema.properties.${name}: "${name}" cannot be a property name`,
+    );
+  });
+});

@@ -97,6 +97,36 @@ describe("buildUpstreamRequest", () => {
     const error = await rejection(() => buildUpstreamRequest(untyped, identity, { query: { a: { b: 1 } } }));
     expect(error.message).toMatch(/^query\.a: /);
   });
+
+  it("refuses query parameters the function's URL sets: an end user cannot add a second value", async () => {
+    // `?token=…&mode=safe` plus a caller's `mode=admin` reached the upstream as `mode=safe&mode=admin`,
+    // which frameworks reading the last (or every) value took as the caller's choice.
+    const hook = { ...untyped, url: "https://hooks.example.com/x?token=s3cret&mode=safe" };
+    const error = await rejection(() => buildUpstreamRequest(hook, identity, { query: { mode: "admin" } }));
+    expect([error.status, error.code, error.message]).toEqual([
+      400,
+      "invalid_input",
+      'query.mode: "mode" is set by the function\'s URL',
+    ]);
+    expect(
+      (await rejection(() => buildUpstreamRequest(hook, identity, { query: { token: "x" } }))).status,
+    ).toBe(400);
+    const ok = buildUpstreamRequest(hook, identity, { query: { page: 2 } });
+    expect(ok.url).toBe("https://hooks.example.com/x?token=s3cret&mode=safe&page=2");
+  });
+
+  it("appends a caller's query after the URL's own, leaving the developer's query byte for byte", () => {
+    // Through URLSearchParams the whole query was serialised again (`a,b~c` → `a%2Cb%7Ec`, `flag` →
+    // `flag=`), which breaks a URL whose query is signed.
+    const signed = { ...untyped, url: "https://hooks.example.com/x?sig=a,b~c&flag&t=a%2fb#frag" };
+    const request = buildUpstreamRequest(signed, identity, { query: { page: 2, q: "a b&c" } });
+    expect(request.url).toBe("https://hooks.example.com/x?sig=a,b~c&flag&t=a%2fb&page=2&q=a+b%26c#frag");
+    const bare = buildUpstreamRequest({ ...untyped, url: "https://h.example/x" }, identity, {
+      query: { a: 1 },
+    });
+    expect(bare.url).toBe("https://h.example/x?a=1");
+    expect(buildUpstreamRequest(signed, identity, {}).url).toBe(new URL(signed.url).toString());
+  });
 });
 
 describe("functionArgumentsSchema", () => {

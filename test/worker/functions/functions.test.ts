@@ -279,7 +279,8 @@ describe("POST /v1/projects/:id/functions/:name/invoke", () => {
     const { dev, user, invoke } = await setupInvoke();
     await deploy(dev, { name: "send_welcome_email", url: `${echoUrl}/hooks/welcome?src=amba`, mcp: WELCOME });
 
-    const res = await invoke("send_welcome_email", { user_id: "u-9", template: "full" }, { cookie: "sid=1" });
+    const spoofed = { cookie: "sid=1", "x-amba-user-id": "spoofed", "x-amba-project-id": "spoofed" };
+    const res = await invoke("send_welcome_email", { user_id: "u-9", template: "full" }, spoofed);
     expect(res.status).toBe(200);
     const echo = res.body;
     expect(echo).toMatchObject({
