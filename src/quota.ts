@@ -1,6 +1,7 @@
 /**
  * The count quotas on what a tenant adds to the tables every tenant shares (projects per developer,
- * client keys per project, collections per project): one `count(*)` before the insert. Checked
+ * client keys per project; collections per project count in src/data/collections.ts together with
+ * their column bytes): one `count(*)` before the insert. Checked
  * before the insert's batch, so concurrent creates may pass together and end a few over — never
  * unboundedly, which is what the quotas are for.
  */

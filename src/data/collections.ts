@@ -9,9 +9,8 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db.ts";
 import { isConcurrentChange, isUniqueViolation, pgError } from "../db-errors.ts";
-import { conflict, invalidInput } from "../errors.ts";
+import { conflict, invalidInput, quotaExceeded } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
-import { refuseAtQuota } from "../quota.ts";
 import { parseInput } from "../validate.ts";
 import {
   type Access,
@@ -108,23 +107,54 @@ async function batch(
 /**
  * Most collections one project may hold. Each is a table with two indexes in the database every
  * tenant shares, so one developer's loop must not grow its catalog without bound (1,000 is the
- * size `tools/list` is measured at, BENCHMARKS.md). Checked before the create's batch: concurrent
- * creates may pass it together, so a project can end a few over, never unboundedly.
+ * size `tools/list` is measured at, BENCHMARKS.md).
  */
 export const MAX_COLLECTIONS_PER_PROJECT = 1000;
 
-const checkCollectionQuota = (db: Db, projectId: string): Promise<void> =>
-  refuseAtQuota(
-    db,
-    sql`collections WHERE project_id = ${projectId}::uuid`,
-    MAX_COLLECTIONS_PER_PROJECT,
-    `a project holds at most ${MAX_COLLECTIONS_PER_PROJECT} collections; drop one before creating another`,
-  );
+/**
+ * Most bytes of column definitions (their JSON as Postgres prints the stored `jsonb`) one project's
+ * collections may hold together. Every request that builds an app's tools or lists its collections
+ * loads all of them into an isolate other tenants share (128 MB): without this, 1,000 collections of
+ * 100 columns with 500-character descriptions came to ≈ 56 M characters. 4 MiB is 1,000 collections
+ * of about 30 columns with short descriptions, or 70 of the largest a definition allows — and of
+ * the order of what 100 functions' annotations may hold (64 KiB each, src/functions/definition.ts).
+ */
+export const MAX_PROJECT_COLUMN_BYTES = 4 * 1024 * 1024;
+
+const columnBudgetMessage = (bytes: number) =>
+  `a project's collections hold at most ${MAX_PROJECT_COLUMN_BYTES} bytes of column definitions ` +
+  `(this change would make ${bytes}); shorten descriptions or drop columns or collections first`;
+
+/**
+ * The project's quotas on what a create or a growing alter adds, in one statement: the collection
+ * count (a create) and the column-definition bytes with `columns` in place of collection `replacing`
+ * (an alter) or added (a create). Checked before the change's batch, like the other count quotas
+ * (src/quota.ts): concurrent changes may pass together and end a little over, never unboundedly.
+ */
+async function checkCollectionQuotas(
+  db: Db,
+  projectId: string,
+  columns: ColumnSpec[],
+  replacing?: string,
+): Promise<void> {
+  const others = replacing === undefined ? sql`true` : sql`name <> ${replacing}`;
+  const { rows } = await db.execute(sql`SELECT count(*)::int AS n,
+      (coalesce(sum(octet_length(columns::text)) FILTER (WHERE ${others}), 0)
+        + octet_length(${JSON.stringify(columns)}::jsonb::text))::bigint AS bytes
+    FROM collections WHERE project_id = ${projectId}::uuid`);
+  const { n, bytes } = rows[0] as { n: number | string; bytes: number | string };
+  if (replacing === undefined && Number(n) >= MAX_COLLECTIONS_PER_PROJECT) {
+    throw quotaExceeded(
+      `a project holds at most ${MAX_COLLECTIONS_PER_PROJECT} collections; drop one before creating another`,
+    );
+  }
+  if (Number(bytes) > MAX_PROJECT_COLUMN_BYTES) throw quotaExceeded(columnBudgetMessage(Number(bytes)));
+}
 
 /** Create a collection from a definition (`POST …/collections`); 409 when the name is taken. */
 export async function createCollection(db: Db, projectId: string, body: unknown): Promise<CollectionView> {
   const definition = parseInput(CollectionDefinitionSchema, body);
-  await checkCollectionQuota(db, projectId);
+  await checkCollectionQuotas(db, projectId, definition.columns as ColumnSpec[]);
   const meta: CollectionMeta = {
     projectId,
     name: definition.name,
@@ -151,6 +181,10 @@ export async function alterCollection(
   const change = parseInput(AlterCollectionSchema, body);
   const current = await requireCollection(db, projectId, name);
   const next = alterMeta(current, change);
+  // Only a change that grows the definitions is checked: one over the budget can always shrink.
+  if (JSON.stringify(next.columns).length > JSON.stringify(current.columns).length) {
+    await checkCollectionQuotas(db, projectId, next.columns, name);
+  }
   const metadata = guarded(
     sql`UPDATE collections SET columns = ${JSON.stringify(next.columns)}::jsonb,
       access = ${JSON.stringify(next.access)}::jsonb, updated_at = now()

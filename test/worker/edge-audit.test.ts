@@ -8,10 +8,10 @@
  * the shared database, and a page of big rows was read whole into the isolate every tenant's
  * requests share. One project and its end users are shared by every case.
  */
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { MAX_PROJECTS_PER_DEVELOPER } from "../../src/accounts/projects.ts";
-import { MAX_COLLECTIONS_PER_PROJECT } from "../../src/data/collections.ts";
+import { MAX_COLLECTIONS_PER_PROJECT, MAX_PROJECT_COLUMN_BYTES } from "../../src/data/collections.ts";
 import { projectSchemaName } from "../../src/data/sql.ts";
 import { MAX_RESULT_BYTES } from "../../src/worker/db.ts";
 import {
@@ -185,6 +185,57 @@ describe("edge audit", () => {
       json: { name: "one too many" },
     });
     expectError(project, 403, `a developer holds at most ${MAX_PROJECTS_PER_DEVELOPER} projects`);
+  });
+
+  it("bounds the column definitions a project's collections hold together (403 quota_exceeded)", async () => {
+    // 1,000 collections of 100 documented columns were ≈ 56 M characters loaded into a shared isolate.
+    const quota = await signupDeveloper();
+    const column = (i: number) => ({ name: `c${i}`, type: "text", description: "d".repeat(500) });
+    const wide = Array.from({ length: 100 }, (_, i) => column(i));
+    // Fill to 500 bytes under the budget with metadata rows (no tables), as the count quota's test
+    // does: wide rows, then one padding row whose description takes the total to the byte.
+    await testDb().execute(sql`INSERT INTO collections (project_id, name, columns, access)
+      SELECT ${quota.projectId}::uuid, 'filler_' || i, ${JSON.stringify(wide)}::jsonb,
+        '{"read":"owner","write":"owner"}'::jsonb
+      FROM generate_series(1, ${Math.floor(MAX_PROJECT_COLUMN_BYTES / 60_000)}) AS i`);
+    const pad = (text: SQL) =>
+      sql`jsonb_build_array(jsonb_build_object('name', 'p', 'type', 'text', 'description', ${text}))`;
+    await testDb().execute(sql`INSERT INTO collections (project_id, name, columns, access)
+      SELECT ${quota.projectId}::uuid, 'padding',
+        ${pad(sql`repeat('x', (${MAX_PROJECT_COLUMN_BYTES - 500} - used - octet_length(${pad(sql`''`)}::text))::int)`)},
+        '{"read":"owner","write":"owner"}'::jsonb
+      FROM (SELECT sum(octet_length(columns::text)) AS used FROM collections WHERE project_id = ${quota.projectId}::uuid) AS filled`);
+    const collections = `/v1/admin/projects/${quota.projectId}/collections`;
+    const create = (name: string, columns: unknown[]) =>
+      apiJson(collections, { token: quota.token, json: { ...NOTES, name, columns } });
+    const small = [
+      { name: "title", type: "text" },
+      { name: "note", type: "text" },
+    ];
+    expect((await create("small", small)).status).toBe(201);
+    const refused = await create("wide", wide);
+    expectError(refused, 403, `at most ${MAX_PROJECT_COLUMN_BYTES} bytes of column definitions`);
+    expect(refused.body.error.code).toBe("quota_exceeded");
+    // Growing an existing collection past the budget is refused too; nothing was added.
+    const grow = await apiJson(`${collections}/small`, {
+      method: "PATCH",
+      token: quota.token,
+      json: { add_columns: wide.slice(0, 90) },
+    });
+    expectError(grow, 403, "bytes of column definitions");
+    const listed = await apiJson(collections, { token: quota.token });
+    const stored = listed.body.collections.find((c: { name: string }) => c.name === "small");
+    expect(stored.columns.map((c: { name: string }) => c.name)).toEqual(["title", "note"]);
+    // Shrinking is always allowed, so a project over the budget can get back under it.
+    await testDb().execute(sql`UPDATE collections SET columns = ${JSON.stringify([...wide, ...wide])}::jsonb
+      WHERE project_id = ${quota.projectId}::uuid AND name = 'filler_1'`);
+    const drop = await apiJson(`${collections}/small`, {
+      method: "PATCH",
+      token: quota.token,
+      json: { drop_columns: ["note"] },
+    });
+    expect(drop.status).toBe(200);
+    expect(drop.body.columns.map((c: { name: string }) => c.name)).toEqual(["title"]);
   });
 
   it("refuses a database answer larger than MAX_RESULT_BYTES with 400 instead of reading it whole", async () => {
