@@ -6,6 +6,7 @@
  * (../printable.ts): its names and messages cannot drive the terminal.
  */
 import { createInterface } from "node:readline/promises";
+import { Writable } from "node:stream";
 import { clientConfig, isMcpClient, MCP_CLIENTS, serverName } from "../../platform-mcp/client-configs.ts";
 import { printable, printableJson } from "../printable.ts";
 import { booleanProperties, flagHelp, type RawArgs, splitArgs, toolArguments } from "./args.ts";
@@ -83,9 +84,19 @@ async function runToolCommand(command: ToolCommand, argv: string[]): Promise<num
 
 async function readToken(): Promise<string | undefined> {
   if (process.stdin.isTTY) {
-    const rl = createInterface({ input: process.stdin, output: process.stderr });
-    const answer = await rl.question("developer token: ");
+    // Read like a password prompt: readline still edits the line, but echoes into a sink, so the
+    // token never shows on the screen (or in a terminal's scrollback or a screen recording).
+    process.stderr.write("developer token: ");
+    const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+    const rl = createInterface({ input: process.stdin, output: sink, terminal: true });
+    rl.on("SIGINT", () => {
+      rl.close();
+      process.stderr.write("\n");
+      process.exit(130);
+    });
+    const answer = await rl.question("");
     rl.close();
+    process.stderr.write("\n");
     return answer.trim() || undefined;
   }
   let text = "";
