@@ -105,6 +105,11 @@ describe("amba's transport", () => {
     );
   });
 
+  it("refuses a URL carrying a password without quoting it", async () => {
+    const failure = call("https://me:hunter2@api.example.com").catch((err: Error) => err.message);
+    expect(await failure).toBe("the platform URL must not carry a user name or password");
+  });
+
   it("follows no redirect: the error names it, and the other origin sees nothing", async () => {
     await expect(call(redirecting)).rejects.toThrow(
       `${redirecting}/mcp answered 307, a redirect to http://localhost:${new URL(other).port}/mcp`,

@@ -65,6 +65,9 @@ export async function callTool(
 ): Promise<Record<string, unknown>> {
   const endpoint = `${conn.url}/mcp`;
   if (!URL.canParse(endpoint)) throw new CliError(`${conn.url} is not a URL`);
+  const { username, password } = new URL(endpoint);
+  // Named in no message: the URL would be quoted with its password in every error that follows.
+  if (username || password) throw new CliError("the platform URL must not carry a user name or password");
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json",
