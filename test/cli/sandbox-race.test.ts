@@ -68,6 +68,10 @@ export function truncatePromise() { return race(() => fs.promises.writeFile(SECR
 export function overwriteCallback() { return race(() => callback((cb) => fs.writeFile(SECRET, "PWNED", cb))).then(() => "written"); }
 export function openForWriting() { return race(() => fs.promises.open(SECRET, "w")).then((handle) => handle.close()).then(() => "opened"); }
 export function forgeAuditLine() { return race(() => fs.promises.appendFile(LOG, '{"forged":true}\\n')).then(() => "forged"); }
+export function copyPromise() { return race(() => fs.promises.copyFile(SECRET, OUT + "/copy.txt")).then(() => fs.readFileSync(OUT + "/copy.txt", "utf8")); }
+export function copyCallback() { return race(() => callback((cb) => fs.copyFile(SECRET, OUT + "/copy.txt", cb))).then(() => fs.readFileSync(OUT + "/copy.txt", "utf8")); }
+export function truncatePathPromise() { return race(() => fs.promises.truncate(SECRET)).then(() => "truncated"); }
+export function truncatePathCallback() { return race(() => callback((cb) => fs.truncate(SECRET, cb))).then(() => "truncated"); }
 // What the jail allows still works, every way round (truncation waits for the check of what was opened).
 export async function inside() {
   const file = OUT + "/real/box/new.txt";
@@ -83,7 +87,14 @@ export async function inside() {
   // No flags: the callback's own text ("…a…") is not read as one (it asked to write the read-only jail).
   const fd = await new Promise((resolve, reject) => fs.open(OUT + "/../data.txt", (error, handle) => (error ? reject(error) : resolve(handle))));
   fs.closeSync(fd);
-  return text + "|" + fs.readFileSync(file, "utf8") + "|" + fs.readFileSync(OUT + "/real/box/secret.txt", "utf8");
+  const box = OUT + "/real/box/";
+  fs.copyFileSync(box + "secret.txt", box + "copy.txt");
+  await fs.promises.copyFile(box + "copy.txt", box + "copy2.txt");
+  const exclusive = await callback((cb) => fs.copyFile(box + "copy.txt", box + "copy2.txt", fs.constants.COPYFILE_EXCL, cb)).catch((e) => e.code);
+  await callback((cb) => fs.truncate(box + "copy2.txt", 3, cb));
+  fs.truncateSync(box + "copy.txt", 2);
+  const copies = fs.readFileSync(box + "copy2.txt", "utf8") + fs.readFileSync(box + "copy.txt", "utf8") + exclusive;
+  return [text, fs.readFileSync(file, "utf8"), fs.readFileSync(box + "secret.txt", "utf8"), copies].join("|");
 }
 export function add({ a, b }) { return a + b; }
 `;
@@ -98,6 +109,10 @@ const RACE_ATTEMPTS: [string, RegExp][] = [
   ["overwriteCallback", /^permission denied: FileSystem Write \S*\/outside\/secret\.txt$/],
   ["openForWriting", /^permission denied: FileSystem (Read|Write) \S*\/outside\/secret\.txt$/],
   ["forgeAuditLine", /^permission denied: FileSystem Write \S*\/logs\/audit\.jsonl$/],
+  ["copyPromise", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["copyCallback", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["truncatePathPromise", /^permission denied: FileSystem Write \S*\/outside\/secret\.txt$/],
+  ["truncatePathCallback", /^permission denied: FileSystem (Read|Write) \S*\/outside\/secret\.txt$/],
 ];
 
 describe("sandbox races: a path swapped between the check and the open", () => {
@@ -139,8 +154,8 @@ describe("sandbox races: a path swapped between the check and the open", () => {
     await session?.close();
   });
 
-  it("what the jail allows reads, writes, appends and truncates as before", async () => {
-    expect((await session.call("inside")).result).toBe("ONE two three four five||benign");
+  it("what the jail allows reads, writes, appends, copies and truncates as before", async () => {
+    expect((await session.call("inside")).result).toBe("ONE two three four five||benign|benbeEEXIST");
   });
 
   it("the file opened is checked again: one out of the grants is closed and refused", async () => {
