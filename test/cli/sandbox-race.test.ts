@@ -14,7 +14,8 @@ import { buildTestCli, LineClient, scratch } from "./helpers.ts";
 
 const SECRET = "s3cr3t-race-42";
 
-const RACES = `
+/** What both tool files share: the pool held on a FIFO, and the race itself. */
+const HELPERS = `
 const fs = require("node:fs");
 const OUT = __OUT__;
 /**
@@ -51,9 +52,12 @@ async function race(start) {
   if (error) throw error;
   return value;
 }
+const callback = (call) => new Promise((resolve, reject) => call((error, value) => (error ? reject(error) : resolve(value))));
+`;
+
+const RACES = `${HELPERS}
 const SECRET = OUT + "/cur/box/secret.txt";
 const LOG = OUT + "/cur/logs/audit.jsonl";
-const callback = (call) => new Promise((resolve, reject) => call((error, value) => (error ? reject(error) : resolve(value))));
 export function readFilePromise() { return race(() => fs.promises.readFile(SECRET, "utf8")); }
 export function readFileCallback() { return race(() => callback((cb) => fs.readFile(SECRET, "utf8", cb))); }
 export async function openHandle() {
@@ -115,6 +119,53 @@ const RACE_ATTEMPTS: [string, RegExp][] = [
   ["truncatePathCallback", /^permission denied: FileSystem (Read|Write) \S*\/outside\/secret\.txt$/],
 ];
 
+/**
+ * With files unrestricted (only the network and the environment denied), the tool makes its own
+ * links, and what the broker guards is the audit log: calls on a directory entry must not move,
+ * erase or hard-link it through a directory swapped after their check.
+ */
+const ENTRY_RACES = `${HELPERS}
+const LOG = OUT + "/cur/logs/audit.jsonl";
+export function setUp({ logs }) {
+  fs.mkdirSync(OUT + "/real/logs", { recursive: true });
+  fs.mkdirSync(OUT + "/trap");
+  fs.symlinkSync(logs, OUT + "/trap/logs");
+  return "ready";
+}
+export function moveAuditLog() { return race(() => fs.promises.rename(LOG, OUT + "/moved.jsonl")).then(() => "moved"); }
+export function linkAuditLog() {
+  return race(() => callback((cb) => fs.link(LOG, OUT + "/linked.jsonl", cb))).then(() => {
+    fs.appendFileSync(OUT + "/linked.jsonl", '{"forged":true}\\n');
+    return "forged";
+  });
+}
+export function unlinkAuditLog() { return race(() => fs.promises.unlink(LOG)).then(() => "erased"); }
+export function removeAuditLog() { return race(() => callback((cb) => fs.rm(LOG, cb))).then(() => "erased"); }
+// The same calls on what is there, every way round.
+export async function entries() {
+  const dir = OUT + "/real/entries";
+  fs.mkdirSync(dir + "/a/b", { recursive: true });
+  fs.writeFileSync(dir + "/a/b/f.txt", "x");
+  fs.renameSync(dir + "/a/b/f.txt", dir + "/f.txt");
+  await fs.promises.link(dir + "/f.txt", dir + "/g.txt");
+  await callback((cb) => fs.symlink("g.txt", dir + "/h.txt", cb));
+  fs.unlinkSync(dir + "/f.txt");
+  const seen = fs.readdirSync(dir).sort().join(",") + ":" + fs.readFileSync(dir + "/h.txt", "utf8").length;
+  const missing = await fs.promises.unlink(dir + "/nothing.txt").catch((e) => e.message);
+  await fs.promises.rm(dir, { recursive: true });
+  return seen + "|" + missing.replace(OUT, "OUT") + "|" + fs.existsSync(dir);
+}
+export function add({ a, b }) { return a + b; }
+`;
+
+// [tool, the error it must end with]: the pinned directory has no such entry (the swap came after).
+const ENTRY_ATTEMPTS: [string, RegExp][] = [
+  ["moveAuditLog", /^ENOENT: no such file or directory, rename '\S*\/cur\/logs\/audit\.jsonl' -> /],
+  ["linkAuditLog", /^ENOENT: no such file or directory, link '\S*\/cur\/logs\/audit\.jsonl' -> /],
+  ["unlinkAuditLog", /^ENOENT: no such file or directory, unlink '\S*\/cur\/logs\/audit\.jsonl'$/],
+  ["removeAuditLog", /^ENOENT: no such file or directory, lstat '\S*\/cur\/logs\/audit\.jsonl'$/],
+];
+
 describe("sandbox races: a path swapped between the check and the open", () => {
   let dir: string;
   let session: LineClient;
@@ -171,5 +222,49 @@ describe("sandbox races: a path swapped between the check and the open", () => {
     const audit = readFileSync(join(dir, "logs/audit.jsonl"), "utf8");
     expect(audit).not.toContain("forged");
     expect(audit).toMatch(/outside\/secret\.txt","decision":"Deny"/);
+  });
+});
+
+describe("sandbox races: a directory entry swapped between the check and the call (files unrestricted)", () => {
+  let dir: string;
+  let session: LineClient;
+
+  beforeAll(async () => {
+    const { bin } = await buildTestCli();
+    dir = scratch({ "entries.js": "" });
+    mkdirSync(join(dir, "out"));
+    mkdirSync(join(dir, "logs"));
+    expect(spawnSync("mkfifo", [join(dir, "out/fifo")]).status).toBe(0);
+    writeFileSync(join(dir, "entries.js"), ENTRY_RACES.replace("__OUT__", JSON.stringify(join(dir, "out"))));
+    session = new LineClient(
+      bin,
+      ["session", "--deny-net", "--deny-env", "--audit-log", "logs/audit.jsonl", "entries.js"],
+      { cwd: dir },
+    );
+    expect((await session.call("setUp", { logs: join(dir, "logs") })).result).toBe("ready");
+  });
+
+  afterAll(async () => {
+    await session?.close();
+  });
+
+  it("renames, links, unlinks and removes what is there as before", async () => {
+    const r = await session.call("entries");
+    expect(r.result).toBe(
+      "a,g.txt,h.txt:1|ENOENT: no such file or directory, unlink 'OUT/real/entries/nothing.txt'|false",
+    );
+  });
+
+  it("the directory is pinned when checked: the audit log is neither moved, erased nor linked", async () => {
+    for (const [tool, expected] of ENTRY_ATTEMPTS) {
+      const response = await session.call(tool);
+      const message = (response.error as { message?: string } | undefined)?.message;
+      expect(message ?? JSON.stringify(response), tool).toMatch(expected);
+    }
+    expect((await session.call("add", { a: 20, b: 22 })).result).toBe(42);
+    await session.close();
+    const audit = readFileSync(join(dir, "logs/audit.jsonl"), "utf8");
+    expect(audit).toContain('"resource":"tool:add"');
+    expect(audit).not.toContain("forged");
   });
 });

@@ -21,6 +21,7 @@ import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
 import os from "node:os";
+import { basename, dirname, resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
 import { types } from "node:util";
 import v8 from "node:v8";
@@ -40,7 +41,7 @@ export type Ask = (
   kind: PermissionKind,
   action: PermissionAction,
   resource: string,
-  extra?: { exec?: { cwd: string }; denied?: true; peek?: true; fd?: number },
+  extra?: { exec?: { cwd: string }; denied?: true; peek?: true; fd?: number; name?: string },
 ) => Answer;
 
 type AnyFunction = (...args: unknown[]) => unknown;
@@ -481,19 +482,7 @@ export function installBroker(
     "openAsBlob",
     "glob",
   ];
-  const WRITE_1 = [
-    "chmod",
-    "chown",
-    "lchown",
-    "lchmod",
-    "lutimes",
-    "utimes",
-    "mkdir",
-    "mkdtemp",
-    "rm",
-    "rmdir",
-    "unlink",
-  ];
+  const WRITE_1 = ["chmod", "chown", "lchown", "lchmod", "lutimes", "utimes", "mkdtemp"];
   /** A glob's pattern, or each of its patterns (Node 22 takes an array). */
   const checkPatterns = (a: unknown[]) => {
     if (!Array.isArray(a[0])) return checkArg(a, 0, "Read");
@@ -513,6 +502,145 @@ export function installBroker(
     a[1] = flag === undefined ? rest : { ...rest, flag };
     if (isWriteFlag(flag)) checkArg(a, 0, "Write");
   };
+  // ---- calls on a directory entry: its directory pinned ----------------------------------------
+  // `rename`, `link`, `unlink`, `rm`, `rmdir`, `mkdir` and `symlink` act on a name in a directory,
+  // and a directory on the path can be swapped after the check (for one that links elsewhere: the
+  // audit log moved, erased or hard-linked where it can be written). With files unrestricted (so
+  // Node's permission model lets the host name `/proc/self/fd`), the directory is opened first, the
+  // CLI decides on its real path with the entry's name, and Node gets `/proc/self/fd/<dir>/<name>`,
+  // which no swap above the entry can redirect (none of these follows the entry itself if it is a
+  // link). Under a file restriction Node would refuse that path; there the tool can make no link.
+  const pinning = !options.fsRestricted;
+  /** Which arguments name an entry, and what is done to it. */
+  type Entries = [number, PermissionAction[]][];
+  const MOVED: Entries = [
+    [0, ["Read", "Write"]],
+    [1, ["Write"]],
+  ];
+  const REMOVED: Entries = [[0, ["Write"]]];
+  const LINKED: Entries = [[1, ["Write"]]];
+  interface Pin {
+    path: string;
+    fd: number;
+  }
+  /** `path`'s directory opened and decided on with the entry's name; undefined if there is none. */
+  const pinEntry = (path: string, actions: PermissionAction[]): Pin | undefined => {
+    const absolute = resolvePath(cwdOriginal(), path);
+    const name = basename(absolute);
+    if (name === "") return undefined;
+    let fd: number;
+    try {
+      fd = openSyncOriginal(dirname(absolute), FS_CONSTANTS.O_RDONLY | FS_CONSTANTS.O_DIRECTORY);
+    } catch {
+      return undefined; // no directory to pin: Node reports what is missing
+    }
+    for (const action of actions) {
+      const answer = ask("FileSystem", action, `fd:${fd}/${name}`, { fd, name, peek: true });
+      if (!allows(answer)) {
+        closeSyncOriginal(fd);
+        throw new PermissionDeniedError("FileSystem", action, answer.r);
+      }
+    }
+    return { path: `/proc/self/fd/${fd}/${name}`, fd };
+  };
+  /** Pins the entries of `a` (after its check), and the function that lets them go. */
+  const pinAll = (a: unknown[], entries: Entries, given: string[]): (() => void) => {
+    const pins: Pin[] = [];
+    const release = () => {
+      for (const pin of pins) closeSyncOriginal(pin.fd);
+    };
+    try {
+      for (const [index, actions] of entries) {
+        if (typeof a[index] !== "string") continue;
+        given.push(a[index] as string);
+        const pin = pinEntry(a[index] as string, actions);
+        if (pin === undefined) continue;
+        pins.push(pin);
+        a[index] = pin.path;
+      }
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
+  };
+  /** An error of a pinned call, naming the paths the tool gave rather than the pinned ones. */
+  const restorePaths = (error: unknown, a: unknown[], entries: Entries, given: string[]): unknown => {
+    if (typeof error !== "object" || error === null) return error;
+    const e = error as { message?: unknown; path?: unknown; dest?: unknown };
+    entries.forEach(([index], i) => {
+      const pinned = a[index];
+      const original = given[i];
+      if (typeof pinned !== "string" || original === undefined || pinned === original) return;
+      if (e.path === pinned) e.path = original;
+      if (e.dest === pinned) e.dest = original;
+      if (typeof e.message === "string") e.message = e.message.split(pinned).join(original);
+    });
+    return error;
+  };
+  /** `wrap` with `guard`, and, when pinning, the call run on its pinned entries (sync, callback, promise). */
+  const wrapPinned = (
+    target: Target,
+    base: string,
+    suffix: string,
+    entries: Entries,
+    guard: (a: unknown[]) => void,
+  ) => {
+    if (!pinning) return wrap(target, base + suffix, guard);
+    const promises = target === (fs.promises as unknown as Target);
+    replace(
+      target,
+      base + suffix,
+      (original) =>
+        function (this: unknown, ...a: unknown[]) {
+          guard(a);
+          const callback = a[a.length - 1];
+          if (!promises && suffix === "" && typeof callback !== "function")
+            return Reflect.apply(original, this, a);
+          const given: string[] = [];
+          const release = pinAll(a, entries, given);
+          const restore = (error: unknown) => restorePaths(error, a, entries, given);
+          if (suffix === "Sync") {
+            try {
+              return Reflect.apply(original, this, a);
+            } catch (error) {
+              throw restore(error);
+            } finally {
+              release();
+            }
+          }
+          if (promises) {
+            let pending: Promise<unknown>;
+            try {
+              pending = Reflect.apply(original, this, a) as Promise<unknown>;
+            } catch (error) {
+              release();
+              throw restore(error);
+            }
+            return pending.then(
+              (value) => {
+                release();
+                return value;
+              },
+              (error) => {
+                release();
+                throw restore(error);
+              },
+            );
+          }
+          a[a.length - 1] = (error: unknown, ...rest: unknown[]) => {
+            release();
+            Reflect.apply(callback as AnyFunction, undefined, [restore(error), ...rest]);
+          };
+          try {
+            return Reflect.apply(original, this, a);
+          } catch (error) {
+            release();
+            throw restore(error);
+          }
+        },
+    );
+  };
   const checkCopy = (a: unknown[]) => {
     checkArg(a, 0, "Read");
     checkArg(a, 1, "Write");
@@ -524,13 +652,15 @@ export function installBroker(
       for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Write"));
       wrap(target, `cp${suffix}`, checkCopy);
       for (const base of ["rename", "link"]) {
-        wrap(target, base + suffix, (a) => {
+        wrapPinned(target, base, suffix, MOVED, (a) => {
           checkArg(a, 0, "Read");
           checkArg(a, 0, "Write");
           checkArg(a, 1, "Write");
         });
       }
-      wrap(target, `symlink${suffix}`, (a) => {
+      for (const base of ["mkdir", "rm", "rmdir", "unlink"])
+        wrapPinned(target, base, suffix, REMOVED, (a) => checkArg(a, 0, "Write"));
+      wrapPinned(target, "symlink", suffix, LINKED, (a) => {
         const link = toPath(a[1]);
         const linkTarget = toPath(a[0]);
         if (link !== null) a[1] = link;

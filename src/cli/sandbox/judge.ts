@@ -55,17 +55,22 @@ export function whichExecutable(name: string, pathList: string | undefined): str
  * What descriptor `fd` of process `host` really is: the path the kernel keeps for the open file
  * (symlinks and swapped directories already behind it), or, for a pipe or socket, the descriptor's
  * `/proc` entry, which no grant covers under a restriction; undefined when there is no such
- * descriptor (or no pid to look in).
+ * descriptor (or no pid to look in). With `name`, the descriptor is a directory and the answer is
+ * its entry of that name (one name, no `..`).
  */
-export function openedFile(host: number | undefined, fd: number): string | undefined {
+export function openedFile(host: number | undefined, fd: number, name?: string): string | undefined {
   if (host === undefined || !Number.isInteger(fd) || fd < 0) return undefined;
+  if (name !== undefined && (name === "" || name === "." || name === ".." || name.includes("/")))
+    return undefined;
   const entry = `/proc/${host}/fd/${fd}`;
+  let target: string;
   try {
-    const target = readlinkSync(entry);
-    return target.startsWith("/") ? target : entry;
+    target = readlinkSync(entry);
   } catch {
     return undefined;
   }
+  const file = target.startsWith("/") ? target : entry;
+  return name === undefined ? file : join(file, name);
 }
 
 /** Decides checks for one tool host. */
@@ -109,7 +114,7 @@ export class Judge {
    */
   async answer(check: CheckMessage, host?: number): Promise<Answer> {
     const { kind, action } = check;
-    const resource = check.fd === undefined ? check.resource : openedFile(host, check.fd);
+    const resource = check.fd === undefined ? check.resource : openedFile(host, check.fd, check.name);
     if (resource === undefined) return this.#record(kind, action, check.resource, "Deny");
     if (check.denied || (action === "Write" && this.#guarded(resource)))
       return this.#record(kind, action, resource, "Deny");

@@ -94,6 +94,8 @@ export interface CheckMessage {
    * `/proc/<pid>/fd/<fd>`), not on `resource` — a path can be swapped between its check and the open.
    */
   fd?: number;
+  /** With `fd`, a directory: the check is about its entry of this name. */
+  name?: string;
 }
 
 /** CLI → host on fd 5: the decision, with the resource as audited and the program to run. */
