@@ -152,8 +152,9 @@ export async function entries() {
   fs.unlinkSync(dir + "/f.txt");
   const seen = fs.readdirSync(dir).sort().join(",") + ":" + fs.readFileSync(dir + "/h.txt", "utf8").length;
   const missing = await fs.promises.unlink(dir + "/nothing.txt").catch((e) => e.message);
+  const made = await fs.promises.mkdir(dir + "/m", { recursive: true });
   await fs.promises.rm(dir, { recursive: true });
-  return seen + "|" + missing.replace(OUT, "OUT") + "|" + fs.existsSync(dir);
+  return [seen, missing, made, fs.existsSync(dir)].join("|").replaceAll(OUT, "OUT");
 }
 export function add({ a, b }) { return a + b; }
 `;
@@ -251,7 +252,7 @@ describe("sandbox races: a directory entry swapped between the check and the cal
   it("renames, links, unlinks and removes what is there as before", async () => {
     const r = await session.call("entries");
     expect(r.result).toBe(
-      "a,g.txt,h.txt:1|ENOENT: no such file or directory, unlink 'OUT/real/entries/nothing.txt'|false",
+      "a,g.txt,h.txt:1|ENOENT: no such file or directory, unlink 'OUT/real/entries/nothing.txt'|OUT/real/entries/m|false",
     );
   });
 

@@ -543,40 +543,41 @@ export function installBroker(
     }
     return { path: `/proc/self/fd/${fd}/${name}`, fd };
   };
-  /** Pins the entries of `a` (after its check), and the function that lets them go. */
-  const pinAll = (a: unknown[], entries: Entries, given: string[]): (() => void) => {
+  /** Pins the entries of `a` (after its check): the pinned paths with the tool's, and the release. */
+  const pinAll = (a: unknown[], entries: Entries): [[string, string][], () => void] => {
     const pins: Pin[] = [];
+    const names: [string, string][] = [];
     const release = () => {
       for (const pin of pins) closeSyncOriginal(pin.fd);
     };
     try {
       for (const [index, actions] of entries) {
-        if (typeof a[index] !== "string") continue;
-        given.push(a[index] as string);
-        const pin = pinEntry(a[index] as string, actions);
+        const given = a[index];
+        if (typeof given !== "string") continue;
+        const pin = pinEntry(given, actions);
         if (pin === undefined) continue;
         pins.push(pin);
+        names.push([pin.path, given]);
         a[index] = pin.path;
       }
     } catch (error) {
       release();
       throw error;
     }
-    return release;
+    return [names, release];
   };
-  /** An error of a pinned call, naming the paths the tool gave rather than the pinned ones. */
-  const restorePaths = (error: unknown, a: unknown[], entries: Entries, given: string[]): unknown => {
-    if (typeof error !== "object" || error === null) return error;
-    const e = error as { message?: unknown; path?: unknown; dest?: unknown };
-    entries.forEach(([index], i) => {
-      const pinned = a[index];
-      const original = given[i];
-      if (typeof pinned !== "string" || original === undefined || pinned === original) return;
-      if (e.path === pinned) e.path = original;
-      if (e.dest === pinned) e.dest = original;
-      if (typeof e.message === "string") e.message = e.message.split(pinned).join(original);
-    });
-    return error;
+  /** `value` (an error, or a result such as `mkdir`'s path) naming the tool's paths, not the pinned. */
+  const unpinned = (value: unknown, names: [string, string][]): unknown => {
+    if (typeof value === "string") {
+      let text = value;
+      for (const [pinned, given] of names) text = text.split(pinned).join(given);
+      return text;
+    }
+    if (typeof value !== "object" || value === null) return value;
+    const fields = value as Record<string, unknown>;
+    for (const key of ["message", "path", "dest"])
+      if (typeof fields[key] === "string") fields[key] = unpinned(fields[key], names);
+    return value;
   };
   /** `wrap` with `guard`, and, when pinning, the call run on its pinned entries (sync, callback, promise). */
   const wrapPinned = (
@@ -597,47 +598,39 @@ export function installBroker(
           const callback = a[a.length - 1];
           if (!promises && suffix === "" && typeof callback !== "function")
             return Reflect.apply(original, this, a);
-          const given: string[] = [];
-          const release = pinAll(a, entries, given);
-          const restore = (error: unknown) => restorePaths(error, a, entries, given);
-          if (suffix === "Sync") {
-            try {
-              return Reflect.apply(original, this, a);
-            } catch (error) {
-              throw restore(error);
-            } finally {
+          const [names, release] = pinAll(a, entries);
+          const restore = (value: unknown) => unpinned(value, names);
+          if (!promises && suffix === "")
+            a[a.length - 1] = (...results: unknown[]) => {
               release();
-            }
-          }
-          if (promises) {
-            let pending: Promise<unknown>;
-            try {
-              pending = Reflect.apply(original, this, a) as Promise<unknown>;
-            } catch (error) {
-              release();
-              throw restore(error);
-            }
-            return pending.then(
-              (value) => {
-                release();
-                return value;
-              },
-              (error) => {
-                release();
-                throw restore(error);
-              },
-            );
-          }
-          a[a.length - 1] = (error: unknown, ...rest: unknown[]) => {
-            release();
-            Reflect.apply(callback as AnyFunction, undefined, [restore(error), ...rest]);
-          };
+              Reflect.apply(
+                callback as AnyFunction,
+                undefined,
+                results.map((result) => restore(result)),
+              );
+            };
+          let value: unknown;
           try {
-            return Reflect.apply(original, this, a);
+            value = Reflect.apply(original, this, a);
           } catch (error) {
             release();
             throw restore(error);
           }
+          if (suffix === "Sync") {
+            release();
+            return restore(value);
+          }
+          if (!promises) return value;
+          return (value as Promise<unknown>).then(
+            (result) => {
+              release();
+              return restore(result);
+            },
+            (error) => {
+              release();
+              throw restore(error);
+            },
+          );
         },
     );
   };
