@@ -21,6 +21,7 @@ import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
 import os from "node:os";
+import { basename, dirname, resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
 import { types } from "node:util";
 import v8 from "node:v8";
@@ -40,7 +41,7 @@ export type Ask = (
   kind: PermissionKind,
   action: PermissionAction,
   resource: string,
-  extra?: { exec?: { cwd: string }; denied?: true; peek?: true },
+  extra?: { exec?: { cwd: string }; denied?: true; peek?: true; fd?: number; name?: string },
 ) => Answer;
 
 type AnyFunction = (...args: unknown[]) => unknown;
@@ -289,6 +290,15 @@ const NODE_OWN_VARIABLES = new Set([
 
 // Captured before anything is patched: the broker's own file-system access.
 const realpathOriginal = fs.realpathSync.bind(fs);
+const openSyncOriginal = fs.openSync.bind(fs);
+const openOriginal = fs.open.bind(fs);
+const promisesOpenOriginal = fs.promises.open.bind(fs.promises);
+const closeSyncOriginal = fs.closeSync.bind(fs);
+const ftruncateSyncOriginal = fs.ftruncateSync.bind(fs);
+const fstatSyncOriginal = fs.fstatSync.bind(fs);
+const readSyncOriginal = fs.readSync.bind(fs);
+const writeSyncOriginal = fs.writeSync.bind(fs);
+const allocBuffer = Buffer.allocUnsafe.bind(Buffer);
 const cwdOriginal = process.cwd.bind(process);
 const fileUrlToPath = fileURLToPath;
 const textDecoder = new TextDecoder();
@@ -418,24 +428,11 @@ export function installBroker(
     return /[wa+]/.test(String(flags));
   };
 
-  /** Replaces `target[name]` with a version that runs `guard` first; `denied` answers a denial instead of throwing. */
-  const wrap = (
-    target: Target,
-    name: string,
-    guard: (args: unknown[]) => void,
-    denied?: (args: unknown[]) => unknown,
-  ) => {
+  /** Replaces `target[name]` with what `make` builds around the original (its name and own keys kept). */
+  const replace = (target: Target, name: string, make: (original: AnyFunction) => AnyFunction) => {
     const original = target[name];
     if (typeof original !== "function") return;
-    const checked = function (this: unknown, ...args: unknown[]) {
-      try {
-        guard(args);
-      } catch (error) {
-        if (denied && error instanceof PermissionDeniedError) return denied(args);
-        throw error;
-      }
-      return Reflect.apply(original as AnyFunction, this, args);
-    };
+    const checked = make(original as AnyFunction);
     for (const key of Reflect.ownKeys(original)) {
       if (key === "length" || key === "name" || key === "prototype") continue;
       const descriptor = Reflect.getOwnPropertyDescriptor(original, key);
@@ -449,10 +446,30 @@ export function installBroker(
       enumerable: Object.getOwnPropertyDescriptor(target, name)?.enumerable ?? true,
     });
   };
+  /** Replaces `target[name]` with a version that runs `guard` first; `denied` answers a denial instead of throwing. */
+  const wrap = (
+    target: Target,
+    name: string,
+    guard: (args: unknown[]) => void,
+    denied?: (args: unknown[]) => unknown,
+  ) =>
+    replace(
+      target,
+      name,
+      (original) =>
+        function (this: unknown, ...args: unknown[]) {
+          try {
+            guard(args);
+          } catch (error) {
+            if (denied && error instanceof PermissionDeniedError) return denied(args);
+            throw error;
+          }
+          return Reflect.apply(original, this, args);
+        },
+    );
 
   const READ_1 = [
     "access",
-    "readFile",
     "readdir",
     "readlink",
     "realpath",
@@ -465,22 +482,7 @@ export function installBroker(
     "openAsBlob",
     "glob",
   ];
-  const WRITE_1 = [
-    "appendFile",
-    "chmod",
-    "chown",
-    "lchown",
-    "lchmod",
-    "lutimes",
-    "utimes",
-    "mkdir",
-    "mkdtemp",
-    "rm",
-    "rmdir",
-    "truncate",
-    "unlink",
-    "writeFile",
-  ];
+  const WRITE_1 = ["chmod", "chown", "lchown", "lchmod", "lutimes", "utimes", "mkdtemp"];
   /** A glob's pattern, or each of its patterns (Node 22 takes an array). */
   const checkPatterns = (a: unknown[]) => {
     if (!Array.isArray(a[0])) return checkArg(a, 0, "Read");
@@ -500,35 +502,158 @@ export function installBroker(
     a[1] = flag === undefined ? rest : { ...rest, flag };
     if (isWriteFlag(flag)) checkArg(a, 0, "Write");
   };
+  // ---- calls on a directory entry: its directory pinned ----------------------------------------
+  // `rename`, `link`, `unlink`, `rm`, `rmdir`, `mkdir` and `symlink` act on a name in a directory,
+  // and a directory on the path can be swapped after the check (for one that links elsewhere: the
+  // audit log moved, erased or hard-linked where it can be written). With files unrestricted (so
+  // Node's permission model lets the host name `/proc/self/fd`), the directory is opened first, the
+  // CLI decides on its real path with the entry's name, and Node gets `/proc/self/fd/<dir>/<name>`,
+  // which no swap above the entry can redirect (none of these follows the entry itself if it is a
+  // link). Under a file restriction Node would refuse that path; there the tool can make no link.
+  const pinning = !options.fsRestricted;
+  /** Which arguments name an entry, and what is done to it. */
+  type Entries = [number, PermissionAction[]][];
+  const MOVED: Entries = [
+    [0, ["Read", "Write"]],
+    [1, ["Write"]],
+  ];
+  const REMOVED: Entries = [[0, ["Write"]]];
+  const LINKED: Entries = [[1, ["Write"]]];
+  interface Pin {
+    path: string;
+    fd: number;
+  }
+  /** `path`'s directory opened and decided on with the entry's name; undefined if there is none. */
+  const pinEntry = (path: string, actions: PermissionAction[]): Pin | undefined => {
+    const absolute = resolvePath(cwdOriginal(), path);
+    const name = basename(absolute);
+    if (name === "") return undefined;
+    let fd: number;
+    try {
+      fd = openSyncOriginal(dirname(absolute), FS_CONSTANTS.O_RDONLY | FS_CONSTANTS.O_DIRECTORY);
+    } catch {
+      return undefined; // no directory to pin: Node reports what is missing
+    }
+    for (const action of actions) {
+      const answer = ask("FileSystem", action, `fd:${fd}/${name}`, { fd, name, peek: true });
+      if (!allows(answer)) {
+        closeSyncOriginal(fd);
+        throw new PermissionDeniedError("FileSystem", action, answer.r);
+      }
+    }
+    return { path: `/proc/self/fd/${fd}/${name}`, fd };
+  };
+  /** Pins the entries of `a` (after its check): the pinned paths with the tool's, and the release. */
+  const pinAll = (a: unknown[], entries: Entries): [[string, string][], () => void] => {
+    const pins: Pin[] = [];
+    const names: [string, string][] = [];
+    const release = () => {
+      for (const pin of pins) closeSyncOriginal(pin.fd);
+    };
+    try {
+      for (const [index, actions] of entries) {
+        const given = a[index];
+        if (typeof given !== "string") continue;
+        const pin = pinEntry(given, actions);
+        if (pin === undefined) continue;
+        pins.push(pin);
+        names.push([pin.path, given]);
+        a[index] = pin.path;
+      }
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return [names, release];
+  };
+  /** `value` (an error, or a result such as `mkdir`'s path) naming the tool's paths, not the pinned. */
+  const unpinned = (value: unknown, names: [string, string][]): unknown => {
+    if (typeof value === "string") {
+      let text = value;
+      for (const [pinned, given] of names) text = text.split(pinned).join(given);
+      return text;
+    }
+    if (typeof value !== "object" || value === null) return value;
+    const fields = value as Record<string, unknown>;
+    for (const key of ["message", "path", "dest"])
+      if (typeof fields[key] === "string") fields[key] = unpinned(fields[key], names);
+    return value;
+  };
+  /** `wrap` with `guard`, and, when pinning, the call run on its pinned entries (sync, callback, promise). */
+  const wrapPinned = (
+    target: Target,
+    base: string,
+    suffix: string,
+    entries: Entries,
+    guard: (a: unknown[]) => void,
+  ) => {
+    if (!pinning) return wrap(target, base + suffix, guard);
+    const promises = target === (fs.promises as unknown as Target);
+    replace(
+      target,
+      base + suffix,
+      (original) =>
+        function (this: unknown, ...a: unknown[]) {
+          guard(a);
+          const callback = a[a.length - 1];
+          if (!promises && suffix === "" && typeof callback !== "function")
+            return Reflect.apply(original, this, a);
+          const [names, release] = pinAll(a, entries);
+          const restore = (value: unknown) => unpinned(value, names);
+          if (!promises && suffix === "")
+            a[a.length - 1] = (...results: unknown[]) => {
+              release();
+              Reflect.apply(
+                callback as AnyFunction,
+                undefined,
+                results.map((result) => restore(result)),
+              );
+            };
+          let value: unknown;
+          try {
+            value = Reflect.apply(original, this, a);
+          } catch (error) {
+            release();
+            throw restore(error);
+          }
+          if (suffix === "Sync") {
+            release();
+            return restore(value);
+          }
+          if (!promises) return value;
+          return (value as Promise<unknown>).then(
+            (result) => {
+              release();
+              return restore(result);
+            },
+            (error) => {
+              release();
+              throw restore(error);
+            },
+          );
+        },
+    );
+  };
+  const checkCopy = (a: unknown[]) => {
+    checkArg(a, 0, "Read");
+    checkArg(a, 1, "Write");
+  };
   const patchFsLike = (target: Target, suffixes: string[]) => {
     for (const suffix of suffixes) {
       for (const base of READ_1)
-        wrap(target, base + suffix, (a) =>
-          base === "glob"
-            ? checkPatterns(a)
-            : base === "readFile"
-              ? checkReadFile(a)
-              : checkArg(a, 0, "Read"),
-        );
+        wrap(target, base + suffix, (a) => (base === "glob" ? checkPatterns(a) : checkArg(a, 0, "Read")));
       for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Write"));
-      wrap(target, `open${suffix}`, (a) => {
-        checkArg(a, 0, "Read");
-        if (isWriteFlag(a[1])) checkArg(a, 0, "Write");
-      });
-      for (const base of ["copyFile", "cp"]) {
-        wrap(target, base + suffix, (a) => {
-          checkArg(a, 0, "Read");
-          checkArg(a, 1, "Write");
-        });
-      }
+      wrap(target, `cp${suffix}`, checkCopy);
       for (const base of ["rename", "link"]) {
-        wrap(target, base + suffix, (a) => {
+        wrapPinned(target, base, suffix, MOVED, (a) => {
           checkArg(a, 0, "Read");
           checkArg(a, 0, "Write");
           checkArg(a, 1, "Write");
         });
       }
-      wrap(target, `symlink${suffix}`, (a) => {
+      for (const base of ["mkdir", "rm", "rmdir", "unlink"])
+        wrapPinned(target, base, suffix, REMOVED, (a) => checkArg(a, 0, "Write"));
+      wrapPinned(target, "symlink", suffix, LINKED, (a) => {
         const link = toPath(a[1]);
         const linkTarget = toPath(a[0]);
         if (link !== null) a[1] = link;
@@ -651,15 +776,355 @@ export function installBroker(
   }
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
-  const checkedOpen = fs.promises.open as AnyFunction;
-  Reflect.defineProperty(fs.promises, "open", {
-    value: function open(this: unknown, ...args: unknown[]) {
-      return (Reflect.apply(checkedOpen, this, args) as Promise<object>).then(learnFileHandle);
-    },
-    writable: true,
-    configurable: true,
-    enumerable: true,
-  });
+
+  // ---- what was opened is what was checked -------------------------------------------------
+  // A path names what it names when it is checked: tool code can swap a directory or a link on it
+  // before Node opens it (an asynchronous open waits for libuv's pool, which tool code can keep
+  // busy). So the broker opens the file itself and checks the descriptor once more: the CLI reads
+  // what it really is (`/proc/<host>/fd/<n>`) and decides on that path; one out of the grants is
+  // closed and refused. Truncation waits for that answer (the file is opened without `O_TRUNC`), so
+  // a refused open has read, written and truncated nothing — at most it made an empty file where a
+  // swapped link pointed. `open` (every kind), `readFile`, `writeFile`, `appendFile` and the streams
+  // (which open through `fs.open`) take this way; see README "Outside the model" for the rest.
+  /** How a call opens its file: the flag and mode, and whether it reads and whether it writes. */
+  interface Opening {
+    flag: unknown;
+    mode: unknown;
+    read: boolean;
+    write: boolean;
+  }
+  /** The refusal of what `fd` really is, if it is out of the grants (nothing to ask when unrestricted). */
+  const refusalOf = (fd: number, opening: Opening): PermissionDeniedError | undefined => {
+    if (!options.noWorkers) return undefined;
+    const actions: PermissionAction[] = [];
+    if (opening.read) actions.push("Read");
+    if (opening.write) actions.push("Write");
+    for (const action of actions) {
+      const answer = ask("FileSystem", action, `fd:${fd}`, { fd, peek: true });
+      if (!allows(answer)) return new PermissionDeniedError("FileSystem", action, answer.r);
+    }
+    return undefined;
+  };
+  /** `flags` without `O_TRUNC`, and whether it was there (Node's `w` family names it). */
+  const deferTruncation = (flags: unknown): [unknown, boolean] => {
+    const c = FS_CONSTANTS;
+    if (typeof flags === "number") return [flags & ~c.O_TRUNC, (flags & c.O_TRUNC) !== 0];
+    const w = typeof flags === "string" ? /^(?:w|(wx|xw))(\+?)$/.exec(flags) : null;
+    if (!w) return [flags, false];
+    return [c.O_CREAT | (w[1] ? c.O_EXCL : 0) | (w[2] ? c.O_RDWR : c.O_WRONLY), true];
+  };
+  /**
+   * Confirms a descriptor just opened (truncating it if asked: as `O_TRUNC` would, only a regular
+   * file — a FIFO or a device ignores it), or closes it and throws.
+   */
+  const confirmed = (fd: number, opening: Opening, truncate: boolean): number => {
+    try {
+      const refusal = refusalOf(fd, opening);
+      if (refusal) throw refusal;
+      if (truncate && fstatSyncOriginal(fd).isFile()) ftruncateSyncOriginal(fd, 0);
+      return fd;
+    } catch (error) {
+      closeSyncOriginal(fd);
+      throw error;
+    }
+  };
+  const openConfirmedSync = (path: string, opening: Opening): number => {
+    const [flags, truncate] = deferTruncation(opening.flag);
+    return confirmed(
+      openSyncOriginal(path, flags as fs.OpenMode, opening.mode as fs.Mode),
+      opening,
+      truncate,
+    );
+  };
+  const openConfirmed = (path: string, opening: Opening, done: (error: unknown, fd?: number) => void) => {
+    const [flags, truncate] = deferTruncation(opening.flag);
+    openOriginal(path, flags as fs.OpenMode, opening.mode as fs.Mode, (error, fd) => {
+      if (error) return done(error);
+      let checked: number;
+      try {
+        checked = confirmed(fd, opening, truncate);
+      } catch (refusal) {
+        return done(refusal);
+      }
+      done(null, checked);
+    });
+  };
+  type Handle = fs.promises.FileHandle;
+  const openConfirmedHandle = async (path: string, opening: Opening): Promise<Handle> => {
+    const [flags, truncate] = deferTruncation(opening.flag);
+    const handle = await promisesOpenOriginal(path, flags as fs.OpenMode, opening.mode as fs.Mode);
+    learnFileHandle(handle);
+    try {
+      const refusal = refusalOf(handle.fd, opening);
+      if (refusal) throw refusal;
+      if (truncate && (await handle.stat()).isFile()) await handle.truncate(0);
+      return handle;
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  };
+  /** An `open`'s checks: `fs.open(path, callback)` has no flags (the callback's text is not one). */
+  const openFlags = (a: unknown[]) => (typeof a[1] === "function" ? undefined : a[1]);
+  const checkOpen = (a: unknown[]) => {
+    checkArg(a, 0, "Read");
+    if (isWriteFlag(openFlags(a))) checkArg(a, 0, "Write");
+  };
+  const openingOf = (a: unknown[]): Opening => {
+    const flag = openFlags(a);
+    const mode = typeof a[2] === "function" ? undefined : a[2];
+    return { flag, mode, read: true, write: isWriteFlag(flag) };
+  };
+  const promisesTarget = fs.promises as unknown as Target;
+  replace(
+    fsTarget,
+    "openSync",
+    (original) =>
+      function openSync(this: unknown, ...a: unknown[]) {
+        checkOpen(a);
+        return typeof a[0] === "string"
+          ? openConfirmedSync(a[0], openingOf(a))
+          : Reflect.apply(original, this, a);
+      },
+  );
+  replace(
+    fsTarget,
+    "open",
+    (original) =>
+      function open(this: unknown, ...a: unknown[]) {
+        checkOpen(a);
+        const callback = a[a.length - 1];
+        if (typeof a[0] !== "string" || typeof callback !== "function")
+          return Reflect.apply(original, this, a);
+        openConfirmed(a[0], openingOf(a), callback as AnyFunction);
+      },
+  );
+  replace(
+    promisesTarget,
+    "open",
+    (original) =>
+      function open(this: unknown, ...a: unknown[]) {
+        checkOpen(a);
+        return typeof a[0] === "string"
+          ? openConfirmedHandle(a[0], openingOf(a))
+          : (Reflect.apply(original, this, a) as Promise<object>).then(learnFileHandle);
+      },
+  );
+  /**
+   * The flag and mode of a file call's options (read once: the call gets the rest) and what it
+   * does: `readFile` reads (and writes with a flag that does), `writeFile`/`appendFile` write.
+   */
+  const openingFrom = (a: unknown[], at: number, defaultFlag: string, reads: boolean): Opening => {
+    let flag: unknown = defaultFlag;
+    let mode: unknown;
+    const o = a[at];
+    if (typeof o === "object" && o !== null) {
+      const { flag: given, mode: givenMode, ...rest } = o as Record<string, unknown>;
+      a[at] = rest;
+      flag = given ?? defaultFlag;
+      mode = givenMode;
+    }
+    return { flag, mode, read: reads, write: !reads || isWriteFlag(flag) };
+  };
+  const checkWrite = (a: unknown[]) => checkArg(a, 0, "Write");
+  const CONTENT_CALLS: [string, (a: unknown[]) => void, number, string, boolean][] = [
+    ["readFile", checkReadFile, 1, "r", true],
+    ["writeFile", checkWrite, 2, "w", false],
+    ["appendFile", checkWrite, 2, "a", false],
+  ];
+  // Each checks the path as before, then runs on the descriptor the broker opened and confirmed (a
+  // descriptor or FileHandle the tool gives goes on as it is, guarded by the check).
+  for (const [name, check, at, defaultFlag, reads] of CONTENT_CALLS) {
+    replace(
+      fsTarget,
+      `${name}Sync`,
+      (original) =>
+        function (this: unknown, ...a: unknown[]) {
+          check(a);
+          if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+          const fd = openConfirmedSync(a[0], openingFrom(a, at, defaultFlag, reads));
+          a[0] = fd;
+          try {
+            return Reflect.apply(original, this, a);
+          } finally {
+            closeSyncOriginal(fd);
+          }
+        },
+    );
+    replace(
+      fsTarget,
+      name,
+      (original) =>
+        function (this: unknown, ...a: unknown[]) {
+          check(a);
+          const callback = a[a.length - 1];
+          if (typeof a[0] !== "string" || typeof callback !== "function")
+            return Reflect.apply(original, this, a);
+          openConfirmed(a[0], openingFrom(a, at, defaultFlag, reads), (error, fd) => {
+            if (error || fd === undefined) return (callback as AnyFunction)(error);
+            a[0] = fd;
+            a[a.length - 1] = (...results: unknown[]) => {
+              closeSyncOriginal(fd);
+              Reflect.apply(callback as AnyFunction, undefined, results);
+            };
+            try {
+              Reflect.apply(original, this, a);
+            } catch (thrown) {
+              closeSyncOriginal(fd);
+              (callback as AnyFunction)(thrown);
+            }
+          });
+        },
+    );
+    replace(
+      promisesTarget,
+      name,
+      (original) =>
+        function (this: unknown, ...a: unknown[]) {
+          check(a);
+          if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+          return openConfirmedHandle(a[0], openingFrom(a, at, defaultFlag, reads)).then(async (handle) => {
+            a[0] = handle;
+            try {
+              return await Reflect.apply(original, this, a);
+            } finally {
+              await handle.close();
+            }
+          });
+        },
+    );
+  }
+  // A copy reads one confirmed descriptor into another (Node's copies by path: `COPYFILE_FICLONE`
+  // then makes no reflink, and `COPYFILE_FICLONE_FORCE` copies rather than fail); the new file gets
+  // the source's mode, as Node's copy gives it.
+  const COPY_CHUNK = 64 * 1024;
+  const copyOpenings = (mode: unknown, fileMode?: number): [Opening, Opening] => {
+    const exclusive = typeof mode === "number" && (mode & FS_CONSTANTS.COPYFILE_EXCL) !== 0;
+    return [
+      { flag: "r", mode: undefined, read: true, write: false },
+      { flag: exclusive ? "wx" : "w", mode: fileMode, read: false, write: true },
+    ];
+  };
+  replace(
+    fsTarget,
+    "copyFileSync",
+    (original) =>
+      function copyFileSync(this: unknown, ...a: unknown[]) {
+        checkCopy(a);
+        if (typeof a[0] !== "string" || typeof a[1] !== "string") return Reflect.apply(original, this, a);
+        const from = openConfirmedSync(a[0], copyOpenings(a[2])[0]);
+        try {
+          const to = openConfirmedSync(a[1], copyOpenings(a[2], fstatSyncOriginal(from).mode & 0o7777)[1]);
+          try {
+            const buffer = allocBuffer(COPY_CHUNK);
+            for (let read = readSyncOriginal(from, buffer, 0, COPY_CHUNK, null); read > 0; ) {
+              for (let written = 0; written < read; )
+                written += writeSyncOriginal(to, buffer, written, read - written);
+              read = readSyncOriginal(from, buffer, 0, COPY_CHUNK, null);
+            }
+          } finally {
+            closeSyncOriginal(to);
+          }
+        } finally {
+          closeSyncOriginal(from);
+        }
+      },
+  );
+  const copyConfirmed = async (source: string, target: string, mode: unknown): Promise<void> => {
+    const from = await openConfirmedHandle(source, copyOpenings(mode)[0]);
+    try {
+      const to = await openConfirmedHandle(target, copyOpenings(mode, (await from.stat()).mode & 0o7777)[1]);
+      try {
+        const buffer = allocBuffer(COPY_CHUNK);
+        for (let { bytesRead } = await from.read(buffer, 0, COPY_CHUNK, null); bytesRead > 0; ) {
+          for (let written = 0; written < bytesRead; )
+            written += (await to.write(buffer, written, bytesRead - written)).bytesWritten;
+          ({ bytesRead } = await from.read(buffer, 0, COPY_CHUNK, null));
+        }
+      } finally {
+        await to.close();
+      }
+    } finally {
+      await from.close();
+    }
+  };
+  replace(
+    promisesTarget,
+    "copyFile",
+    (original) =>
+      function copyFile(this: unknown, ...a: unknown[]) {
+        checkCopy(a);
+        if (typeof a[0] !== "string" || typeof a[1] !== "string") return Reflect.apply(original, this, a);
+        return copyConfirmed(a[0], a[1], a[2]);
+      },
+  );
+  replace(
+    fsTarget,
+    "copyFile",
+    (original) =>
+      function copyFile(this: unknown, ...a: unknown[]) {
+        checkCopy(a);
+        const callback = a[a.length - 1];
+        if (typeof a[0] !== "string" || typeof a[1] !== "string" || typeof callback !== "function")
+          return Reflect.apply(original, this, a);
+        copyConfirmed(a[0], a[1], a.length > 3 ? a[2] : undefined).then(
+          () => nextTick(callback as AnyFunction, null),
+          (error) => nextTick(callback as AnyFunction, error),
+        );
+      },
+  );
+  // `truncate` of a path: a confirmed descriptor, written (not read), truncated.
+  const TRUNCATING: Opening = { flag: "r+", mode: undefined, read: false, write: true };
+  const lengthOf = (length: unknown) =>
+    (typeof length === "function" ? undefined : length) as number | undefined;
+  replace(
+    fsTarget,
+    "truncateSync",
+    (original) =>
+      function truncateSync(this: unknown, ...a: unknown[]) {
+        checkWrite(a);
+        if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+        const fd = openConfirmedSync(a[0], TRUNCATING);
+        try {
+          ftruncateSyncOriginal(fd, lengthOf(a[1]));
+        } finally {
+          closeSyncOriginal(fd);
+        }
+      },
+  );
+  const truncateConfirmed = async (path: string, length: number | undefined): Promise<void> => {
+    const handle = await openConfirmedHandle(path, TRUNCATING);
+    try {
+      await handle.truncate(length);
+    } finally {
+      await handle.close();
+    }
+  };
+  replace(
+    promisesTarget,
+    "truncate",
+    (original) =>
+      function truncate(this: unknown, ...a: unknown[]) {
+        checkWrite(a);
+        if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+        return truncateConfirmed(a[0], lengthOf(a[1]));
+      },
+  );
+  replace(
+    fsTarget,
+    "truncate",
+    (original) =>
+      function truncate(this: unknown, ...a: unknown[]) {
+        checkWrite(a);
+        const callback = a[a.length - 1];
+        if (typeof a[0] !== "string" || typeof callback !== "function")
+          return Reflect.apply(original, this, a);
+        truncateConfirmed(a[0], lengthOf(a[1])).then(
+          () => nextTick(callback as AnyFunction, null),
+          (error) => nextTick(callback as AnyFunction, error),
+        );
+      },
+  );
 
   // ---- network -----------------------------------------------------------------------------
   const netResource = (options: Record<string, unknown>, fallbackHost: string): string => {

@@ -5,7 +5,7 @@
  * addresses) and writes the audit line from its own decision.
  */
 import { lookup } from "node:dns/promises";
-import { accessSync, constants, realpathSync } from "node:fs";
+import { accessSync, constants, readlinkSync, realpathSync } from "node:fs";
 import { isIP } from "node:net";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import type { AuditSink } from "../audit-log.ts";
@@ -51,6 +51,28 @@ export function whichExecutable(name: string, pathList: string | undefined): str
   return undefined;
 }
 
+/**
+ * What descriptor `fd` of process `host` really is: the path the kernel keeps for the open file
+ * (symlinks and swapped directories already behind it), or, for a pipe or socket, the descriptor's
+ * `/proc` entry, which no grant covers under a restriction; undefined when there is no such
+ * descriptor (or no pid to look in). With `name`, the descriptor is a directory and the answer is
+ * its entry of that name (one name, no `..`).
+ */
+export function openedFile(host: number | undefined, fd: number, name?: string): string | undefined {
+  if (host === undefined || !Number.isInteger(fd) || fd < 0) return undefined;
+  if (name !== undefined && (name === "" || name === "." || name === ".." || name.includes("/")))
+    return undefined;
+  const entry = `/proc/${host}/fd/${fd}`;
+  let target: string;
+  try {
+    target = readlinkSync(entry);
+  } catch {
+    return undefined;
+  }
+  const file = target.startsWith("/") ? target : entry;
+  return name === undefined ? file : join(file, name);
+}
+
 /** Decides checks for one tool host. */
 export class Judge {
   #policy: Policy;
@@ -86,17 +108,21 @@ export class Judge {
     }
   }
 
-  /** Decides `check`, audits it, and answers. */
-  async answer(check: CheckMessage): Promise<Answer> {
+  /**
+   * Decides `check`, audits it, and answers. `host` is the pid of the tool host that asks: a check
+   * of a descriptor it opened (`fd`) is decided on what that descriptor really is.
+   */
+  async answer(check: CheckMessage, host?: number): Promise<Answer> {
     const { kind, action } = check;
-    if (check.denied || (action === "Write" && this.#guarded(check.resource)))
-      return this.#record(kind, action, check.resource, "Deny");
-    if (check.exec) return this.#program(check.resource, check.exec.cwd);
-    if (kind === "Network" && check.resource.startsWith("addr:"))
-      return this.#address(action, check.resource.slice(5));
-    const decision = decide(this.#policy, kind, action, check.resource);
-    if (check.peek && decision === "Allow") return { d: decision, r: check.resource };
-    return this.#record(kind, action, check.resource, decision);
+    const resource = check.fd === undefined ? check.resource : openedFile(host, check.fd, check.name);
+    if (resource === undefined) return this.#record(kind, action, check.resource, "Deny");
+    if (check.denied || (action === "Write" && this.#guarded(resource)))
+      return this.#record(kind, action, resource, "Deny");
+    if (check.exec) return this.#program(resource, check.exec.cwd);
+    if (kind === "Network" && resource.startsWith("addr:")) return this.#address(action, resource.slice(5));
+    const decision = decide(this.#policy, kind, action, resource);
+    if (check.peek && decision === "Allow") return { d: decision, r: resource };
+    return this.#record(kind, action, resource, decision);
   }
 
   /**

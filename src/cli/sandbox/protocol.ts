@@ -89,6 +89,13 @@ export interface CheckMessage {
   denied?: true;
   /** Decide, but audit only a denial (a lower-level check audits what really happens). */
   peek?: true;
+  /**
+   * A descriptor the host just opened: the CLI decides on what it really is (the host's
+   * `/proc/<pid>/fd/<fd>`), not on `resource` — a path can be swapped between its check and the open.
+   */
+  fd?: number;
+  /** With `fd`, a directory: the check is about its entry of this name. */
+  name?: string;
 }
 
 /** CLI → host on fd 5: the decision, with the resource as audited and the program to run. */

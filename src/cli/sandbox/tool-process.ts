@@ -88,6 +88,8 @@ interface Host {
   kill(): void;
   /** Resident memory that grows with the tool's allocations, in bytes. */
   rss(): number;
+  /** The host's process id (its descriptors are read in `/proc/<pid>/fd`). */
+  pid: number | undefined;
 }
 
 interface Worker {
@@ -436,6 +438,7 @@ export class ToolProcess {
       answer: (line) => answers.write(line),
       kill: () => child.kill("SIGKILL"),
       rss: () => rssBytes(child.pid ?? 0),
+      pid: child.pid,
     };
   }
 
@@ -451,7 +454,7 @@ export class ToolProcess {
         worker.checks = worker.checks.then(async () => {
           let answer: Answer;
           try {
-            answer = await this.#judge.answer(message);
+            answer = await this.#judge.answer(message, worker.host.pid);
           } catch (error) {
             // The decision could not be made or recorded (an audit log on a full disk): refused, and
             // the session goes on — a rejection here would end the CLI.

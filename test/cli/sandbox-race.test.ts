@@ -1,0 +1,271 @@
+/**
+ * Races against the broker: tool code that changes what a path names between the broker's check and
+ * Node's open. A directory inside the writable grant is swapped, after the check, for one whose
+ * entry is a symlink out of the jail (made by the user, not the tool: Node refuses the tool every
+ * symlink under a restriction). libuv's pool threads are held on a FIFO until the swap is done, so
+ * the open always comes after it — no timing involved. One session serves every case.
+ */
+
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+
+const SECRET = "s3cr3t-race-42";
+
+/** What both tool files share: the pool held on a FIFO, and the race itself. */
+const HELPERS = `
+const fs = require("node:fs");
+const OUT = __OUT__;
+/**
+ * Holds libuv's four pool threads, each waiting to open the FIFO for reading: a file call queued
+ * after them runs only once \`release\` opens its writing end.
+ */
+function holdPool() {
+  const readers = [];
+  for (let i = 0; i < 4; i++) readers.push(new Promise((resolve) => fs.open(OUT + "/fifo", "r", (error, fd) => resolve(fd))));
+  return async () => {
+    const writer = fs.openSync(OUT + "/fifo", "w");
+    for (const fd of await Promise.all(readers)) if (fd !== undefined) fs.closeSync(fd);
+    fs.closeSync(writer);
+  };
+}
+/**
+ * Starts a file call on OUT/cur/… while cur is a real directory (what the broker checks), then,
+ * before the pool opens anything, puts the directory whose entries link out of the jail in its place.
+ */
+async function race(start) {
+  fs.renameSync(OUT + "/real", OUT + "/cur");
+  const release = holdPool();
+  let pending;
+  try {
+    pending = start();
+  } finally {
+    fs.renameSync(OUT + "/cur", OUT + "/real");
+    fs.renameSync(OUT + "/trap", OUT + "/cur");
+  }
+  const outcome = Promise.resolve(pending).then((value) => ({ value }), (error) => ({ error }));
+  await release();
+  const { value, error } = await outcome;
+  fs.renameSync(OUT + "/cur", OUT + "/trap");
+  if (error) throw error;
+  return value;
+}
+const callback = (call) => new Promise((resolve, reject) => call((error, value) => (error ? reject(error) : resolve(value))));
+`;
+
+const RACES = `${HELPERS}
+const SECRET = OUT + "/cur/box/secret.txt";
+const LOG = OUT + "/cur/logs/audit.jsonl";
+export function readFilePromise() { return race(() => fs.promises.readFile(SECRET, "utf8")); }
+export function readFileCallback() { return race(() => callback((cb) => fs.readFile(SECRET, "utf8", cb))); }
+export async function openHandle() {
+  const handle = await race(() => fs.promises.open(SECRET));
+  try { return await handle.readFile("utf8"); } finally { await handle.close(); }
+}
+export async function openCallback() {
+  const fd = await race(() => callback((cb) => fs.open(SECRET, "r", cb)));
+  try { return fs.readFileSync(fd, "utf8"); } finally { fs.closeSync(fd); }
+}
+export function truncatePromise() { return race(() => fs.promises.writeFile(SECRET, "")).then(() => "truncated"); }
+export function overwriteCallback() { return race(() => callback((cb) => fs.writeFile(SECRET, "PWNED", cb))).then(() => "written"); }
+export function openForWriting() { return race(() => fs.promises.open(SECRET, "w")).then((handle) => handle.close()).then(() => "opened"); }
+export function forgeAuditLine() { return race(() => fs.promises.appendFile(LOG, '{"forged":true}\\n')).then(() => "forged"); }
+export function copyPromise() { return race(() => fs.promises.copyFile(SECRET, OUT + "/copy.txt")).then(() => fs.readFileSync(OUT + "/copy.txt", "utf8")); }
+export function copyCallback() { return race(() => callback((cb) => fs.copyFile(SECRET, OUT + "/copy.txt", cb))).then(() => fs.readFileSync(OUT + "/copy.txt", "utf8")); }
+export function truncatePathPromise() { return race(() => fs.promises.truncate(SECRET)).then(() => "truncated"); }
+export function truncatePathCallback() { return race(() => callback((cb) => fs.truncate(SECRET, cb))).then(() => "truncated"); }
+// What the jail allows still works, every way round (truncation waits for the check of what was opened).
+export async function inside() {
+  const file = OUT + "/real/box/new.txt";
+  fs.writeFileSync(file, "one two");
+  fs.appendFileSync(file, " three");
+  await fs.promises.writeFile(file, (await fs.promises.readFile(file, "utf8")) + " four");
+  await callback((cb) => fs.appendFile(file, " five", cb));
+  const handle = await fs.promises.open(file, "r+");
+  await handle.write("ONE", 0);
+  await handle.close();
+  const text = await callback((cb) => fs.readFile(file, "utf8", cb));
+  fs.closeSync(fs.openSync(file, "w"));
+  // No flags: the callback's own text ("…a…") is not read as one (it asked to write the read-only jail).
+  const fd = await new Promise((resolve, reject) => fs.open(OUT + "/../data.txt", (error, handle) => (error ? reject(error) : resolve(handle))));
+  fs.closeSync(fd);
+  const box = OUT + "/real/box/";
+  fs.copyFileSync(box + "secret.txt", box + "copy.txt");
+  await fs.promises.copyFile(box + "copy.txt", box + "copy2.txt");
+  const exclusive = await callback((cb) => fs.copyFile(box + "copy.txt", box + "copy2.txt", fs.constants.COPYFILE_EXCL, cb)).catch((e) => e.code);
+  await callback((cb) => fs.truncate(box + "copy2.txt", 3, cb));
+  fs.truncateSync(box + "copy.txt", 2);
+  const copies = fs.readFileSync(box + "copy2.txt", "utf8") + fs.readFileSync(box + "copy.txt", "utf8") + exclusive;
+  return [text, fs.readFileSync(file, "utf8"), fs.readFileSync(box + "secret.txt", "utf8"), copies].join("|");
+}
+export function add({ a, b }) { return a + b; }
+`;
+
+// [tool, the error it must end with]: each opened what the link named, outside the grants.
+const RACE_ATTEMPTS: [string, RegExp][] = [
+  ["readFilePromise", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["readFileCallback", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["openHandle", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["openCallback", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["truncatePromise", /^permission denied: FileSystem Write \S*\/outside\/secret\.txt$/],
+  ["overwriteCallback", /^permission denied: FileSystem Write \S*\/outside\/secret\.txt$/],
+  ["openForWriting", /^permission denied: FileSystem (Read|Write) \S*\/outside\/secret\.txt$/],
+  ["forgeAuditLine", /^permission denied: FileSystem Write \S*\/logs\/audit\.jsonl$/],
+  ["copyPromise", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["copyCallback", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["truncatePathPromise", /^permission denied: FileSystem Write \S*\/outside\/secret\.txt$/],
+  ["truncatePathCallback", /^permission denied: FileSystem (Read|Write) \S*\/outside\/secret\.txt$/],
+];
+
+/**
+ * With files unrestricted (only the network and the environment denied), the tool makes its own
+ * links, and what the broker guards is the audit log: calls on a directory entry must not move,
+ * erase or hard-link it through a directory swapped after their check.
+ */
+const ENTRY_RACES = `${HELPERS}
+const LOG = OUT + "/cur/logs/audit.jsonl";
+export function setUp({ logs }) {
+  fs.mkdirSync(OUT + "/real/logs", { recursive: true });
+  fs.mkdirSync(OUT + "/trap");
+  fs.symlinkSync(logs, OUT + "/trap/logs");
+  return "ready";
+}
+export function moveAuditLog() { return race(() => fs.promises.rename(LOG, OUT + "/moved.jsonl")).then(() => "moved"); }
+export function linkAuditLog() {
+  return race(() => callback((cb) => fs.link(LOG, OUT + "/linked.jsonl", cb))).then(() => {
+    fs.appendFileSync(OUT + "/linked.jsonl", '{"forged":true}\\n');
+    return "forged";
+  });
+}
+export function unlinkAuditLog() { return race(() => fs.promises.unlink(LOG)).then(() => "erased"); }
+export function removeAuditLog() { return race(() => callback((cb) => fs.rm(LOG, cb))).then(() => "erased"); }
+// The same calls on what is there, every way round.
+export async function entries() {
+  const dir = OUT + "/real/entries";
+  fs.mkdirSync(dir + "/a/b", { recursive: true });
+  fs.writeFileSync(dir + "/a/b/f.txt", "x");
+  fs.renameSync(dir + "/a/b/f.txt", dir + "/f.txt");
+  await fs.promises.link(dir + "/f.txt", dir + "/g.txt");
+  await callback((cb) => fs.symlink("g.txt", dir + "/h.txt", cb));
+  fs.unlinkSync(dir + "/f.txt");
+  const seen = fs.readdirSync(dir).sort().join(",") + ":" + fs.readFileSync(dir + "/h.txt", "utf8").length;
+  const missing = await fs.promises.unlink(dir + "/nothing.txt").catch((e) => e.message);
+  const made = await fs.promises.mkdir(dir + "/m", { recursive: true });
+  await fs.promises.rm(dir, { recursive: true });
+  return [seen, missing, made, fs.existsSync(dir)].join("|").replaceAll(OUT, "OUT");
+}
+export function add({ a, b }) { return a + b; }
+`;
+
+// [tool, the error it must end with]: the pinned directory has no such entry (the swap came after).
+const ENTRY_ATTEMPTS: [string, RegExp][] = [
+  ["moveAuditLog", /^ENOENT: no such file or directory, rename '\S*\/cur\/logs\/audit\.jsonl' -> /],
+  ["linkAuditLog", /^ENOENT: no such file or directory, link '\S*\/cur\/logs\/audit\.jsonl' -> /],
+  ["unlinkAuditLog", /^ENOENT: no such file or directory, unlink '\S*\/cur\/logs\/audit\.jsonl'$/],
+  ["removeAuditLog", /^ENOENT: no such file or directory, lstat '\S*\/cur\/logs\/audit\.jsonl'$/],
+];
+
+describe("sandbox races: a path swapped between the check and the open", () => {
+  let dir: string;
+  let session: LineClient;
+
+  beforeAll(async () => {
+    const { bin } = await buildTestCli();
+    dir = scratch({
+      "outside/secret.txt": SECRET,
+      "jail/data.txt": "read-only",
+      "jail/out/real/box/secret.txt": "benign",
+    });
+    mkdirSync(join(dir, "jail/out/real/logs"));
+    mkdirSync(join(dir, "jail/out/trap"));
+    mkdirSync(join(dir, "logs"));
+    symlinkSync(join(dir, "outside"), join(dir, "jail/out/trap/box"));
+    symlinkSync(join(dir, "logs"), join(dir, "jail/out/trap/logs"));
+    expect(spawnSync("mkfifo", [join(dir, "jail/out/fifo")]).status).toBe(0);
+    writeFileSync(join(dir, "races.js"), RACES.replace("__OUT__", JSON.stringify(join(dir, "jail/out"))));
+    session = new LineClient(
+      bin,
+      [
+        "session",
+        "--sandbox",
+        "--allow-read",
+        "jail",
+        "--allow-write",
+        "jail/out",
+        "--audit-log",
+        "logs/audit.jsonl",
+        "races.js",
+      ],
+      { cwd: dir },
+    );
+  });
+
+  afterAll(async () => {
+    await session?.close();
+  });
+
+  it("what the jail allows reads, writes, appends, copies and truncates as before", async () => {
+    expect((await session.call("inside")).result).toBe("ONE two three four five||benign|benbeEEXIST");
+  });
+
+  it("the file opened is checked again: one out of the grants is closed and refused", async () => {
+    for (const [tool, expected] of RACE_ATTEMPTS) {
+      const response = await session.call(tool);
+      const message = (response.error as { message?: string } | undefined)?.message;
+      expect(message ?? JSON.stringify(response), tool).toMatch(expected);
+    }
+    expect((await session.call("add", { a: 20, b: 22 })).result).toBe(42);
+    await session.close();
+    // Nothing was read, truncated or written out there, and the refusals are on the record.
+    expect(readFileSync(join(dir, "outside/secret.txt"), "utf8")).toBe(SECRET);
+    const audit = readFileSync(join(dir, "logs/audit.jsonl"), "utf8");
+    expect(audit).not.toContain("forged");
+    expect(audit).toMatch(/outside\/secret\.txt","decision":"Deny"/);
+  });
+});
+
+describe("sandbox races: a directory entry swapped between the check and the call (files unrestricted)", () => {
+  let dir: string;
+  let session: LineClient;
+
+  beforeAll(async () => {
+    const { bin } = await buildTestCli();
+    dir = scratch({ "entries.js": "" });
+    mkdirSync(join(dir, "out"));
+    mkdirSync(join(dir, "logs"));
+    expect(spawnSync("mkfifo", [join(dir, "out/fifo")]).status).toBe(0);
+    writeFileSync(join(dir, "entries.js"), ENTRY_RACES.replace("__OUT__", JSON.stringify(join(dir, "out"))));
+    session = new LineClient(
+      bin,
+      ["session", "--deny-net", "--deny-env", "--audit-log", "logs/audit.jsonl", "entries.js"],
+      { cwd: dir },
+    );
+    expect((await session.call("setUp", { logs: join(dir, "logs") })).result).toBe("ready");
+  });
+
+  afterAll(async () => {
+    await session?.close();
+  });
+
+  it("renames, links, unlinks and removes what is there as before", async () => {
+    const r = await session.call("entries");
+    expect(r.result).toBe(
+      "a,g.txt,h.txt:1|ENOENT: no such file or directory, unlink 'OUT/real/entries/nothing.txt'|OUT/real/entries/m|false",
+    );
+  });
+
+  it("the directory is pinned when checked: the audit log is neither moved, erased nor linked", async () => {
+    for (const [tool, expected] of ENTRY_ATTEMPTS) {
+      const response = await session.call(tool);
+      const message = (response.error as { message?: string } | undefined)?.message;
+      expect(message ?? JSON.stringify(response), tool).toMatch(expected);
+    }
+    expect((await session.call("add", { a: 20, b: 22 })).result).toBe(42);
+    await session.close();
+    const audit = readFileSync(join(dir, "logs/audit.jsonl"), "utf8");
+    expect(audit).toContain('"resource":"tool:add"');
+    expect(audit).not.toContain("forged");
+  });
+});
