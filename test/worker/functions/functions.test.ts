@@ -413,7 +413,12 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
     } as unknown as RateLimit;
     const meter = new UsageMeter();
     const error = await invokeFunction(
-      { policy: "dev", limit: rateLimiter({ RATE_LIMITER: limiter }), meter: meter.add.bind(meter) },
+      {
+        policy: "dev",
+        limit: rateLimiter({ RATE_LIMITER: limiter }),
+        meter: meter.add.bind(meter),
+        signingSecret: "amba_fsig_test",
+      },
       principal,
       fn,
       {
@@ -430,7 +435,7 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
     const { dev, principal, fn } = await principalFor();
     const meter = new UsageMeter();
     const result = await invokeFunction(
-      { policy: "dev", limit: unlimited, meter: meter.add.bind(meter) },
+      { policy: "dev", limit: unlimited, meter: meter.add.bind(meter), signingSecret: "amba_fsig_test" },
       principal,
       fn,
       { user_id: "x" },
@@ -446,7 +451,12 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
   it("uses the configured RATE_LIMITER binding when present", async () => {
     const { principal, fn } = await principalFor();
     const result = await invokeFunction(
-      { policy: "dev", limit: rateLimiter(env as unknown as Env), meter: unmetered },
+      {
+        policy: "dev",
+        limit: rateLimiter(env as unknown as Env),
+        meter: unmetered,
+        signingSecret: "amba_fsig_test",
+      },
       principal,
       fn,
       { user_id: "x" },
