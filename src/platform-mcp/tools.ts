@@ -225,6 +225,22 @@ export const PLATFORM_TOOLS = {
     params: { ...PROJECT, name: FunctionNameSchema },
     annotations: REPLACES,
   }),
+  amba_functions_signing_secret: spec({
+    title: "Read the function signing secret",
+    description:
+      'The secret every call to this project\'s functions is signed with — x-amba-signature: t=<unix seconds>,v1=<hex HMAC-SHA256>, which a function verifies before trusting the x-amba-* identity headers: {"signing_secret", "header", "algorithm"} (same as GET /v1/admin/projects/:id/functions/signing-secret).',
+    auth: "project",
+    params: PROJECT,
+    annotations: READ_ONLY,
+  }),
+  amba_functions_rotate_signing_secret: spec({
+    title: "Rotate the function signing secret",
+    description:
+      'Replace the function signing secret with a fresh random one (after a leak): calls are signed with the new one from the next invocation and the old one stops verifying, so give your functions the new secret. Returns {"signing_secret", "header", "algorithm"} (same as POST /v1/admin/projects/:id/functions/signing-secret/rotate).',
+    auth: "project",
+    params: PROJECT,
+    annotations: ALTERS,
+  }),
   amba_app_mcp_get_exposure: spec({
     title: "Get the app MCP exposure",
     description:
