@@ -180,7 +180,7 @@ export const PLATFORM_TOOLS = {
   amba_functions_deploy: spec({
     title: "Deploy a function",
     description:
-      'Deploy a new version of a function (an HTTP endpoint your app calls through Amba) and make it active: returns {name, version, url, active, mcp, created_at} (same as POST /v1/admin/projects/:id/functions/deploy). Declare mcp.input_schema (JSON Schema subset: type "object" with string / number / integer / boolean / array / object properties, enum, required) to make its app MCP tool typed; anything outside the subset is rejected.',
+      'Deploy a new version of a function (an HTTP endpoint your app calls through Amba) and make it active: returns {name, version, url, active, mcp, created_at} (same as POST /v1/admin/projects/:id/functions/deploy). Declare mcp.input_schema (JSON Schema subset: type "object" with string / number / integer / boolean / array / object properties, enum, required, additionalProperties: false to refuse undeclared keys) to make its app MCP tool typed; anything outside the subset is rejected.',
     auth: "project",
     params: PROJECT,
     body: DeployFunctionSchema,

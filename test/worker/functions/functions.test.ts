@@ -327,6 +327,19 @@ describe("POST /v1/projects/:id/functions/:name/invoke", () => {
     expectError(await invoke("f", { template: "short" }), 400, "user_id");
     expectError(await invoke("f", { user_id: "x", template: "long" }), 400, "template");
     expectError(await invoke("f", { user_id: 5 }), 400, "user_id");
+    // An open schema forwards an undeclared key; one with additionalProperties: false refuses it.
+    expect((await invoke("f", { user_id: "x", is_admin: true })).body.body).toEqual({
+      user_id: "x",
+      is_admin: true,
+    });
+    const closed = { ...WELCOME, input_schema: { ...WELCOME.input_schema, additionalProperties: false } };
+    expect((await deploy(dev, { name: "closed", url: echoUrl, mcp: closed })).status).toBe(201);
+    expectError(
+      await invoke("closed", { user_id: "x", is_admin: true }),
+      400,
+      "is_admin: not a declared property (additionalProperties is false)",
+    );
+    expect((await invoke("closed", { user_id: "x" })).body.body).toEqual({ user_id: "x" });
   });
 
   it("takes {body?, query?} for a function without a schema", async () => {
