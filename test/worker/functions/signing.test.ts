@@ -133,6 +133,11 @@ describe("signed function calls", () => {
       401,
     );
     expect(await readSecret()).toBe(secret);
+    const theirs = await apiJson(`/v1/admin/projects/${other.projectId}/functions/signing-secret`, {
+      token: other.token,
+    });
+    expect(theirs.body.signing_secret).toMatch(/^amba_fsig_[0-9a-f]{64}$/);
+    expect(theirs.body.signing_secret).not.toBe(secret);
     const admin = `/v1/admin/projects/${dev.projectId}`;
     for (const path of ["", "/functions", "/app-mcp/config", "/app-mcp/exposure"]) {
       const res = await apiJson(`${admin}${path}`, { token: dev.token });
