@@ -53,6 +53,17 @@ export const projects = pgTable(
     name: text("name").notNull(),
     /** Bumped by every change to collections, functions, exposure or config (live tool generation). */
     metaRev: bigint("meta_rev", { mode: "number" }).notNull().default(1),
+    /**
+     * The key the platform signs its calls to this project's functions with (`x-amba-signature`,
+     * src/functions/signing.ts): `amba_fsig_` + 64 hex digits of SHA-256 over two random uuids
+     * (244 random bits, from Postgres's strong random source). The column default makes one for
+     * every new project and, in the migration, every existing one; rotation sets it to DEFAULT again.
+     */
+    functionSigningSecret: text("function_signing_secret")
+      .notNull()
+      .default(
+        sql`('amba_fsig_' || encode(sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())), 'hex'))`,
+      ),
     createdAt: createdAt(),
   },
   (t) => [index("projects_developer_idx").on(t.developerId)],

@@ -54,15 +54,20 @@ export function randomSecret(n = SECRET_BYTES): string {
 /** The two hex digits of every byte (per-byte `toString(16).padStart` showed in the CPU profile). */
 const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
+/** Lowercase hex of `bytes`. */
+export function hexOf(bytes: Uint8Array): string {
+  let hex = "";
+  for (let i = 0; i < bytes.length; i++) hex += HEX[bytes[i] as number];
+  return hex;
+}
+
 /**
- * Lowercase hex SHA-256 of a UTF-8 string: the stored form of every credential secret, and the
- * credential cache's key (so it runs on every authenticated request).
+ * Lowercase hex SHA-256 of a UTF-8 string: the stored form of every credential secret, the
+ * credential cache's key (so it runs on every authenticated request) and the body digest of a signed
+ * function call.
  */
 export async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
-  let hex = "";
-  for (let i = 0; i < digest.length; i++) hex += HEX[digest[i] as number];
-  return hex;
+  return hexOf(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text))));
 }
 
 /**

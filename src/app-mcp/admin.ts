@@ -70,6 +70,12 @@ export interface AppMcpSettings {
   exposedCollections: string[];
   exposedFunctions: string[];
   rateLimitPerMinute: RateLimitTier;
+  /**
+   * Not app-MCP config: the project's function signing secret (`projects` row), carried here because
+   * the credential cache keeps configs per (project, `meta_rev`) and rotating it bumps `meta_rev` —
+   * so signing a function call costs no round trip. No view of this config includes it.
+   */
+  functionSigningSecret: string;
 }
 
 /** Most browser origins one app may allow. */

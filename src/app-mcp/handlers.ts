@@ -46,6 +46,8 @@ export interface AppMcpContext {
   limit: Limiter;
   /** The outbound policy function tools call their URLs under. */
   policy: FunctionUrlPolicy;
+  /** The key function tools sign their calls with (the project's, from the credential resolution). */
+  signingSecret: string;
   /** Counts successful calls (`agent_tool_calls`, and `function_invocations` for function tools). */
   meter: Meter;
   /** Refuses inserts and updates while the app is over its storage quota (src/data/storage-quota.ts). */
@@ -120,7 +122,12 @@ async function execute(
       return { value: await runOperation(ctx.db, ctx.actor, binding.collection, op, args, ctx.storage) };
     }
     case "function": {
-      const ports = { policy: ctx.policy, limit: ctx.limit, meter: ctx.meter };
+      const ports = {
+        policy: ctx.policy,
+        limit: ctx.limit,
+        meter: ctx.meter,
+        signingSecret: ctx.signingSecret,
+      };
       const result = await invokeFunction(ports, ctx.principal, binding.fn, args);
       // Same shape as the invoke route's answer; a non-2xx upstream answer is a failed tool call.
       const value = { status: result.status, body: result.body ?? null };

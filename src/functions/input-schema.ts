@@ -5,10 +5,13 @@
  *
  * The subset: a root `{type: "object"}` whose `properties` are `string` / `number` / `integer` /
  * `boolean` / `array` (with `items` of the same subset) / `object` (nested, same subset), with
- * `enum` (string, number and integer only), `required` and `description`. Anything else — `$ref`,
- * `oneOf`, `pattern`, `additionalProperties`, type lists, unknown keywords — is rejected with a
- * message naming the offending path, never silently ignored. Objects accept extra keys (JSON Schema's
- * default), so nothing an agent sends beyond the declared properties is dropped on the way.
+ * `enum` (string, number and integer only), `required`, `description` and, on objects,
+ * `additionalProperties: false`. Anything else — `$ref`, `oneOf`, `pattern`, a schema or `true` for
+ * `additionalProperties`, type lists, unknown keywords — is rejected with a message naming the
+ * offending path, never silently ignored. Objects accept extra keys (JSON Schema's default), so
+ * nothing an agent sends beyond the declared properties is dropped on the way — unless the object
+ * says `additionalProperties: false`: then an undeclared key is a 400 naming it, so a developer can
+ * keep an end user from sending `is_admin: true` along.
  */
 import * as v from "valibot";
 import { invalidInput } from "../errors.ts";
@@ -44,6 +47,8 @@ export interface ObjectPropertySchema {
   type: "object";
   properties?: Record<string, PropertySchema>;
   required?: string[];
+  /** `false`: keys outside `properties` are refused (absent: accepted and forwarded). */
+  additionalProperties?: false;
   description?: string;
 }
 
@@ -77,9 +82,17 @@ const KEYWORDS_BY_TYPE: Record<TypeName, readonly string[]> = {
   integer: ["type", "description", "enum"],
   boolean: ["type", "description"],
   array: ["type", "description", "items"],
-  object: ["type", "description", "properties", "required"],
+  object: ["type", "description", "properties", "required", "additionalProperties"],
 };
-const ALL_KEYWORDS = ["type", "description", "enum", "properties", "required", "items"];
+const ALL_KEYWORDS = [
+  "type",
+  "description",
+  "enum",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+];
 
 /**
  * Names every object answers already (`toString`, `valueOf`, `hasOwnProperty`, `constructor`,
@@ -202,6 +215,15 @@ class Checker {
       });
       result.required = [...seen];
     }
+    if (value.additionalProperties !== undefined) {
+      if (value.additionalProperties !== false) {
+        this.fail(
+          `${path}.additionalProperties`,
+          "only false is supported (extra keys are accepted when it is absent)",
+        );
+      }
+      result.additionalProperties = false;
+    }
     return result;
   }
 
@@ -240,6 +262,12 @@ export function checkInputSchema(value: unknown, path = "input_schema"): Functio
   return root as FunctionInputSchema;
 }
 
+/** The message of an `additionalProperties: false` object's issues: a clear one for an undeclared key. */
+const undeclared = (issue: v.BaseIssue<unknown>) =>
+  issue.kind === "schema" && issue.expected === "never"
+    ? "not a declared property (additionalProperties is false)"
+    : issue.message;
+
 function toSchema(node: PropertySchema): v.GenericSchema {
   let schema: v.GenericSchema;
   switch (node.type) {
@@ -265,7 +293,8 @@ function toSchema(node: PropertySchema): v.GenericSchema {
         const converted = toSchema(property);
         entries[name] = required.has(name) ? converted : v.optional(converted);
       }
-      schema = v.looseObject(entries);
+      schema =
+        node.additionalProperties === false ? v.strictObject(entries, undeclared) : v.looseObject(entries);
       break;
     }
   }

@@ -79,7 +79,7 @@ export interface InvocationIdentity {
 /** A request ready for `fetch`. */
 export interface UpstreamRequest {
   url: string;
-  init: RequestInit & { headers: Record<string, string> };
+  init: { method: string; headers: Record<string, string>; body?: string };
 }
 
 /** Header values must be printable ASCII; anything else is percent-encoded. */

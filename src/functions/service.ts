@@ -6,7 +6,7 @@
  */
 
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
-import { functions, functionVersions } from "../../schema/index.ts";
+import { functions, functionVersions, projects } from "../../schema/index.ts";
 import type { Db } from "../db.ts";
 import { isUniqueViolation } from "../db-errors.ts";
 import { AppError, forbidden, notFound, quotaExceeded } from "../errors.ts";
@@ -23,6 +23,7 @@ import {
 } from "./definition.ts";
 import { buildUpstreamRequest, type CallOptions, callUpstream, type UpstreamResult } from "./invoke.ts";
 import { checkFunctionUrl, type FunctionUrlPolicy } from "./outbound-policy.ts";
+import { type SigningSecretView, signingSecretView, signUpstreamRequest } from "./signing.ts";
 
 /** A function version as the admin API returns it. */
 export interface FunctionVersionView {
@@ -295,16 +296,38 @@ export async function loadFunction(db: Db, projectId: string, name: string): Pro
   return metaFrom(row);
 }
 
+/**
+ * Replace the project's function signing secret with a fresh random one (the column's default,
+ * schema/index.ts) and return it. Bumps `meta_rev` in the same statement: the credential cache keeps
+ * the secret with the config of one (project, `meta_rev`), so every isolate signs with the new
+ * secret once its cached resolution is dropped or expires (README "Decisions"), and the old one stops
+ * verifying. The secret is never logged; only this and the read endpoint answer it.
+ */
+export async function rotateSigningSecret(db: Db, projectId: string): Promise<SigningSecretView> {
+  const rows = await db
+    .update(projects)
+    .set({ functionSigningSecret: sql`default`, metaRev: sql`${projects.metaRev} + 1` })
+    .where(eq(projects.id, projectId))
+    .returning({ secret: projects.functionSigningSecret });
+  const row = rows[0];
+  if (!row) throw notFound("project not found");
+  return signingSecretView(row.secret);
+}
+
 /** Who invokes a function: only an end user (through a client key) may; any other scope is refused. */
 export type FunctionCaller =
   | { scope: "developer" }
   | { scope: "end_user"; project: { id: string }; user: { id: string; email: string }; clientKeyId: string };
 
-/** What an invocation needs from its host: the outbound URL policy, the rate limiter and the meter. */
+/**
+ * What an invocation needs from its host: the outbound URL policy, the rate limiter, the meter and
+ * the project's function signing secret (from its cached credential resolution: no round trip).
+ */
 export interface InvokePorts {
   policy: FunctionUrlPolicy;
   limit: Limiter;
   meter: Meter;
+  signingSecret: string;
 }
 
 /** Options of one invocation (tests and callers with an execution context). */
@@ -323,12 +346,12 @@ export interface InvokeResult extends UpstreamResult {
  * end-user scope only (403 otherwise); the stored URL checked against the outbound `policy`
  * (400 `invalid_url`); arguments validated against the declared input schema, or
  * the generic `{body?, query?}` (400 naming the field); `limit` keyed by client key + user (429);
- * the upstream POST with identity headers and never the caller's credentials (504 on timeout, 502
- * when unreachable). A 2xx answer is metered as one `function_invocations`. Non-2xx upstream
- * answers are returned, not thrown.
+ * the upstream POST with identity headers, signed (`x-amba-signature`, ./signing.ts), and never the
+ * caller's credentials (504 on timeout, 502 when unreachable). A 2xx answer is metered as one
+ * `function_invocations`. Non-2xx upstream answers are returned, not thrown.
  */
 export async function invokeFunction(
-  { policy, limit, meter }: InvokePorts,
+  { policy, limit, meter, signingSecret }: InvokePorts,
   caller: FunctionCaller,
   fn: FunctionMeta,
   input: unknown,
@@ -350,7 +373,8 @@ export async function invokeFunction(
     input,
   );
   await limit(`fn:${caller.clientKeyId}:${caller.user.id}`, "this client key and user");
-  const result = await callUpstream(request, options);
+  // Signed last, so the timestamp is the moment of sending.
+  const result = await callUpstream(await signUpstreamRequest(request, signingSecret), options);
   if (result.status >= 200 && result.status < 300) meter(caller.project.id, "function_invocations");
   return { ...result, requestId };
 }

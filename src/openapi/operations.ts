@@ -235,6 +235,26 @@ export const OPERATIONS: readonly OperationSpec[] = [
   },
   {
     method: "get",
+    path: `${ADMIN}/functions/signing-secret`,
+    tag: "functions",
+    summary: "Read the function signing secret",
+    description:
+      'The secret every call to this project\'s functions is signed with: `x-amba-signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` over the timestamp, method, URL, body digest and identity headers (README "Verifying calls to your function").',
+    access: "developer",
+    response: { status: 200, schema: "FunctionSigningSecret", description: "The current secret" },
+  },
+  {
+    method: "post",
+    path: `${ADMIN}/functions/signing-secret/rotate`,
+    tag: "functions",
+    summary: "Rotate the function signing secret",
+    description:
+      "Replaces the secret with a fresh random one and returns it. Calls are signed with the new secret from the next invocation (other Worker isolates within seconds); the old one stops verifying.",
+    access: "developer",
+    response: { status: 200, schema: "FunctionSigningSecret", description: "The new secret" },
+  },
+  {
+    method: "get",
     path: `${ADMIN}/app-mcp/exposure`,
     tag: "app-mcp",
     summary: "What the app MCP exposes",

@@ -104,6 +104,15 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
     name: str,
     versions: { type: "array", items: { $ref: "#/components/schemas/FunctionVersion" } },
   }),
+  FunctionSigningSecret: obj({
+    signing_secret: {
+      type: "string",
+      description:
+        "The key the platform signs every call to this project's functions with (HMAC-SHA256 keyed with this string's UTF-8 bytes).",
+    },
+    header: { const: "x-amba-signature" },
+    algorithm: { const: "HMAC-SHA256" },
+  }),
   Exposure: obj({ collections: { type: "array", items: str }, functions: { type: "array", items: str } }),
   AppMcpConfig: obj({
     enabled: { type: "boolean" },

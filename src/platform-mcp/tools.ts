@@ -180,7 +180,7 @@ export const PLATFORM_TOOLS = {
   amba_functions_deploy: spec({
     title: "Deploy a function",
     description:
-      'Deploy a new version of a function (an HTTP endpoint your app calls through Amba) and make it active: returns {name, version, url, active, mcp, created_at} (same as POST /v1/admin/projects/:id/functions/deploy). Declare mcp.input_schema (JSON Schema subset: type "object" with string / number / integer / boolean / array / object properties, enum, required) to make its app MCP tool typed; anything outside the subset is rejected.',
+      'Deploy a new version of a function (an HTTP endpoint your app calls through Amba) and make it active: returns {name, version, url, active, mcp, created_at} (same as POST /v1/admin/projects/:id/functions/deploy). Declare mcp.input_schema (JSON Schema subset: type "object" with string / number / integer / boolean / array / object properties, enum, required, additionalProperties: false to refuse undeclared keys) to make its app MCP tool typed; anything outside the subset is rejected.',
     auth: "project",
     params: PROJECT,
     body: DeployFunctionSchema,
@@ -224,6 +224,22 @@ export const PLATFORM_TOOLS = {
     auth: "project",
     params: { ...PROJECT, name: FunctionNameSchema },
     annotations: REPLACES,
+  }),
+  amba_functions_signing_secret: spec({
+    title: "Read the function signing secret",
+    description:
+      'The secret every call to this project\'s functions is signed with — x-amba-signature: t=<unix seconds>,v1=<hex HMAC-SHA256>, which a function verifies before trusting the x-amba-* identity headers: {"signing_secret", "header", "algorithm"} (same as GET /v1/admin/projects/:id/functions/signing-secret).',
+    auth: "project",
+    params: PROJECT,
+    annotations: READ_ONLY,
+  }),
+  amba_functions_rotate_signing_secret: spec({
+    title: "Rotate the function signing secret",
+    description:
+      'Replace the function signing secret with a fresh random one (after a leak): calls are signed with the new one from the next invocation and the old one stops verifying, so give your functions the new secret. Returns {"signing_secret", "header", "algorithm"} (same as POST /v1/admin/projects/:id/functions/signing-secret/rotate).',
+    auth: "project",
+    params: PROJECT,
+    annotations: ALTERS,
   }),
   amba_app_mcp_get_exposure: spec({
     title: "Get the app MCP exposure",

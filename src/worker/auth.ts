@@ -63,7 +63,7 @@ export interface ProjectAccess {
 /** True for a canonical uuid string (ids from URLs are checked before they reach SQL). */
 export const isUuid = (value: string): boolean => UUID.test(value);
 
-const DEFAULT_SETTINGS: AppMcpSettings = {
+const DEFAULT_SETTINGS: Omit<AppMcpSettings, "functionSigningSecret"> = {
   enabled: true,
   authMode: "all",
   slug: null,
@@ -117,6 +117,7 @@ interface ResolvedRow {
   project_name: string | null;
   project_developer_id: string | null;
   meta_rev: string | number | null;
+  function_signing_secret: string | null;
   mcp_enabled: boolean | null;
   mcp_auth_mode: string | null;
   mcp_slug: string | null;
@@ -148,7 +149,7 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
       su.id::text as signin_user_id, su.email as signin_email, su.password_hash as signin_hash,
       su.password_salt as signin_salt, su.password_iterations as signin_iterations,
       p.id::text as project_id, p.name as project_name, p.developer_id::text as project_developer_id,
-      p.meta_rev,
+      p.meta_rev, p.function_signing_secret,
       m.enabled as mcp_enabled, m.auth_mode as mcp_auth_mode, m.slug as mcp_slug,
       to_jsonb(m.exposed_collections) as mcp_collections, to_jsonb(m.exposed_functions) as mcp_functions,
       m.rate_limit_per_minute as mcp_rate_limit
@@ -181,7 +182,8 @@ function projectFrom(row: ResolvedRow): ProjectRef | null {
 }
 
 function settingsFrom(row: ResolvedRow): AppMcpSettings {
-  if (row.mcp_enabled === null) return { ...DEFAULT_SETTINGS };
+  const functionSigningSecret = row.function_signing_secret ?? "";
+  if (row.mcp_enabled === null) return { ...DEFAULT_SETTINGS, functionSigningSecret };
   return {
     enabled: row.mcp_enabled,
     authMode: (row.mcp_auth_mode ?? "all") as AuthMode,
@@ -189,6 +191,7 @@ function settingsFrom(row: ResolvedRow): AppMcpSettings {
     exposedCollections: row.mcp_collections ?? [],
     exposedFunctions: row.mcp_functions ?? [],
     rateLimitPerMinute: (row.mcp_rate_limit ?? DEFAULT_RATE_LIMIT) as RateLimitTier,
+    functionSigningSecret,
   };
 }
 

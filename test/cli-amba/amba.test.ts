@@ -128,6 +128,11 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     expect(versions.versions.map((v: { version: number }) => v.version)).toEqual([1, 2]);
     const promoted = json(amba(["functions", "promote", "greet", "1", "--json"]));
     expect(promoted).toMatchObject({ version: 1, url: "http://127.0.0.1:9/v1", active: true });
+    const secret = json(amba(["functions", "signing-secret", "--json"]));
+    expect(secret.signing_secret).toMatch(/^amba_fsig_[0-9a-f]{64}$/);
+    const rotated = json(amba(["functions", "rotate-signing-secret", "--json"]));
+    expect(rotated.signing_secret).toMatch(/^amba_fsig_[0-9a-f]{64}$/);
+    expect(rotated.signing_secret).not.toBe(secret.signing_secret);
     // Seed 004's metadata for `amba functions deploy`: the annotation ships with the version;
     // a keyword outside the subset is refused at deploy time, in one line.
     const mcp = JSON.stringify(WELCOME_EMAIL_MCP);

@@ -6,8 +6,16 @@
  * raw body (each `text` repeated `times` times, in order; gzip-compressed with `gzip`) with that
  * status and content type, a declared `content-length` of `length`, and — with `hang` — the body
  * written but never ended.
+ *
+ * It also checks the platform's `x-amba-signature` the way a developer's endpoint would, with its own
+ * node:crypto implementation of the README's recipe (not the platform's code): `PUT
+ * /__signing-secrets/<project id>` (body: the secret) registers a project's secret, and every echo
+ * reports `signature`: "valid", "invalid", "stale" (timestamp outside 5 minutes), "missing" (no
+ * header) or "unknown" (no secret registered for the `x-amba-project-id` sent); `raw` is the body
+ * text exactly as received, for tests that replay a request.
  */
-import { createServer } from "node:http";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 
@@ -23,12 +31,52 @@ interface Reply {
   raw?: string;
 }
 
+/** The identity headers the signature covers, in the canonical order (README). */
+const SIGNED = [
+  "x-amba-project-id",
+  "x-amba-user-id",
+  "x-amba-user-email",
+  "x-amba-function",
+  "x-amba-function-version",
+  "x-amba-request-id",
+];
+
+/** The README's verification, on node:crypto: what an endpoint would conclude of this request. */
+function verdict(req: IncomingMessage, raw: Buffer, secrets: Map<string, string>): string {
+  const header = req.headers["x-amba-signature"];
+  if (typeof header !== "string") return "missing";
+  const secret = secrets.get(String(req.headers["x-amba-project-id"]));
+  if (secret === undefined) return "unknown";
+  const t = /(?:^|,)t=(\d+)/.exec(header)?.[1];
+  const v1 = /(?:^|,)v1=([0-9a-f]{64})/.exec(header)?.[1];
+  if (!t || !v1) return "invalid";
+  const canonical = [
+    "v1",
+    t,
+    req.method,
+    `http://${req.headers.host}${req.url}`,
+    createHash("sha256").update(raw).digest("hex"),
+    ...SIGNED.map((name) => String(req.headers[name] ?? "")),
+  ].join("\n");
+  const expected = createHmac("sha256", secret).update(canonical).digest();
+  if (!timingSafeEqual(expected, Buffer.from(v1, "hex"))) return "invalid";
+  return Math.abs(Date.now() / 1000 - Number(t)) > 300 ? "stale" : "valid";
+}
+
 export async function startEchoServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const secrets = new Map<string, string>();
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString("utf8");
+    const raw = Buffer.concat(chunks);
+    const text = raw.toString("utf8");
     const url = new URL(req.url ?? "/", "http://echo");
+    const registered = /^\/__signing-secrets\/([^/]+)$/.exec(url.pathname);
+    if (registered && req.method === "PUT") {
+      secrets.set(registered[1] as string, text);
+      res.writeHead(204);
+      return res.end();
+    }
     if (url.pathname.endsWith("/redirect")) {
       res.writeHead(302, { location: "/followed", "content-type": "application/json" });
       return res.end(JSON.stringify({ moved: "/followed" }));
@@ -60,6 +108,8 @@ export async function startEchoServer(): Promise<{ url: string; close(): Promise
       query: Object.fromEntries(url.searchParams),
       headers: req.headers,
       body,
+      raw: text,
+      signature: verdict(req, raw, secrets),
     });
     res.writeHead(200, { "content-type": "application/json" });
     res.end(payload);

@@ -68,6 +68,16 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
     summary: "make a version the active one",
   },
   {
+    path: ["functions", "signing-secret"],
+    tool: "amba_functions_signing_secret",
+    summary: "the secret your functions verify x-amba-signature with",
+  },
+  {
+    path: ["functions", "rotate-signing-secret"],
+    tool: "amba_functions_rotate_signing_secret",
+    summary: "replace the signing secret (the old one stops verifying)",
+  },
+  {
     path: ["billing", "status"],
     tool: "amba_billing_status",
     summary: "usage of a billing period (--period YYYY-MM)",

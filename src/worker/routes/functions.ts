@@ -1,6 +1,7 @@
 /**
- * Functions: deploy, list, versions, promote, delete (developer admin API), loaded with the rest of
- * the control plane. The invoke route is on the hot path, in routes/function-invoke.ts.
+ * Functions: deploy, list, versions, promote, delete, and the signing secret's read and rotation
+ * (developer admin API), loaded with the rest of the control plane. The invoke route is on the hot
+ * path, in routes/function-invoke.ts.
  */
 import { Hono } from "hono";
 import * as v from "valibot";
@@ -11,7 +12,9 @@ import {
   listFunctions,
   listVersions,
   promoteFunction,
+  rotateSigningSecret,
 } from "../../functions/service.ts";
+import { signingSecretView } from "../../functions/signing.ts";
 import type { AppEnv } from "../hono.ts";
 import { jsonBody } from "../request.ts";
 import { requireProjectAdmin } from "../require.ts";
@@ -28,6 +31,17 @@ functionRoutes.get("/v1/admin/projects/:id/functions", requireProjectAdmin(), as
   const { project } = c.var;
   return c.json({ functions: await listFunctions(c.var.db, project.id) });
 });
+
+// The secret comes with the project-admin resolution (one statement); only these two routes show it.
+functionRoutes.get("/v1/admin/projects/:id/functions/signing-secret", requireProjectAdmin(), (c) =>
+  c.json(signingSecretView(c.var.appConfig.functionSigningSecret)),
+);
+
+functionRoutes.post(
+  "/v1/admin/projects/:id/functions/signing-secret/rotate",
+  requireProjectAdmin(),
+  async (c) => c.json(await rotateSigningSecret(c.var.db, c.var.project.id)),
+);
 
 functionRoutes.get("/v1/admin/projects/:id/functions/:name/versions", requireProjectAdmin(), async (c) => {
   const { project } = c.var;

@@ -49,11 +49,28 @@ const RICH = {
   required: ["title", "address"],
 };
 
+/** Closed at the top and in `address`; `meta` inside it stays open. */
+const CLOSED = {
+  type: "object",
+  properties: {
+    name: { type: "string" },
+    address: {
+      type: "object",
+      properties: { street: { type: "string" }, meta: { type: "object" } },
+      required: ["street"],
+      additionalProperties: false,
+    },
+  },
+  required: ["name"],
+  additionalProperties: false,
+};
+
 const ACCEPTED: Array<[string, unknown]> = [
   ["an empty object", { type: "object" }],
   ["an object with no required list", { type: "object", properties: { a: { type: "string" } } }],
   ["the seed's welcome-email schema", WELCOME],
   ["every supported type, nested", RICH],
+  ["additionalProperties: false, top level and nested", CLOSED],
 ];
 
 describe("checkInputSchema accepts the subset", () => {
@@ -89,9 +106,19 @@ const REJECTED: Array<[string, unknown, string]> = [
     'input_schema.properties.t.items.minLength: keyword "minLength" is not supported',
   ],
   [
-    "additionalProperties",
-    { type: "object", additionalProperties: false },
-    'input_schema.additionalProperties: keyword "additionalProperties" is not supported',
+    "additionalProperties: true",
+    { type: "object", additionalProperties: true },
+    "input_schema.additionalProperties: only false is supported",
+  ],
+  [
+    "additionalProperties as a schema, nested",
+    { type: "object", properties: { o: { type: "object", additionalProperties: { type: "string" } } } },
+    "input_schema.properties.o.additionalProperties: only false is supported",
+  ],
+  [
+    "additionalProperties on a string",
+    { type: "object", properties: { s: { type: "string", additionalProperties: false } } },
+    'input_schema.properties.s.additionalProperties: "additionalProperties" is not allowed on type "string"',
   ],
   [
     "a type list",
@@ -259,6 +286,31 @@ describe("inputSchemaToValibot", () => {
     const result = v.safeParse(rich, { ...valid, ...patch });
     expect(result.success).toBe(false);
     expect(result.issues?.map((issue) => v.getDotPath(issue))).toContain(path);
+  });
+});
+
+describe("additionalProperties: false", () => {
+  const closed = inputSchemaToValibot(checkInputSchema(CLOSED));
+  const valid = { name: "a", address: { street: "s", meta: { free: "form" } } };
+
+  it("accepts the declared keys, and extra keys inside an open object below a closed one", () => {
+    expect(v.parse(closed, valid)).toEqual(valid);
+  });
+
+  it.each([
+    ["at the top", { ...valid, is_admin: true }, "is_admin"],
+    ["in a nested object", { ...valid, address: { street: "s", is_admin: true } }, "address.is_admin"],
+  ])("refuses an undeclared key %s, naming it", (_label, input, path) => {
+    const result = v.safeParse(closed, input);
+    expect(result.success).toBe(false);
+    expect(result.issues?.map((issue) => [v.getDotPath(issue), issue.message])).toEqual([
+      [path, "not a declared property (additionalProperties is false)"],
+    ]);
+  });
+
+  it("keeps the default message for a non-object", () => {
+    const result = v.safeParse(closed, { ...valid, address: "x" });
+    expect(result.issues?.[0]?.message).toMatch(/^Invalid type: Expected Object/);
   });
 });
 

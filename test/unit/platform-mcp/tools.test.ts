@@ -58,6 +58,7 @@ describe("platform tool catalogue", () => {
       "amba_collections_list",
       "amba_functions_list",
       "amba_functions_versions",
+      "amba_functions_signing_secret",
       "amba_app_mcp_get_exposure",
       "amba_app_mcp_get_config",
       "amba_billing_status",

@@ -327,6 +327,19 @@ describe("POST /v1/projects/:id/functions/:name/invoke", () => {
     expectError(await invoke("f", { template: "short" }), 400, "user_id");
     expectError(await invoke("f", { user_id: "x", template: "long" }), 400, "template");
     expectError(await invoke("f", { user_id: 5 }), 400, "user_id");
+    // An open schema forwards an undeclared key; one with additionalProperties: false refuses it.
+    expect((await invoke("f", { user_id: "x", is_admin: true })).body.body).toEqual({
+      user_id: "x",
+      is_admin: true,
+    });
+    const closed = { ...WELCOME, input_schema: { ...WELCOME.input_schema, additionalProperties: false } };
+    expect((await deploy(dev, { name: "closed", url: echoUrl, mcp: closed })).status).toBe(201);
+    expectError(
+      await invoke("closed", { user_id: "x", is_admin: true }),
+      400,
+      "is_admin: not a declared property (additionalProperties is false)",
+    );
+    expect((await invoke("closed", { user_id: "x" })).body.body).toEqual({ user_id: "x" });
   });
 
   it("takes {body?, query?} for a function without a schema", async () => {
@@ -413,7 +426,12 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
     } as unknown as RateLimit;
     const meter = new UsageMeter();
     const error = await invokeFunction(
-      { policy: "dev", limit: rateLimiter({ RATE_LIMITER: limiter }), meter: meter.add.bind(meter) },
+      {
+        policy: "dev",
+        limit: rateLimiter({ RATE_LIMITER: limiter }),
+        meter: meter.add.bind(meter),
+        signingSecret: "amba_fsig_test",
+      },
       principal,
       fn,
       {
@@ -430,7 +448,7 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
     const { dev, principal, fn } = await principalFor();
     const meter = new UsageMeter();
     const result = await invokeFunction(
-      { policy: "dev", limit: unlimited, meter: meter.add.bind(meter) },
+      { policy: "dev", limit: unlimited, meter: meter.add.bind(meter), signingSecret: "amba_fsig_test" },
       principal,
       fn,
       { user_id: "x" },
@@ -446,7 +464,12 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
   it("uses the configured RATE_LIMITER binding when present", async () => {
     const { principal, fn } = await principalFor();
     const result = await invokeFunction(
-      { policy: "dev", limit: rateLimiter(env as unknown as Env), meter: unmetered },
+      {
+        policy: "dev",
+        limit: rateLimiter(env as unknown as Env),
+        meter: unmetered,
+        signingSecret: "amba_fsig_test",
+      },
       principal,
       fn,
       { user_id: "x" },

@@ -127,7 +127,7 @@ describe("function URLs: invoke", () => {
     const { dev, principal } = await setup(`${echoUrl}/hook`);
     const fn = await loadFunction(testDb(), dev.projectId, "f");
     const error = await invokeFunction(
-      { policy: "strict", limit: unlimited, meter: unmetered },
+      { policy: "strict", limit: unlimited, meter: unmetered, signingSecret: "amba_fsig_test" },
       principal,
       fn,
       {},
@@ -137,7 +137,7 @@ describe("function URLs: invoke", () => {
     expect((error as AppError).message).toContain("scheme http is not allowed (https only)");
     const https = { ...fn, url: fn.url.replace("http:", "https:") };
     const refused = await invokeFunction(
-      { policy: "strict", limit: unlimited, meter: unmetered },
+      { policy: "strict", limit: unlimited, meter: unmetered, signingSecret: "amba_fsig_test" },
       principal,
       https,
       {},
@@ -145,7 +145,12 @@ describe("function URLs: invoke", () => {
     expect((refused as AppError).message).toBe(
       "function url refused: loopback address 127.0.0.1 is not allowed",
     );
-    const ok = await invokeFunction({ policy: "dev", limit: unlimited, meter: unmetered }, principal, fn, {});
+    const ok = await invokeFunction(
+      { policy: "dev", limit: unlimited, meter: unmetered, signingSecret: "amba_fsig_test" },
+      principal,
+      fn,
+      {},
+    );
     expect(ok.status).toBe(200);
   });
 });

@@ -28,6 +28,8 @@ const ALL_TOOLS = [
   "amba_functions_versions",
   "amba_functions_promote",
   "amba_functions_delete",
+  "amba_functions_signing_secret",
+  "amba_functions_rotate_signing_secret",
   "amba_app_mcp_get_exposure",
   "amba_app_mcp_set_exposure",
   "amba_app_mcp_get_config",
@@ -293,6 +295,12 @@ describe("platform MCP with a developer token", () => {
     const versions = await ok(client, "amba_functions_versions", { project_id, name: "send_welcome" });
     expect(versions).toEqual((await rest("/functions/send_welcome/versions")).body);
     expect(versions.versions.map((v: { active: boolean }) => v.active)).toEqual([true, false]);
+
+    const secret = await ok(client, "amba_functions_signing_secret", { project_id });
+    expect(secret).toEqual((await rest("/functions/signing-secret")).body);
+    const rotated = await ok(client, "amba_functions_rotate_signing_secret", { project_id });
+    expect(rotated.signing_secret).not.toBe(secret.signing_secret);
+    expect(rotated).toEqual((await rest("/functions/signing-secret")).body);
 
     expect(await ok(client, "amba_functions_delete", { project_id, name: "send_welcome" })).toEqual({
       name: "send_welcome",
