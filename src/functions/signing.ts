@@ -7,7 +7,7 @@
  * Pure apart from WebCrypto.
  */
 
-import { hexOf, sha256Hex } from "../accounts/crypto.ts";
+import { constantTimeEqual, hexOf, sha256Hex } from "../accounts/crypto.ts";
 import type { UpstreamRequest } from "./invoke.ts";
 
 /** The header the signature travels in. */
@@ -84,6 +84,34 @@ export async function signUpstreamRequest(
     url: request.url,
     init: { ...request.init, headers: { ...headers, [SIGNATURE_HEADER]: signature } },
   };
+}
+
+/** How far a signature's timestamp may be from the verifier's clock (README's recommendation). */
+export const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+const SIGNATURE_VALUE = /^t=(\d{1,12}),v1=([0-9a-f]{64})$/;
+
+/**
+ * Check `request`'s `x-amba-signature` against `secret` at `nowMs`: null when the platform signed
+ * this very request within {@link SIGNATURE_TOLERANCE_SECONDS}, else why not (no header, malformed,
+ * too old or from the future, wrong). What a function's host runs (`amber serve`); replays within
+ * the window are the caller's to refuse (remember the `v1` it accepted).
+ */
+export async function signatureProblem(
+  request: SignableRequest,
+  secret: string,
+  nowMs = Date.now(),
+): Promise<string | null> {
+  const value = request.headers[SIGNATURE_HEADER];
+  if (value === undefined) return `no ${SIGNATURE_HEADER} header`;
+  const match = SIGNATURE_VALUE.exec(value);
+  if (!match) return `${SIGNATURE_HEADER} is not t=<unix seconds>,v1=<64 hex digits>`;
+  const timestamp = Number(match[1]);
+  if (Math.abs(nowMs / 1000 - timestamp) > SIGNATURE_TOLERANCE_SECONDS) {
+    return `the signature's timestamp is more than ${SIGNATURE_TOLERANCE_SECONDS} s from this clock`;
+  }
+  const expected = await hmacHex(secret, await canonicalRequest(request, timestamp));
+  return constantTimeEqual(expected, match[2] as string) ? null : "the signature does not match";
 }
 
 /** What `GET …/functions/signing-secret` and its rotation answer: the secret and how it is used. */

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signUpstreamRequest } from "../../src/functions/signing.ts";
 import { buildTestCli, cleanEnv, LineClient, NODE, scratch } from "./helpers.ts";
 
 const TOOLS = `
@@ -33,6 +34,29 @@ export async function viaMcp({ n }: { n: number }) {
 }
 `;
 
+/** `amber serve <args> tools.ts` on a free port in `dir`: its base URL and how to stop it. */
+async function startServe(
+  bin: string,
+  dir: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ base: string; stop: () => void }> {
+  const child = spawn(NODE, [bin, "serve", ...args, "--port", "0", "tools.ts"], {
+    cwd: dir,
+    env: { ...cleanEnv(), ...env },
+  });
+  const base = await new Promise<string>((resolve, reject) => {
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.on("exit", () => reject(new Error(`serve exited: ${stderr}`)));
+  });
+  return { base, stop: () => child.kill("SIGTERM") };
+}
+
 describe("amber serve", () => {
   let bin: string;
   let cleanup: () => void;
@@ -45,20 +69,7 @@ describe("amber serve", () => {
       "tools.ts": TOOLS,
       "lib/helper.ts": "export const helper = (s: string) => s.toUpperCase() + '!';\n",
     });
-    const child = spawn(NODE, [bin, "serve", "--sandbox", "--port", "0", "tools.ts"], {
-      cwd: dir,
-      env: cleanEnv(),
-    });
-    stop = () => child.kill("SIGTERM");
-    base = await new Promise<string>((resolve, reject) => {
-      let stderr = "";
-      child.stderr.on("data", (chunk: Buffer) => {
-        stderr += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(stderr);
-        if (match) resolve(match[1]!);
-      });
-      child.on("exit", () => reject(new Error(`serve exited: ${stderr}`)));
-    });
+    ({ base, stop } = await startServe(bin, dir, ["--sandbox"]));
   });
   afterAll(() => {
     stop?.();
@@ -187,5 +198,86 @@ describe("amber serve", () => {
     const client = new LineClient(bin, ["session", "tools.ts"], { cwd: dir });
     expect((await client.call("shout", { text: "x" })).result).toBe("x?");
     await client.close();
+  });
+});
+
+describe("amber serve as an app's function (AMBA_FUNCTION_SIGNING_SECRET)", () => {
+  const SECRET = "amba_fsig_serve_test_secret";
+  let bin: string;
+  let cleanup: () => void;
+  let base: string;
+  let stop: () => void;
+
+  beforeAll(async () => {
+    ({ bin, cleanup } = await buildTestCli());
+    const dir = scratch({
+      "tools.ts": `export function add({ a, b }: { a: number; b: number }) { return a + b; }
+export function secretSeen() { return process.env.AMBA_FUNCTION_SIGNING_SECRET ?? null; }
+`,
+    });
+    // Unrestricted: the tool could read every variable amber passes on.
+    ({ base, stop } = await startServe(bin, dir, [], { AMBA_FUNCTION_SIGNING_SECRET: SECRET }));
+  });
+  afterAll(() => {
+    stop?.();
+    cleanup?.();
+  });
+
+  /** A call as the platform sends it (src/functions/invoke.ts headers), signed by its own signer. */
+  const signed = (tool: string, body: string, nowMs?: number, secret = SECRET) =>
+    signUpstreamRequest(
+      {
+        url: `${base}/${tool}`,
+        init: {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "x-amba-project-id": "p-1",
+            "x-amba-user-id": "u-1",
+            "x-amba-user-email": "a@example.com",
+            "x-amba-function": tool,
+            "x-amba-function-version": "1",
+            "x-amba-request-id": crypto.randomUUID(),
+          },
+          body,
+        },
+      },
+      secret,
+      nowMs,
+    );
+  const send = async (request: { url: string; init: RequestInit }) => {
+    const response = await fetch(request.url, request.init);
+    return { status: response.status, body: (await response.json()) as { error?: { message: string } } };
+  };
+
+  it("serves a call the platform signed, once", async () => {
+    const request = await signed("add", '{"a":2,"b":40}');
+    expect(await send(request)).toEqual({ status: 200, body: 42 });
+    const replay = await send(request);
+    expect(replay.status).toBe(401);
+    expect(replay.body.error?.message).toBe("this signed request was already served");
+  });
+
+  it("refuses unsigned, tampered, stale and wrongly keyed calls with 401 invalid_signature", async () => {
+    const unsigned = await send({ url: `${base}/add`, init: { method: "POST", body: '{"a":1,"b":1}' } });
+    expect(unsigned.status).toBe(401);
+    expect(unsigned.body.error?.message).toBe("no x-amba-signature header");
+    const other = await signed("add", '{"a":1,"b":1}');
+    const asVictim = { ...other.init.headers, "x-amba-user-id": "u-victim" };
+    const tampered = await send({ url: other.url, init: { ...other.init, headers: asVictim } });
+    expect(tampered.body.error?.message).toBe("the signature does not match");
+    const swappedBody = await send({ url: other.url, init: { ...other.init, body: '{"a":1,"b":2}' } });
+    expect(swappedBody.body.error?.message).toBe("the signature does not match");
+    const stale = await send(await signed("add", '{"a":1,"b":1}', Date.now() - 10 * 60_000));
+    expect(stale.body.error?.message).toContain("timestamp is more than 300 s");
+    const wrongKey = await send(await signed("add", '{"a":1,"b":1}', undefined, "amba_fsig_other"));
+    expect(wrongKey).toEqual({
+      status: 401,
+      body: { error: { code: "invalid_signature", message: "the signature does not match" } },
+    });
+  });
+
+  it("does not pass the secret on to the tool's process", async () => {
+    expect(await send(await signed("secretSeen", "{}"))).toEqual({ status: 200, body: null });
   });
 });

@@ -4,6 +4,7 @@
  * endpoint on the protocol core. Same sandbox flags as `session` and `mcp`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { SIGNATURE_TOLERANCE_SECONDS, signatureProblem } from "../../functions/signing.ts";
 import { handleMcpHttpRequest } from "../../mcp/index.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { renderToolsJson } from "../export-tools.ts";
@@ -98,8 +99,44 @@ export function hostValidator(boundHost: string): (host: string | undefined) => 
   };
 }
 
+/** The environment variable `amber serve` reads its function signing secret from (never argv: `ps`). */
+export const SIGNING_SECRET_ENV = "AMBA_FUNCTION_SIGNING_SECRET";
+
+/** Most accepted signatures remembered against replay (each for the tolerance window). */
+const MAX_REMEMBERED_SIGNATURES = 100_000;
+
+/**
+ * The gate of `POST /<tool>` when the tool file is an app's function: only requests the platform
+ * signed with the project's secret (src/functions/signing.ts), each accepted once. The URL checked
+ * is the one the platform sent to, as this server sees it (`Host`, and `X-Forwarded-Proto` behind a
+ * TLS proxy: a wrong guess only fails the check, the HMAC cannot be forged either way).
+ */
+export function signatureGate(secret: string, nowMs: () => number = Date.now) {
+  const accepted = new Map<string, number>(); // v1 → when it may be forgotten (ms), oldest first
+  return async (req: IncomingMessage, body: string): Promise<void> => {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === "string") headers[name] = value;
+    }
+    const proto = headers["x-forwarded-proto"] === "https" ? "https" : "http";
+    const url = `${proto}://${headers.host ?? "localhost"}${req.url ?? "/"}`;
+    const now = nowMs();
+    const problem = await signatureProblem({ method: req.method ?? "POST", url, headers, body }, secret, now);
+    if (problem) throw new HttpError(401, "invalid_signature", problem);
+    for (const [v1, until] of accepted) {
+      if (until > now && accepted.size < MAX_REMEMBERED_SIGNATURES) break;
+      accepted.delete(v1);
+    }
+    const v1 = headers["x-amba-signature"]?.slice(-64) as string;
+    if (accepted.has(v1))
+      throw new HttpError(401, "invalid_signature", "this signed request was already served");
+    accepted.set(v1, now + 2 * SIGNATURE_TOLERANCE_SECONDS * 1000);
+  };
+}
+
 /** Builds the request handler of `amber serve` for a loaded tool file bound to `host`. */
-export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
+export function createServeHandler(server: ToolServer, host = "127.0.0.1", signingSecret?: string) {
+  const checkSignature = signingSecret === undefined ? undefined : signatureGate(signingSecret);
   const validateOrigin = originValidator(host);
   const validateHost = hostValidator(host);
   const handlers = mcpHandlers(server);
@@ -142,6 +179,7 @@ export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
       if (!server.has(name)) throw new HttpError(404, "not_found", `unknown tool: ${name}`);
       if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", `use POST /${name}`);
       const raw = (await readBody(req)).toString("utf8");
+      await checkSignature?.(req, raw);
       let args: unknown = {};
       if (raw.trim() !== "") {
         try {
@@ -164,6 +202,20 @@ export function createServeHandler(server: ToolServer, host = "127.0.0.1") {
   };
 }
 
+/**
+ * The signing secret from {@link SIGNING_SECRET_ENV}, removed from this process's environment so
+ * that no tool host it starts inherits it (an unrestricted tool reads every variable).
+ */
+function takeSigningSecret(): string | undefined {
+  const secret = process.env[SIGNING_SECRET_ENV];
+  delete process.env[SIGNING_SECRET_ENV];
+  if (!secret) return undefined;
+  process.stderr.write(
+    `amber serve: tool calls must carry a valid x-amba-signature (${SIGNING_SECRET_ENV})\n`,
+  );
+  return secret;
+}
+
 /** The `serve` command. */
 export const serveCommand = defineCommand<ServeArgs>({
   meta: {
@@ -177,6 +229,8 @@ export const serveCommand = defineCommand<ServeArgs>({
     host: { type: "string", value: "HOST", description: "address to bind (default 127.0.0.1)" },
   },
   async run(args) {
+    // Before any tool host starts: none may inherit it.
+    const signingSecret = takeSigningSecret();
     const { server, warm } = await openToolServer("serve", args.positionals[0], {
       ...args,
       typed: args.untyped !== true,
@@ -186,7 +240,7 @@ export const serveCommand = defineCommand<ServeArgs>({
     const unwatch = args.watch ? watchToolFile(server, "serve", () => {}) : undefined;
     const { createServer } = await import("node:http");
     const host = args.host ?? "127.0.0.1";
-    const http = createServer(createServeHandler(server, host));
+    const http = createServer(createServeHandler(server, host, signingSecret));
     await new Promise<void>((resolve, reject) => {
       http.once("error", (error) => reject(new CliError(`amber serve: cannot listen: ${error.message}`)));
       http.listen(args.port ?? 8000, host, resolve);
