@@ -269,6 +269,18 @@ const appCases: [string, string, () => Promise<void>, (() => Promise<void>)?][] 
     "`ping` with params nested 100,000 deep",
     demoMcp((s) => s < 500)(() => mcpBody("ping", { a: [] }).replace("[]", nested(100_000))),
   ],
+  [
+    "ping",
+    "`ping` with params nested 500,000 deep (≈1 MiB)",
+    demoMcp((s) => s < 500)(() => mcpBody("ping", { a: [] }).replace("[]", nested(500_000))),
+  ],
+  [
+    "ping",
+    "`ping` with 1 MiB of `{}` in params (349,000 objects)",
+    demoMcp((s) => s < 500)(() =>
+      mcpBody("ping", { a: [] }).replace("[]", `[${Array(349_000).fill("{}").join(",")}]`),
+    ),
+  ],
   ["ping", "`ping`, 100 headers of 600 bytes", mcpAt(app.mcpUrl, mcpOk, manyHeaders)(() => mcpBody("ping"))],
   [
     "ping",
