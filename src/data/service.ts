@@ -42,6 +42,7 @@ import {
   selectPage,
   softDeleteRow,
   updateRow,
+  whereBudgetProblem,
 } from "./sql.ts";
 import type { StorageGuard } from "./storage-quota.ts";
 import { uuidv7 } from "./uuid7.ts";
@@ -149,11 +150,13 @@ const rowsOf = (rows: Row[]): Row[] => rows.map((r) => r.row as Row);
 
 /**
  * Parse an input that may carry a `where`: its nesting is checked first, iteratively, because the
- * `where` schema is recursive (a filter nested thousands deep would overflow the stack in it).
+ * `where` schema is recursive (a filter nested thousands deep would overflow the stack in it), then
+ * its condition and list budgets, so the schema never walks more than they allow.
  */
 function parseFiltered<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
   if (typeof input === "object" && input !== null && "where" in input) {
-    const problem = whereDepthProblem((input as { where: unknown }).where);
+    const { where } = input as { where: unknown };
+    const problem = whereDepthProblem(where) ?? whereBudgetProblem(where);
     if (problem) throw invalidInput(problem);
   }
   return parseInput(schema, input);
