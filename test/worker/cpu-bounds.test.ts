@@ -1,11 +1,11 @@
 /**
  * The limits that bound one request's Worker CPU (`npm run bench -- cpuworst`, BENCHMARKS.md
  * "Worst-case CPU per request"): each is refused with its 4xx / JSON-RPC error before the expensive
- * step — a `where`'s budgets before the schema walks it. No timings here: the refusals and their
+ * step — a `where`'s budgets before the schema walks it, JSON nesting before `JSON.parse`. No timings here: the refusals and their
  * messages are what is tested.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { apiJson, developerExposing, mcpPostHeaders, type TestDeveloper } from "./helpers.ts";
+import { api, apiJson, developerExposing, mcpPostHeaders, type TestDeveloper } from "./helpers.ts";
 
 const FOODS = {
   name: "foods",
@@ -64,5 +64,26 @@ describe("CPU bounds: limits checked before the expensive step", () => {
     const rest = await apiJson(find, { token: dev.token, json: { where: lists } });
     expect(rest.status).toBe(400);
     expect(rest.body.error.message).toMatch(/^where\.or\.1\.title\.nin: .* at most 1000 values in total/);
+  });
+
+  it("refuses JSON nested deeper than 16,384 levels before parsing it (REST 400, MCP -32600)", async () => {
+    const deep = `{"where":${'{"not":'.repeat(16_400)}{}${"}".repeat(16_400)}}`;
+    const rest = await apiJson(find, {
+      method: "POST",
+      body: deep,
+      headers: { authorization: `Bearer ${dev.token}`, "content-type": "application/json" },
+    });
+    expect(rest.status).toBe(400);
+    expect(rest.body.error).toEqual({ code: "invalid_input", message: "body: nested deeper than 16384 levels" });
+    const res = await api(mcpUrl, {
+      method: "POST",
+      headers: mcpPostHeaders(dev.token),
+      body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":${"[".repeat(20_000)}${"]".repeat(20_000)}}}`,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: unknown }).error).toEqual({
+      code: -32600,
+      message: "Invalid Request: JSON nested deeper than 16384 levels",
+    });
   });
 });
