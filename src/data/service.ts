@@ -372,6 +372,13 @@ const asText = (value: unknown): string => (typeof value === "string" ? value : 
 const INTERNED_BUDGET_CHARS = 2 * 1024 * 1024;
 const interned = new WeightedLru<string, CollectionMeta>(INTERNED_BUDGET_CHARS, (_meta, key) => key.length);
 
+/**
+ * The interned copy of metadata read elsewhere (the app MCP's KV copy of an app's surface), so the
+ * per-metadata caches find it as they find metadata loaded here.
+ */
+export const internCollection = (meta: CollectionMeta): CollectionMeta =>
+  toMeta(meta.projectId, { name: meta.name, columns: meta.columns, access: meta.access });
+
 function toMeta(projectId: string, row: MetaRow): CollectionMeta {
   const key = `${projectId}\n${row.name}\n${asText(row.columns)}\n${asText(row.access)}`;
   const known = interned.get(key);
