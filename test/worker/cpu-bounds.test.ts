@@ -74,7 +74,10 @@ describe("CPU bounds: limits checked before the expensive step", () => {
       headers: { authorization: `Bearer ${dev.token}`, "content-type": "application/json" },
     });
     expect(rest.status).toBe(400);
-    expect(rest.body.error).toEqual({ code: "invalid_input", message: "body: nested deeper than 16384 levels" });
+    expect(rest.body.error).toEqual({
+      code: "invalid_input",
+      message: "body: nested deeper than 16384 levels",
+    });
     const res = await api(mcpUrl, {
       method: "POST",
       headers: mcpPostHeaders(dev.token),
