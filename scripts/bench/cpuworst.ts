@@ -351,14 +351,14 @@ const appCases: [string, string, () => Promise<void>, (() => Promise<void>)?][] 
   [
     "find",
     "`where` of 27,000 valid conditions, ≈1 MiB (refused)",
-    demoMcp(toolError("conditions"))(
+    demoMcp(toolError("where"))(
       call("foods_find", { where: widestWhere((i) => ({ calories: { gte: i % 1000 } }), 27_000) }),
     ),
   ],
   [
     "find",
     "`where` of 27,000 invalid conditions, ≈1 MiB (refused)",
-    demoMcp(toolError("calories"))(
+    demoMcp(toolError("where"))(
       call("foods_find", { where: widestWhere(() => ({ calories: { gte: "x" } }), 27_000) }),
     ),
   ],
