@@ -19,8 +19,8 @@
  * Env: `BENCH_N` (requests per type, default 40; N/4 for the scaling check), `BENCH_SAMPLE_US`
  * (default 100), `BENCH_TOP` (functions listed per worst case, default 6), `BENCH_ROWS` (`foods`
  * rows, default 10,000), `BENCH_COLLECTIONS` (the large app, default 1000), `BENCH_PORT` (default
- * 8827, the hello-world Worker on the next port, inspectors on port + 1000), `BENCH_ONLY` (a
- * substring of the request types to run, say `find`).
+ * 8827, the hello-world Worker on the next port, inspectors on port + 1000), `BENCH_ONLY` (substrings
+ * of the request types to run, comma-separated, say `find,aggregate`).
  */
 import { loadavg } from "node:os";
 import { join } from "node:path";
@@ -439,7 +439,7 @@ cases.push({
   ),
 });
 for (const [type, name, run, prepare] of appCases) {
-  if (ONLY && !type.includes(ONLY) && !name.includes(ONLY)) continue;
+  if (ONLY && !ONLY.split(",").some((only) => type.includes(only) || name.includes(only))) continue;
   cases.push({ type, worker: "app", root, name, inspector: appInspector, ...appProcesses, run, prepare });
 }
 
