@@ -184,7 +184,6 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
   toolsPageSize: TOOLS_PAGE_SIZE,
   // Each (rev, scope) surface keeps one definitions list: its pages are built and serialised once.
   rawToolPages: true,
-  rawToolResults: true,
   tools: {
     list: async (ctx) => (await ctx.surface()).definitions(ctx.principal.scope),
     async call(name, args, context) {

@@ -165,13 +165,6 @@ export interface McpServerOptions<Ctx> {
    * `result` as an object.
    */
   rawToolPages?: boolean;
-  /**
-   * Answer `tools/call` with a {@link RawJson} result whose `structuredContent` is the very text of
-   * the text item: the value is serialised once. Otherwise the wire encoding serialises it a second
-   * time — the costliest step of a large answer (100 rows of 2,000-dimension vectors: ≈ 20 of 39 ms
-   * of Worker CPU, BENCHMARKS.md "Worst-case CPU per request"). Off by default, like `rawToolPages`.
-   */
-  rawToolResults?: boolean;
 }
 
 /**
@@ -252,20 +245,6 @@ export function renderToolResult(outcome: ToolOutcome, protocolVersion: string):
   const result: CallToolResult = { content, isError: outcome.isError === true };
   if (isPlainObject(value) && supportsStructuredContent(protocolVersion)) result.structuredContent = value;
   return result;
-}
-
-/**
- * {@link renderToolResult} as JSON text, the value serialised once for both the text item and
- * `structuredContent`; null for an outcome with its own content items (rendered as an object).
- */
-export function rawToolResult(outcome: ToolOutcome, protocolVersion: string): RawJson | null {
-  if (outcome.content) return null;
-  const { value } = outcome;
-  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "null");
-  const structured = isPlainObject(value) && supportsStructuredContent(protocolVersion);
-  return new RawJson(
-    `{"content":[{"type":"text","text":${JSON.stringify(text)}}],"isError":${outcome.isError === true}${structured ? `,"structuredContent":${text}` : ""}}`,
-  );
 }
 
 /** Shapes a tool definition for `protocolVersion`, dropping fields that version does not know. */
@@ -461,10 +440,6 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
       if (!isPlainObject(args))
         throw new RpcError(INVALID_PARAMS, "Invalid params: `arguments` must be an object");
       const outcome = await tools.call(params.name, args, ctx, info);
-      if (options.rawToolResults && !info.stateless) {
-        const raw = rawToolResult(outcome, info.protocolVersion);
-        if (raw) return raw;
-      }
       return finish(renderToolResult(outcome, info.protocolVersion), info);
     },
 

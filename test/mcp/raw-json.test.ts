@@ -8,8 +8,6 @@ import {
   handleMcpHttpRequest,
   type McpServerOptions,
   RawJson,
-  rawToolResult,
-  renderToolResult,
   success,
   type ToolDefinition,
   type ToolList,
@@ -193,28 +191,5 @@ describe("tools/list with rawToolPages", () => {
     const text = await response.text();
     const page = ((await list(raw, {}, "2025-06-18")) as { result: RawJson }).result;
     expect(text).toBe(`{"jsonrpc":"2.0","id":3,"result":${page.text}}`);
-  });
-});
-
-describe("rawToolResult", () => {
-  it("is renderToolResult's result as text, the value serialised once", () => {
-    const outcomes = [
-      { value: { rows: [{ id: "a", v: [0.5, 1e-7, -3] }], next_cursor: null } },
-      { value: { error: { code: "invalid_input", message: 'a "quoted" \\ message' } }, isError: true },
-      { value: "plain text" },
-      { value: [1, 2, 3] },
-      { value: undefined },
-    ];
-    for (const outcome of outcomes) {
-      for (const version of ["2024-11-05", "2025-06-18"]) {
-        const raw = rawToolResult(outcome, version);
-        expect(raw).toBeInstanceOf(RawJson);
-        expect(JSON.parse((raw as RawJson).text)).toEqual(renderToolResult(outcome, version));
-      }
-    }
-  });
-
-  it("leaves an outcome with its own content items to renderToolResult", () => {
-    expect(rawToolResult({ value: {}, content: [{ type: "text", text: "x" }] }, "2025-06-18")).toBeNull();
   });
 });
