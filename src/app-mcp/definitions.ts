@@ -191,7 +191,7 @@ type CollectionDefinition = Omit<ToolDefinition, "name">;
  * collection weighs its columns plus four). Loaded metadata is interned by content
  * (src/data/service.ts), so a rev that leaves a collection as it was finds its definitions here:
  * after an exposure change, the first `tools/list` page of 15 collections of 100 columns rebuilt
- * ≈ 760 KB of JSON Schema: 71 ms of JS, 9.7 with this cache (BENCHMARKS.md "Worst-case CPU per
+ * ≈ 760 KB of JSON Schema: 71 ms of JS, 7–10 with this cache (BENCHMARKS.md "Worst-case CPU per
  * request"). Weight: ≈ 5 MiB of heap for 20 collections of 100 described columns in both scopes.
  */
 export const DEFINITION_CACHE_COLUMNS = 2000;
