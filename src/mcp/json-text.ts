@@ -1,12 +1,11 @@
 /**
  * A look at JSON text before `JSON.parse` builds it. V8 parses deeply nested JSON in time out of
  * proportion to its length: one 1 MiB body of `[[[…]]]` (500,000 levels) cost 13 ms of sampled JS
- * and 128 ms of workerd CPU (1.4 and 5 refused by this check), where a 1 MiB body of strings costs
- * 1.4 ms of JS (BENCHMARKS.md "Worst-case
- * CPU per request"; Node 22 took 0.3 s for 100,000 levels).
- * The input limits (src/limits.ts: 32 levels) can only be checked on the parsed value, so the text
- * is refused first when it nests deeper than anything they would let through by far. Runtime-neutral
- * and pure.
+ * and 128 ms of workerd CPU (1.4 and 5 once this check refuses it), where a 1 MiB body of strings
+ * costs 1.4 ms of JS (BENCHMARKS.md "Worst-case CPU per request"; Node 22 took 0.3 s for 100,000
+ * levels). The input limits (src/limits.ts: 32 levels) can only be checked on the parsed value, so
+ * the text is refused first when it nests deeper than anything they would let through by far.
+ * Runtime-neutral and pure.
  */
 
 /**
