@@ -20,7 +20,6 @@
  * (functions listed per type, default 12), `BENCH_PORT` (default 8827; the next ones for the
  * minimal Worker and the compared app; inspectors on port + 1000).
  */
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import {
@@ -33,14 +32,8 @@ import {
   mcpBody,
   openBenchRig,
 } from "../lib/bench-app.ts";
-import {
-  type CallFrame,
-  type CpuTimes,
-  cpuTimes,
-  descendantsNamed,
-  Inspector,
-  processCpuMs,
-} from "../lib/cpu-profile.ts";
+import { type Cpu, type CpuCase, measureCpu, profileCase, workerdOf } from "../lib/cpu-cases.ts";
+import { type CpuTimes, Inspector } from "../lib/cpu-profile.ts";
 
 const N = Number(process.env.BENCH_N ?? 200);
 const SAMPLE_US = Number(process.env.BENCH_SAMPLE_US ?? 100);
@@ -101,17 +94,7 @@ function appCases(target: BenchApp): [string, () => Promise<void>][] {
   ];
 }
 
-interface Case {
-  worker: string;
-  /** The checkout the Worker's sources are in (paths in the profile are relative to it). */
-  root: string;
-  name: string;
-  inspector: Inspector;
-  /** The workerd that runs the Worker's isolate, and `wrangler dev`'s proxy in front of it. */
-  runtime: number;
-  proxy: number;
-  run: () => Promise<void>;
-}
+type Case = CpuCase;
 const workers: [string, string, number, [string, () => Promise<void>][]][] = [
   ["this checkout", root, APP_PORT, appCases(app)],
   [
@@ -126,57 +109,17 @@ const workers: [string, string, number, [string, () => Promise<void>][]][] = [
 ];
 if (compared && COMPARE) workers.push(["compared", COMPARE, COMPARE_PORT, appCases(compared)]);
 
-/** `wrangler dev`'s two workerd processes for `port`: the proxy listens on it, the runtime not. */
-function workerdOf(port: number): { runtime: number; proxy: number } {
-  const pids = descendantsNamed(rig.wranglerPid(port), "workerd");
-  const listens = (pid: number) =>
-    readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`entry=${BENCH_HOST}:${port}\0`);
-  const proxy = pids.find(listens);
-  const runtime = pids.find((pid) => !listens(pid));
-  if (pids.length !== 2 || proxy === undefined || runtime === undefined) {
-    throw new Error(`expected wrangler dev's proxy and runtime workerd for port ${port}, found ${pids}`);
-  }
-  return { runtime, proxy };
-}
-
 const cases: Case[] = [];
 const inspectors: Inspector[] = [];
 for (const [worker, checkout, port, list] of workers) {
   const inspector = await Inspector.connect(BENCH_HOST, inspectorPortOf(port));
   inspectors.push(inspector);
   for (const [name, run] of list)
-    cases.push({ worker, root: checkout, name, inspector, ...workerdOf(port), run });
+    cases.push({ worker, root: checkout, name, inspector, ...workerdOf(rig.wranglerPid(port), port), run });
 }
 
-interface Cpu {
-  runtimeMs: number;
-  proxyMs: number;
-  wallMs: number;
-}
-
-/** `n` requests of `c`, with the CPU time both workerd processes spent meanwhile (no profiler). */
-async function cpu(c: Case, n: number): Promise<Cpu> {
-  const runtime = processCpuMs(c.runtime);
-  const proxy = processCpuMs(c.proxy);
-  const started = performance.now();
-  for (let i = 0; i < n; i++) await c.run();
-  return {
-    wallMs: (performance.now() - started) / n,
-    runtimeMs: (processCpuMs(c.runtime) - runtime) / n,
-    proxyMs: (processCpuMs(c.proxy) - proxy) / n,
-  };
-}
-
-const label = (c: Case) => (frame: CallFrame) =>
-  `${c.inspector.sourceOf(frame, c.root) || "(native)"} ${frame.functionName || "(anonymous)"}`;
-
-/** `n` requests of `c` under the sampling profiler. */
-async function profile(c: Case, n: number): Promise<CpuTimes> {
-  const sampled = await c.inspector.profile(SAMPLE_US, async () => {
-    for (let i = 0; i < n; i++) await c.run();
-  });
-  return cpuTimes(sampled, SAMPLE_US, label(c), (name) => name.startsWith("src/"));
-}
+const cpu = measureCpu;
+const profile = (c: Case, n: number) => profileCase(c, n, SAMPLE_US);
 
 const n4 = Math.max(1, Math.round(N / 4));
 const small = new Map<Case, Cpu>();

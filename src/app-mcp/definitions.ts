@@ -10,6 +10,7 @@ import { type CollectionMeta, NUMERIC_TYPES } from "../data/columns.ts";
 import { type OperationSchemas, operationSchemas } from "../data/schemas.ts";
 import type { FunctionMeta } from "../functions/definition.ts";
 import { functionArgumentsSchema, functionToolDescription } from "../functions/invoke.ts";
+import { WeightedLru } from "../mcp/lru.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
 import { advertisedInputSchema } from "./input-schema.ts";
 import {
@@ -183,8 +184,44 @@ function inputOf(op: CollectionOp, schemas: OperationSchemas): v.GenericSchema {
   return schemas[op];
 }
 
-/** A collection tool's definition but its name. */
-function collectionDefinition(op: CollectionOp, meta: CollectionMeta, scope: Scope) {
+type CollectionDefinition = Omit<ToolDefinition, "name">;
+
+/**
+ * Columns whose collection tool definitions the isolate keeps across `meta_rev` changes (a
+ * collection weighs its columns plus four). Loaded metadata is interned by content
+ * (src/data/service.ts), so a rev that leaves a collection as it was finds its definitions here:
+ * after an exposure change, the first `tools/list` page of 15 collections of 100 columns rebuilt
+ * ≈ 760 KB of JSON Schema: 71 ms of JS, 7–10 with this cache (BENCHMARKS.md "Worst-case CPU per
+ * request"). Weight: ≈ 5 MiB of heap for 20 collections of 100 described columns in both scopes.
+ */
+export const DEFINITION_CACHE_COLUMNS = 2000;
+
+const definitionCache = new WeightedLru<CollectionMeta, Map<string, CollectionDefinition>>(
+  DEFINITION_CACHE_COLUMNS,
+  (_definitions, meta) => meta.columns.length + 4,
+);
+
+/** A collection tool's definition but its name, built once per (interned metadata, op, scope). */
+function collectionDefinition(op: CollectionOp, meta: CollectionMeta, scope: Scope): CollectionDefinition {
+  let known = definitionCache.get(meta);
+  if (!known) {
+    known = new Map();
+    definitionCache.set(meta, known);
+  }
+  const key = `${op}:${scope}`;
+  let definition = known.get(key);
+  if (!definition) {
+    definition = buildCollectionDefinition(op, meta, scope);
+    known.set(key, definition);
+  }
+  return definition;
+}
+
+function buildCollectionDefinition(
+  op: CollectionOp,
+  meta: CollectionMeta,
+  scope: Scope,
+): CollectionDefinition {
   const schemas = operationSchemas(meta);
   return {
     title: `${TITLES[op]} ${meta.name}`,

@@ -5,7 +5,7 @@
  * used only when it is current and KV's eventual consistency can never serve a stale tool list.
  */
 import type { CollectionMeta } from "../data/columns.ts";
-import { listCollections } from "../data/service.ts";
+import { internCollection, listCollections } from "../data/service.ts";
 import type { Db } from "../db.ts";
 import { notFound } from "../errors.ts";
 import { loadFunctions } from "../functions/service.ts";
@@ -232,7 +232,16 @@ export async function appSurface(
   if (hit) return hit.value;
   const key = cacheKey(project.id);
   const read = await readAtRev(store, key, project.metaRev);
-  if (read.text) return remember(project, JSON.parse(read.text) as AppMeta, read.text.length);
+  if (read.text) {
+    // Interned like metadata read from Postgres: the definitions of an unchanged collection are
+    // then reused across revs (src/app-mcp/definitions.ts).
+    const meta = JSON.parse(read.text) as AppMeta;
+    return remember(
+      project,
+      { ...meta, collections: meta.collections.map(internCollection) },
+      read.text.length,
+    );
+  }
   const meta = await loadAppMeta(db, project, config);
   const text = JSON.stringify(meta);
   writeAtRev(store, key, read, project.metaRev, text, waitUntil);
@@ -263,7 +272,7 @@ export async function projectCollection(
     const read = await readAtRev(store, key, project.metaRev);
     let text = read.text;
     let list: CollectionMeta[];
-    if (text) list = JSON.parse(text) as CollectionMeta[];
+    if (text) list = (JSON.parse(text) as CollectionMeta[]).map(internCollection);
     else {
       list = await listCollections(db, project.id);
       text = JSON.stringify(list);

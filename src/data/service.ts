@@ -42,6 +42,7 @@ import {
   selectPage,
   softDeleteRow,
   updateRow,
+  whereBudgetProblem,
 } from "./sql.ts";
 import type { StorageGuard } from "./storage-quota.ts";
 import { uuidv7 } from "./uuid7.ts";
@@ -149,11 +150,13 @@ const rowsOf = (rows: Row[]): Row[] => rows.map((r) => r.row as Row);
 
 /**
  * Parse an input that may carry a `where`: its nesting is checked first, iteratively, because the
- * `where` schema is recursive (a filter nested thousands deep would overflow the stack in it).
+ * `where` schema is recursive (a filter nested thousands deep would overflow the stack in it), then
+ * its condition and list budgets, so the schema never walks more than they allow.
  */
 function parseFiltered<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
   if (typeof input === "object" && input !== null && "where" in input) {
-    const problem = whereDepthProblem((input as { where: unknown }).where);
+    const { where } = input as { where: unknown };
+    const problem = whereDepthProblem(where) ?? whereBudgetProblem(where);
     if (problem) throw invalidInput(problem);
   }
   return parseInput(schema, input);
@@ -368,6 +371,13 @@ const asText = (value: unknown): string => (typeof value === "string" ? value : 
 // described columns is ≈ 60 KB), least recently used out.
 const INTERNED_BUDGET_CHARS = 2 * 1024 * 1024;
 const interned = new WeightedLru<string, CollectionMeta>(INTERNED_BUDGET_CHARS, (_meta, key) => key.length);
+
+/**
+ * The interned copy of metadata read elsewhere (the app MCP's KV copy of an app's surface), so the
+ * per-metadata caches find it as they find metadata loaded here.
+ */
+export const internCollection = (meta: CollectionMeta): CollectionMeta =>
+  toMeta(meta.projectId, { name: meta.name, columns: meta.columns, access: meta.access });
 
 function toMeta(projectId: string, row: MetaRow): CollectionMeta {
   const key = `${projectId}\n${row.name}\n${asText(row.columns)}\n${asText(row.access)}`;

@@ -338,6 +338,52 @@ function chargeCondition(
   }
 }
 
+/** The list operators whose operand's values count against {@link MAX_WHERE_LIST_VALUES}. */
+const LIST_OPERATORS = new Set(["in", "nin", "overlaps", "contains"]);
+
+/**
+ * The condition and list-value budgets of a raw `where`, counted before the schema parses it: the
+ * schema walks every condition of a 1 MiB `where` (27,000 of them: 17 ms of Worker CPU, 88 ms when
+ * each was invalid and valibot built an issue per condition) before compiling refused the 101st
+ * (BENCHMARKS.md "Worst-case CPU per request"). Counted the way {@link compileWhere} counts, in the
+ * same order, so the message and path are the ones it would give; it checks every budget again
+ * with the column types. Recursive: run after the depth check (schemas.ts `whereDepthProblem`).
+ * Null when within the budgets (or not an object: the schema says what is wrong).
+ */
+export function whereBudgetProblem(where: unknown): string | null {
+  const state = { conditions: 0, listValues: 0 };
+  const visit = (node: unknown, path: string): string | null => {
+    if (!isPlainObject(node)) return null;
+    for (const [key, value] of Object.entries(node)) {
+      if (value === undefined) continue;
+      if (key === "and" || key === "or") {
+        if (!Array.isArray(value)) continue;
+        for (let i = 0; i < value.length; i++) {
+          const problem = visit(value[i], `${path}.${key}.${i}`);
+          if (problem) return problem;
+        }
+        continue;
+      }
+      if (key === "not") {
+        const problem = visit(value, `${path}.not`);
+        if (problem) return problem;
+        continue;
+      }
+      const operators = isPlainObject(value) ? Object.entries(value) : [["eq", value] as const];
+      for (const [op, operand] of operators) {
+        if (operand === undefined) continue;
+        if (++state.conditions > MAX_WHERE_CONDITIONS)
+          return `${path}: more than ${MAX_WHERE_CONDITIONS} conditions`;
+        if (LIST_OPERATORS.has(op) && Array.isArray(operand)) state.listValues += operand.length;
+        if (state.listValues > MAX_WHERE_LIST_VALUES)
+          return `${path}.${key}.${op}: in / nin / overlaps / contains lists of one where hold at most ${MAX_WHERE_LIST_VALUES} values in total; filter with fewer values or split the call`;
+      }
+    }
+    return null;
+  };
+  return visit(where, "where");
+}
+
 function compileNode(where: Where, state: WhereState, depth: number, path: string): SQL {
   if (depth > MAX_WHERE_DEPTH)
     throw invalidInput(`${path}: filters nest deeper than ${MAX_WHERE_DEPTH} levels`);

@@ -11,6 +11,7 @@ import {
   type Handlers,
   type TransportInfo,
 } from "./dispatch.ts";
+import { jsonNestingExceeds, MAX_JSON_NESTING } from "./json-text.ts";
 import {
   encodeJsonRpc,
   failure,
@@ -162,6 +163,13 @@ export async function handleMcpHttpRequest<Ctx>(
   }
   const text = await messageTextWithin(request, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   if (text === null) return errorResponse(413, INVALID_REQUEST, "Payload Too Large");
+  if (jsonNestingExceeds(text)) {
+    return errorResponse(
+      400,
+      INVALID_REQUEST,
+      `Invalid Request: JSON nested deeper than ${MAX_JSON_NESTING} levels`,
+    );
+  }
   let payload: unknown;
   try {
     payload = JSON.parse(text);

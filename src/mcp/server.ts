@@ -213,9 +213,12 @@ const CURSOR_PREFIX = "tools:";
 /** The opaque cursor of the page starting at `offset`. */
 const encodeCursor = (offset: number): string => btoa(`${CURSOR_PREFIX}${offset}`);
 
+/** Longest cursor this server issues (`tools:` and nine digits, base64): a longer one is not decoded. */
+const MAX_CURSOR_CHARS = 20;
+
 /** The offset a cursor names, or null when it is not one this server issued for a list this long. */
 function decodeCursor(cursor: unknown, length: number): number | null {
-  if (typeof cursor !== "string") return null;
+  if (typeof cursor !== "string" || cursor.length > MAX_CURSOR_CHARS) return null;
   let text: string;
   try {
     text = atob(cursor);

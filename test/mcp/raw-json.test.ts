@@ -134,6 +134,15 @@ describe("tools/list with rawToolPages", () => {
     ]);
   });
 
+  it("refuses a cursor longer than any it issues without decoding it (-32602)", async () => {
+    const issued = btoa("tools:2");
+    expect(await list(raw, { cursor: issued }, "2025-06-18")).toHaveProperty("result");
+    // atob skips ASCII whitespace: the padded cursor names the same page, but is not read.
+    expect(await list(raw, { cursor: `${issued}${" ".repeat(20)}` }, "2025-06-18")).toMatchObject({
+      error: { code: -32602, message: "Invalid params: unknown cursor" },
+    });
+  });
+
   it("serialises again when the provider hands out a new list (a changed surface)", async () => {
     let current = TOOLS;
     const handlers = createMcpHandlers(options(true, () => current));

@@ -1,12 +1,15 @@
 /**
  * The isolate's caches whose entries a tenant sizes are bounded by weight, not only by count
  * (src/mcp/lru.ts; README "Decisions", "Isolate memory"): a project's metadata, the operation
- * schemas of its collections, its serialised `tools/list` pages and the credentials it resolves.
+ * schemas and tool definitions of its collections, its serialised `tools/list` pages and the
+ * credentials it resolves.
  * Each case fills a cache past its budget and checks that the oldest entry was forgotten (built or
  * loaded again), which an entry-count bound alone (or a WeakMap) never did.
  */
 import { describe, expect, it } from "vitest";
+import { DEFINITION_CACHE_COLUMNS, toolDefinition } from "../../src/app-mcp/definitions.ts";
 import { appSurface, METADATA_BUDGET_CHARS, type MetaStore } from "../../src/app-mcp/surface.ts";
+import { buildAppTools } from "../../src/app-mcp/tools.ts";
 import type { CollectionMeta } from "../../src/data/columns.ts";
 import { operationSchemas, SCHEMA_CACHE_COLUMNS } from "../../src/data/schemas.ts";
 import type { Db } from "../../src/db.ts";
@@ -51,6 +54,26 @@ describe("isolate caches a tenant sizes", () => {
     expect(operationSchemas(first)).toBe(schemas);
     for (let i = 0; i * 100 < SCHEMA_CACHE_COLUMNS; i++) operationSchemas(collection(`c${i}`, 100));
     expect(operationSchemas(first)).not.toBe(schemas);
+  });
+
+  it("collection tool definitions: at most DEFINITION_CACHE_COLUMNS columns' worth, across revs", () => {
+    const definition = (meta: CollectionMeta) => {
+      const app = {
+        projectId: meta.projectId,
+        projectName: "p",
+        metaRev: 1,
+        collections: [meta],
+        functions: [],
+      };
+      const tool = buildAppTools(app, "developer").find((t) => t.name.endsWith("_get"));
+      if (!tool) throw new Error("no get tool");
+      return toolDefinition(tool, app, "developer").inputSchema;
+    };
+    const first = collection("first", 100);
+    const schema = definition(first);
+    expect(definition(first)).toBe(schema);
+    for (let i = 0; i * 104 < DEFINITION_CACHE_COLUMNS; i++) definition(collection(`d${i}`, 100));
+    expect(definition(first)).not.toBe(schema);
   });
 
   it("surfaces: at most METADATA_BUDGET_CHARS of metadata JSON, so a large app is read again", async () => {

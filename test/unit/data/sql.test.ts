@@ -10,6 +10,7 @@ import {
   keysetCondition,
   parseOrder,
   projectSchemaName,
+  whereBudgetProblem,
 } from "../../../src/data/sql.ts";
 import { arrayLiteral, quoteLiteral } from "../../../src/data/values.ts";
 
@@ -78,6 +79,21 @@ describe("where", () => {
     expect(() => compileWhere(meta, { ...split, id: { in: [meta.projectId] } })).toThrow(
       "where.id.in: in / nin / overlaps / contains lists of one where hold at most 1000 values in total; filter with fewer values or split the call",
     );
+  });
+
+  it("counts conditions and list values before the schema, with the compiler's messages", () => {
+    const conditions = (n: number) => ({
+      or: Array.from({ length: n }, (_, i) => ({ calories: { gte: i } })),
+    });
+    expect(whereBudgetProblem(conditions(100))).toBeNull();
+    expect(() => compileWhere(meta, conditions(101))).toThrow("where.or.100: more than 100 conditions");
+    expect(whereBudgetProblem(conditions(101))).toBe("where.or.100: more than 100 conditions");
+    // Invalid operands count too: the budget is checked before anything is parsed.
+    expect(whereBudgetProblem({ calories: "x", or: [{ title: { in: Array(1001).fill(1) } }] })).toBe(
+      "where.or.0.title.in: in / nin / overlaps / contains lists of one where hold at most 1000 values in total; filter with fewer values or split the call",
+    );
+    expect(whereBudgetProblem({ title: { in: Array(1000).fill("a") } })).toBeNull();
+    expect(whereBudgetProblem("not an object")).toBeNull();
   });
 
   it("bounds overlaps / contains values of one where, a json operand by every value in it", () => {
