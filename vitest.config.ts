@@ -70,7 +70,9 @@ export default defineConfig({
           // time, also on a 2-core machine (vitest's default there is one).
           maxWorkers: 3,
           environment: "node",
-          testTimeout: 20_000,
+          // Generous: a CLI's first typed start runs the TypeScript compiler, which took over 15 s
+          // on a loaded 2-core box. Only a failing test waits this long.
+          testTimeout: 60_000,
           hookTimeout: 60_000,
         },
       },

@@ -119,7 +119,7 @@ export class LineClient {
   }
 
   /** Resolves once stderr holds `text` (rejects after `timeoutMs`). */
-  stderrHolds(text: string, timeoutMs = 15_000): Promise<void> {
+  stderrHolds(text: string, timeoutMs = 45_000): Promise<void> {
     if (this.stderr.includes(text)) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const onData = () => {
@@ -142,7 +142,7 @@ export class LineClient {
   }
 
   /** The next stdout line. */
-  nextLine(timeoutMs = 15_000): Promise<string> {
+  nextLine(timeoutMs = 45_000): Promise<string> {
     const queued = this.#lines.shift();
     if (queued !== undefined) return Promise.resolve(queued);
     return new Promise((resolve, reject) => {
@@ -158,7 +158,7 @@ export class LineClient {
   }
 
   /** Exactly `bytes` bytes of stdout that follow (a Content-Length body without a trailing newline). */
-  async nextBody(bytes: number, timeoutMs = 15_000): Promise<string> {
+  async nextBody(bytes: number, timeoutMs = 45_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const pending = [...this.#lines.map((l) => `${l}\n`), this.#buffer].join("");
