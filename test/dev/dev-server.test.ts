@@ -156,7 +156,8 @@ const loopbackFetch = ((url: string | URL, init: RequestInit = {}) =>
 
 /**
  * The README's examples against the demo app `npm run dev` printed, with the official SDK client:
- * the hostname URL (`http://demo.mcp.localhost:<port>/mcp`) serves the end-user tools, and "A tool
+ * the hostname URL (`http://demo.mcp.localhost:<port>/mcp`) serves the end-user tools and is its
+ * own OAuth resource, and "A tool
  * file as an app function": the README's `tools.ts` under `amber serve` with the project's signing
  * secret, deployed and exposed, answers `my_first_project_fn_add {"a":2,"b":40}` with
  * `{"status":200,"body":42}` — the platform's signature checked by amber's verifier.
@@ -170,6 +171,11 @@ async function readmeExamples(base: string, output: string) {
   };
   const hostUrl = printed(output, "hostname MCP");
   expect(hostUrl).toMatch(/^http:\/\/demo\.mcp\.localhost:\d+\/mcp$/);
+  // An OAuth client's first step on that URL leads to metadata served there, naming that URL.
+  const challenge = await loopbackFetch(hostUrl, { method: "POST", body: "{}" });
+  const metadataUrl = `${new URL(hostUrl).origin}/.well-known/oauth-protected-resource/mcp`;
+  expect(challenge.headers.get("www-authenticate")).toContain(`resource_metadata="${metadataUrl}"`);
+  expect(await (await loopbackFetch(metadataUrl)).json()).toMatchObject({ resource: hostUrl });
   const onHost = new Client({ name: "readme", version: "1.0.0" });
   await onHost.connect(
     new StreamableHTTPClientTransport(new URL(hostUrl), {
