@@ -21,6 +21,7 @@ import type { Db } from "../db.ts";
 import { isConcurrentChange, isUniqueViolation, pgError, SLUG_RESERVED } from "../db-errors.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
+import { slugResource } from "../oauth/resources.ts";
 import { RATE_LIMIT_TIERS, type RateLimitTier } from "../rate-limit.ts";
 import { parseInput } from "../validate.ts";
 
@@ -153,15 +154,6 @@ export interface AppMcpConfigView {
   connection: { url: string; hostname_url: string | null };
 }
 
-/**
- * `<slug>.<suffix>/mcp` with the platform base URL's scheme and port: `https://<slug>.mcp.amba.host/mcp`
- * in production, `http://<slug>.mcp.localhost:8787/mcp` under `npm run dev`.
- */
-function hostnameUrl(base: ConnectionBase, slug: string): string {
-  const { protocol, port } = new URL(base.baseUrl);
-  return `${protocol}//${slug}.${base.hostSuffix}${port ? `:${port}` : ""}/mcp`;
-}
-
 /** The config view of a project's settings (pure). */
 export function appMcpConfigView(
   base: ConnectionBase,
@@ -177,7 +169,10 @@ export function appMcpConfigView(
     rate_limit_per_minute: config.rateLimitPerMinute,
     connection: {
       url: `${base.baseUrl}/app/${projectId}/mcp`,
-      hostname_url: config.slug && base.hostSuffix ? hostnameUrl(base, config.slug) : null,
+      // `https://<slug>.mcp.amba.host/mcp` in production, `http://<slug>.mcp.localhost:8787/mcp` under
+      // `npm run dev`: the OAuth resource of that endpoint, spelled the same way.
+      hostname_url:
+        config.slug && base.hostSuffix ? slugResource(config.slug, base.hostSuffix, base.baseUrl) : null,
     },
   };
 }

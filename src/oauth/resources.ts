@@ -4,7 +4,9 @@
  *
  * - platform MCP: `<issuer>/mcp`
  * - app MCP by path: `<issuer>/app/<project id>/mcp`
- * - app MCP by hostname: `https://<slug>.<APP_MCP_HOST_SUFFIX>/mcp`
+ * - app MCP by hostname: `https://<slug>.<APP_MCP_HOST_SUFFIX>/mcp`, with the issuer's scheme and port
+ *   (`http://<slug>.mcp.localhost:8787/mcp` under `npm run dev`: the URL the config's `hostname_url`
+ *   gives, so a client's 401 leads to metadata that exists and names the URL it connected to)
  *
  * `<issuer>` is `PUBLIC_BASE_URL`, or the request's origin when it is empty. Path-addressed
  * resources live on the issuer's origin only, so a token's audience always names one of our
@@ -34,8 +36,14 @@ export const appResource = (issuer: string, projectId: string): string =>
   `${issuer}/app/${projectId.toLowerCase()}/mcp`;
 
 /** The canonical resource of a project's hostname-addressed app MCP. */
-export const slugResource = (slug: string, hostSuffix: string): string =>
-  `https://${slug}.${hostSuffix.toLowerCase()}/mcp`;
+export const slugResource = (slug: string, hostSuffix: string, issuer: string): string =>
+  `${hostOrigin(`${slug}.${hostSuffix.toLowerCase()}`, issuer)}/mcp`;
+
+/** `host` under the issuer's scheme and port (production: `https://<host>`). */
+export function hostOrigin(host: string, issuer: string): string {
+  const { protocol, port } = new URL(issuer);
+  return `${protocol}//${host}${port ? `:${port}` : ""}`;
+}
 
 /** RFC 9728 §3.1: the metadata URL inserts `/.well-known/oauth-protected-resource` before the path. */
 export function resourceMetadataUrl(resource: string): string {
@@ -56,7 +64,8 @@ export function parseResource(resource: string, issuer: string, hostSuffix: stri
   }
   if (url.search || url.hash || url.username || url.password) return null;
   const suffix = `.${hostSuffix.toLowerCase()}`;
-  if (hostSuffix && url.protocol === "https:" && url.port === "" && url.hostname.endsWith(suffix)) {
+  const { protocol, port } = new URL(issuer);
+  if (hostSuffix && url.protocol === protocol && url.port === port && url.hostname.endsWith(suffix)) {
     const slug = url.hostname.slice(0, -suffix.length);
     return SLUG.test(slug) && url.pathname === "/mcp" ? { kind: "app", slug } : null;
   }
@@ -69,5 +78,7 @@ export function parseResource(resource: string, issuer: string, hostSuffix: stri
 /** The canonical spelling of a target's resource. */
 export function resourceOf(target: ResourceTarget, issuer: string, hostSuffix: string): string {
   if (target.kind === "platform") return platformResource(issuer);
-  return "slug" in target ? slugResource(target.slug, hostSuffix) : appResource(issuer, target.projectId);
+  return "slug" in target
+    ? slugResource(target.slug, hostSuffix, issuer)
+    : appResource(issuer, target.projectId);
 }

@@ -40,7 +40,7 @@ export function issuer<E extends AppEnv>(c: Context<E>): string {
 /** The canonical resource an MCP request is addressed to (`slug` set: the hostname endpoint). */
 export function mcpResource(c: Ctx, endpoint: { projectId: string } | { slug: string } | "platform"): string {
   if (endpoint === "platform") return platformResource(issuer(c));
-  if ("slug" in endpoint) return slugResource(endpoint.slug, c.env.APP_MCP_HOST_SUFFIX);
+  if ("slug" in endpoint) return slugResource(endpoint.slug, c.env.APP_MCP_HOST_SUFFIX, issuer(c));
   return appResource(issuer(c), endpoint.projectId);
 }
 

@@ -4,12 +4,15 @@
  * is a benchmark (BENCHMARKS.md), not an assertion here: timeouts are only generous limits.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import type { LookupFunction } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, inject, it, vi } from "vitest";
 import { findPostgres, startTestPostgres } from "../postgres-server.ts";
 import { freePort, type LaunchedDev, launchDev } from "../support/dev-server.ts";
 
@@ -132,6 +135,108 @@ async function seedRoundTrip(base: string) {
   await platform.close();
 }
 
+const printed = (output: string, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(output)?.[1] ?? "";
+
+/**
+ * `fetch` over node:http with the lookup README "Per-app hostnames locally" gives Node, whose
+ * resolver does not know `*.localhost`: every name is 127.0.0.1 and the URL's host is the `Host`.
+ */
+const loopbackFetch = ((url: string | URL, init: RequestInit = {}) =>
+  new Promise<Response>((resolve, reject) => {
+    const headers = Object.fromEntries(new Headers(init.headers));
+    const lookup: LookupFunction = (_host, options, callback) =>
+      options.all ? callback(null, [{ address: "127.0.0.1", family: 4 }]) : callback(null, "127.0.0.1", 4);
+    const req = request(new URL(url), { method: init.method ?? "GET", headers, lookup }, (res) => {
+      const status = res.statusCode ?? 500;
+      const body = status === 204 || status === 304 ? null : (Readable.toWeb(res) as ReadableStream);
+      resolve(new Response(body, { status, headers: res.headers as Record<string, string> }));
+    });
+    req.on("error", reject).end(init.body as string | undefined);
+  })) as typeof fetch;
+
+/**
+ * The README's examples against the demo app `npm run dev` printed, with the official SDK client:
+ * the hostname URL (`http://demo.mcp.localhost:<port>/mcp`) serves the end-user tools and is its
+ * own OAuth resource, and "A tool
+ * file as an app function": the README's `tools.ts` under `amber serve` with the project's signing
+ * secret, deployed and exposed, answers `my_first_project_fn_add {"a":2,"b":40}` with
+ * `{"status":200,"body":42}` — the platform's signature checked by amber's verifier.
+ */
+async function readmeExamples(base: string, output: string) {
+  const project = printed(output, "project id");
+  const developer = { authorization: `Bearer ${printed(output, "developer token")}` };
+  const endUser = {
+    "x-api-key": printed(output, "client key"),
+    authorization: `Bearer ${printed(output, "session token")}`,
+  };
+  const hostUrl = printed(output, "hostname MCP");
+  expect(hostUrl).toMatch(/^http:\/\/demo\.mcp\.localhost:\d+\/mcp$/);
+  // An OAuth client's first step on that URL leads to metadata served there, naming that URL.
+  const challenge = await loopbackFetch(hostUrl, { method: "POST", body: "{}" });
+  const metadataUrl = `${new URL(hostUrl).origin}/.well-known/oauth-protected-resource/mcp`;
+  expect(challenge.headers.get("www-authenticate")).toContain(`resource_metadata="${metadataUrl}"`);
+  expect(await (await loopbackFetch(metadataUrl)).json()).toMatchObject({ resource: hostUrl });
+  const onHost = new Client({ name: "readme", version: "1.0.0" });
+  await onHost.connect(
+    new StreamableHTTPClientTransport(new URL(hostUrl), {
+      fetch: loopbackFetch,
+      requestInit: { headers: endUser },
+    }),
+  );
+  expect((await onHost.listTools()).tools.map((t) => t.name)).toContain("recipes_find_nearest");
+  await onHost.close();
+
+  const admin = (path: string, method: string, body?: unknown) =>
+    fetch(`${base}/v1/admin/projects/${project}${path}`, {
+      method,
+      headers: { ...developer, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }));
+  const secret = (await admin("/functions/signing-secret", "GET")).body.signing_secret;
+  const dir = mkdtempSync(join(tmpdir(), "amba-readme-"));
+  writeFileSync(
+    join(dir, "tools.ts"),
+    "/** Add two numbers. */\nexport function add(a: number, b: number) {\n  return a + b;\n}\n",
+  );
+  const serve = spawn(node, [inject("amberBin"), "serve", "tools.ts", "--port", "0"], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", AMBA_FUNCTION_SIGNING_SECRET: String(secret) },
+  });
+  try {
+    const served = await new Promise<string>((resolve, reject) => {
+      let err = "";
+      serve.stderr.on("data", (d) => {
+        err += d;
+        const match = /listening on (http:\/\/\S+)/.exec(err);
+        if (match) resolve(match[1]!);
+      });
+      serve.once("exit", () => reject(new Error(`amber serve exited: ${err}`)));
+    });
+    const schema = {
+      type: "object",
+      properties: { a: { type: "number" }, b: { type: "number" } },
+      required: ["a", "b"],
+    };
+    const deploy = {
+      name: "add",
+      url: `${served}/add`,
+      mcp: { description: "Add two numbers.", input_schema: schema },
+    };
+    expect((await admin("/functions/deploy", "POST", deploy)).status).toBe(201);
+    expect((await admin("/app-mcp/exposure", "PUT", { functions: ["add"] })).status).toBe(200);
+    const app = await mcpClient(`${base}/app/${project}/mcp`, endUser);
+    const call = await app.callTool({ name: "my_first_project_fn_add", arguments: { a: 2, b: 40 } });
+    expect(json(call)).toEqual({ status: 200, body: 42 });
+    await app.close();
+    // Straight to the function, unsigned: amber refuses it.
+    const unsigned = await fetch(`${served}/add`, { method: "POST", body: '{"a":2,"b":40}' });
+    expect(unsigned.status).toBe(401);
+  } finally {
+    serve.kill("SIGTERM");
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("npm run dev", () => {
   it("serves a healthy Worker on the embedded database, stops cleanly, and keeps the data", async () => {
     const port = await freePort();
@@ -143,6 +248,7 @@ describe("npm run dev", () => {
     expect(projectId).toMatch(/^[0-9a-f-]{36}$/);
     expect(first.output()).toContain(`"url": "http://127.0.0.1:${port}/app/${projectId}/mcp"`);
     await seedRoundTrip(`http://127.0.0.1:${port}`);
+    await readmeExamples(`http://127.0.0.1:${port}`, first.output());
 
     expect(await stopDev(first)).toBe(0);
     // Nothing is left listening on the port.

@@ -10,6 +10,9 @@ import { CliError } from "./errors.ts";
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** A value printed as one word: `null` too (`-`), so `{url, hostname_url: null}` stays one line. */
+const isScalar = (v: unknown): boolean => v === null || typeof v !== "object";
+
 /** One cell, escaped: scalars as text, named lists as names, anything else as compact JSON. */
 export const cell = (value: unknown): string => printable(cellText(value));
 
@@ -17,13 +20,13 @@ function cellText(value: unknown): string {
   if (value === null || value === undefined) return "-";
   if (typeof value !== "object") return String(value);
   if (Array.isArray(value)) {
-    if (value.every((v) => typeof v !== "object")) return value.join(", ") || "-";
+    if (value.every(isScalar)) return value.map(cellText).join(", ") || "-";
     if (value.every((v) => isObject(v) && typeof v.name === "string"))
       return value.map((v) => [v.name, v.type].filter((x) => x !== undefined).join(" ")).join(", ");
   }
-  if (isObject(value) && Object.values(value).every((v) => typeof v !== "object"))
+  if (isObject(value) && Object.values(value).every(isScalar))
     return Object.entries(value)
-      .map(([k, v]) => `${k}=${v}`)
+      .map(([k, v]) => `${k}=${cellText(v)}`)
       .join(" ");
   return JSON.stringify(value);
 }
@@ -51,7 +54,7 @@ export function render(result: Record<string, unknown>): string {
     if (!listed && Array.isArray(value) && value.length > 0 && value.every(isObject)) {
       listed = true;
       lines.push(table(value as Record<string, unknown>[]));
-    } else if (isObject(value) && !Object.values(value).every((v) => typeof v !== "object")) {
+    } else if (isObject(value) && !Object.values(value).every(isScalar)) {
       for (const [k, v] of Object.entries(value)) lines.push(`${printable(`${key}.${k}`)}: ${cell(v)}`);
     } else {
       lines.push(`${printable(key)}: ${cell(value)}`);

@@ -34,6 +34,7 @@ import {
 } from "../../oauth/grants.ts";
 import {
   appResource,
+  hostOrigin,
   parseResource,
   platformResource,
   type ResourceTarget,
@@ -148,7 +149,7 @@ function protectedResource(c: Ctx, resource: string, name: string): Response {
 oauthRoutes.get("/.well-known/oauth-protected-resource/mcp", (c) => {
   // On `<slug>.<suffix>` this is the app's hostname endpoint; anywhere else, the platform MCP.
   const onHost = parseResource(
-    `https://${new URL(c.req.url).hostname}/mcp`,
+    `${hostOrigin(new URL(c.req.url).hostname, issuer(c))}/mcp`,
     issuer(c),
     c.env.APP_MCP_HOST_SUFFIX,
   );

@@ -20,7 +20,7 @@ describe("OAuth resources", () => {
   it("spells each endpoint's canonical resource and its metadata URL", () => {
     expect(platformResource(ISSUER)).toBe("https://mcp.amba.dev/mcp");
     expect(appResource(ISSUER, ID.toUpperCase())).toBe(`https://mcp.amba.dev/app/${ID}/mcp`);
-    expect(slugResource("chef", "MCP.amba.host")).toBe("https://chef.mcp.amba.host/mcp");
+    expect(slugResource("chef", "MCP.amba.host", ISSUER)).toBe("https://chef.mcp.amba.host/mcp");
     expect(resourceMetadataUrl(`https://mcp.amba.dev/app/${ID}/mcp`)).toBe(
       `https://mcp.amba.dev/.well-known/oauth-protected-resource/app/${ID}/mcp`,
     );
@@ -54,6 +54,16 @@ describe("OAuth resources", () => {
       "not a url",
     ]) {
       expect(parseResource(bad, ISSUER, SUFFIX), bad).toBeNull();
+    }
+    // `npm run dev`: the hostname URL keeps the issuer's scheme and port, as the config's hostname_url.
+    const dev = "http://127.0.0.1:8787";
+    expect(slugResource("demo", "mcp.localhost", dev)).toBe("http://demo.mcp.localhost:8787/mcp");
+    expect(parseResource("http://demo.mcp.localhost:8787/mcp", dev, "mcp.localhost")).toEqual({
+      kind: "app",
+      slug: "demo",
+    });
+    for (const bad of ["https://demo.mcp.localhost/mcp", "http://demo.mcp.localhost:8788/mcp"]) {
+      expect(parseResource(bad, dev, "mcp.localhost"), bad).toBeNull();
     }
     const target = parseResource(`${ISSUER}/app/${ID}/mcp`, ISSUER, SUFFIX)!;
     expect(resourceOf(target, ISSUER, SUFFIX)).toBe(`${ISSUER}/app/${ID}/mcp`);
