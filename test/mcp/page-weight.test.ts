@@ -98,19 +98,22 @@ describe("tools/list under toolsPageWeight", () => {
     return pages;
   }
 
-  it.each([true, false])("walks every tool once in pages within the budget (rawToolPages %s)", async (raw) => {
-    built = [];
-    const pages = await walk(raw);
-    expect(pages).toEqual([
-      ["t0", "t1"],
-      ["t2", "t3"],
-      ["t4"],
-      ["t5", "t6", "t7", "t8", "t9"],
-      ["t10", "t11"],
-    ]);
-    // Only each page's own tools were built (the object path renders the list once).
-    if (raw) expect(built).toEqual(WEIGHTS.map((_, i) => i));
-  });
+  it.each([true, false])(
+    "walks every tool once in pages within the budget (rawToolPages %s)",
+    async (raw) => {
+      built = [];
+      const pages = await walk(raw);
+      expect(pages).toEqual([
+        ["t0", "t1"],
+        ["t2", "t3"],
+        ["t4"],
+        ["t5", "t6", "t7", "t8", "t9"],
+        ["t10", "t11"],
+      ]);
+      // Only each page's own tools were built (the object path renders the list once).
+      if (raw) expect(built).toEqual(WEIGHTS.map((_, i) => i));
+    },
+  );
 
   it("refuses a budget without a page size", () => {
     expect(() =>
