@@ -201,9 +201,9 @@ function renderedTools(list: ToolList, protocolVersion: string): ToolDefinition[
 
 /**
  * Characters of serialised `tools/list` pages one handler table keeps (`rawToolPages`). A page of
- * 100 tools of collections with 100 described columns is megabytes, and every (list, version, page)
- * is its own text, so an unbounded cache let one app's paging hold most of an isolate's memory; the
- * least recently served pages go first and are rendered again when asked for.
+ * tools with many described columns is large even within a weight budget, and every (list,
+ * version, page) is its own text, so an unbounded cache let one app's paging hold most of an
+ * isolate's memory; the least recently served pages go first and are rendered again when asked for.
  */
 export const RAW_PAGES_BUDGET_CHARS = 8 * 1024 * 1024;
 
