@@ -196,17 +196,9 @@ type CollectionDefinition = Omit<ToolDefinition, "name">;
  */
 export const DEFINITION_CACHE_COLUMNS = 2000;
 
-/**
- * What a collection's tool definition weighs: its columns (each typed in its input schema, with its
- * operators in find's), plus four for what every tool carries (title, description, annotations,
- * the operation's own inputs). The unit of {@link DEFINITION_CACHE_COLUMNS} and of a `tools/list`
- * page's weight ({@link definitionWeight}).
- */
-const collectionWeight = (meta: CollectionMeta): number => meta.columns.length + 4;
-
 const definitionCache = new WeightedLru<CollectionMeta, Map<string, CollectionDefinition>>(
   DEFINITION_CACHE_COLUMNS,
-  (_definitions, meta) => collectionWeight(meta),
+  (_definitions, meta) => meta.columns.length + 4,
 );
 
 /** A collection tool's definition but its name, built once per (interned metadata, op, scope). */
@@ -313,26 +305,28 @@ const SCHEMA_CHARS_PER_COLUMN = 80;
 
 /**
  * What a tool's definition weighs against `TOOLS_PAGE_WEIGHT` (src/app-mcp/handlers.ts), in
- * columns, read from the metadata before the definition is built: a collection tool its
- * collection's weight; a function tool four plus its declared input schema at
- * {@link SCHEMA_CHARS_PER_COLUMN} characters a column (≈ what a column adds to a collection tool's
- * schema); `<app>_list_collections` four plus the collections its description lists — a line of
- * text per collection, not a schema: listing 50 collections of 100 columns cost less than building
- * one 100-column collection tool (Node, one run).
+ * columns, read from the metadata before the definition is built. Building one costs about the same
+ * per column whatever the tool (each input schema types every column), plus about a column's worth
+ * for the tool itself (measured: ≈ 10–13 µs of workerd JS a unit, from 4-column to 100-column
+ * collections; BENCHMARKS.md "Worst-case CPU per request"). So: a collection tool its columns + 1;
+ * a function tool 1 + its declared input schema at {@link SCHEMA_CHARS_PER_COLUMN} characters a
+ * column (≈ what a column adds to a collection tool's schema); `<app>_list_collections` 1 + the
+ * collections its description lists — a line of text per collection, not a schema: listing 50
+ * collections of 100 columns cost about half of building one 100-column collection tool (Node).
  */
 export function definitionWeight(tool: AppTool, meta: AppMeta): number {
   const { binding } = tool;
   switch (binding.kind) {
     case "collection":
-      return collectionWeight(binding.collection);
+      return binding.collection.columns.length + 1;
     case "function": {
       const declared = binding.fn.mcp?.input_schema;
-      return 4 + (declared ? Math.ceil(JSON.stringify(declared).length / SCHEMA_CHARS_PER_COLUMN) : 0);
+      return 1 + (declared ? Math.ceil(JSON.stringify(declared).length / SCHEMA_CHARS_PER_COLUMN) : 0);
     }
     case "list_collections":
-      return 4 + Math.min(meta.collections.length, INDEX_COLLECTIONS);
+      return 1 + Math.min(meta.collections.length, INDEX_COLLECTIONS);
     case "whoami":
-      return 4;
+      return 1;
   }
 }
 

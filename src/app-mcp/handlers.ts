@@ -184,13 +184,13 @@ export const TOOLS_PAGE_SIZE = 100;
 
 /**
  * Columns the tools of one `tools/list` page may carry (`definitionWeight`, src/app-mcp/definitions.ts:
- * a collection tool weighs its columns plus four): a page ends before the tool that would pass it.
- * By count alone, a first page of 100 tools of 100-column collections cost ≈ 71 ms of JS in a fresh
- * isolate (≈ 7 µs a unit; BENCHMARKS.md "Worst-case CPU per request"); 1,000 keeps a page near
- * 7 ms, within the free plan's 10, while an app whose collections have up to 5 columns still gets
- * 100 tools a page (a page always holds one tool, whatever it weighs).
+ * a collection tool weighs its columns plus one): a page ends before the tool that would pass it.
+ * By count alone, a first page of 100 tools of 100-column collections cost ≈ 70 ms of JS in a fresh
+ * isolate (BENCHMARKS.md "Worst-case CPU per request"); at ≈ 10–13 µs a unit, 600 keeps a page's
+ * definitions within ≈ 8 ms (the free plan stops a request at 10), while an app whose collections
+ * have up to 4 columns still gets 100 tools a page (a page always holds one tool, whatever it weighs).
  */
-export const TOOLS_PAGE_WEIGHT = 1000;
+export const TOOLS_PAGE_WEIGHT = 600;
 
 /** The MCP handlers of every app endpoint (the per-app part lives in the request context). */
 export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
