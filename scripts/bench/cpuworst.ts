@@ -10,7 +10,7 @@
  * Request types and their worst cases (each within every limit, or refused by one — a refusal costs
  * what it took to reach it): `ping` (a batch of 100, a 1 MiB body, JSON nested 100,000 deep),
  * `tools/list` (warm and first after a `meta_rev` change, at the demo app's 2 collections and at
- * 1,000; a cursor of 262,144 characters), `find` (the largest `where` the budgets allow; `where`s of
+ * 1,000; 15 collections of 100 columns with no definition cached; a cursor of 262,144 characters), `find` (the largest `where` the budgets allow; `where`s of
  * 27,000 conditions, valid and not, in a 1 MiB body; a 262,144-character cursor), `insert` (100
  * text columns filling 1 MiB), `aggregate` (1,000 groups × 20 metrics), `find_nearest` (2,000
  * dimensions, 100 rows), OAuth registration (8 KiB of metadata), credentials (a fresh well-formed
@@ -223,6 +223,21 @@ const metrics = [
 const bump = () =>
   post(`${bigAdmin}/app-mcp/exposure`, { collections: bigNames }, "bump", "PUT").then(() => {});
 const bumpDemo = () => post(`${admin}/app-mcp/exposure`, demoExposure, "bump", "PUT").then(() => {});
+const bumpWide = () =>
+  post(`${wideAdmin}/app-mcp/exposure`, { collections: wideNames }, "bump", "PUT").then(() => {});
+let wideEdits = 0;
+/**
+ * A change to every wide collection's metadata (its first column's description, in the metadata
+ * rows), then a `meta_rev` bump: no definition is in the isolate's cache (`DEFINITION_CACHE_COLUMNS`),
+ * as in a fresh isolate — the JS of its definitions is what a first request there pays.
+ */
+const editWide = async () => {
+  wideEdits++;
+  await rig.backend.exec(`UPDATE collections
+    SET columns = jsonb_set(columns, '{0,description}', to_jsonb('edit ${wideEdits}'::text))
+    WHERE project_id = '${wideApp.id}'::uuid`);
+  await bumpWide();
+};
 const register = (uris: number) => () =>
   JSON.stringify({
     client_name: "cpu bench",
@@ -335,7 +350,13 @@ const appCases: [string, string, () => Promise<void>, (() => Promise<void>)?][] 
     "tools/list",
     `page 1, 15 collections of ${WIDE_COLUMNS} columns, first after a change`,
     mcpAt(`${app.url}/app/${wideApp.id}/mcp`)(() => mcpBody("tools/list")),
-    () => post(`${wideAdmin}/app-mcp/exposure`, { collections: wideNames }, "bump", "PUT").then(() => {}),
+    bumpWide,
+  ],
+  [
+    "tools/list",
+    `page 1, 15 collections of ${WIDE_COLUMNS} columns, no definition cached (as in a fresh isolate)`,
+    mcpAt(`${app.url}/app/${wideApp.id}/mcp`)(() => mcpBody("tools/list")),
+    editWide,
   ],
   [
     "tools/list",

@@ -3,20 +3,24 @@
  * 1, 10, 100 and 1,000 copies of DESIGN.md's `recipes` collection (owner/owner) — per scope, in
  * bytes per collection and as a ratio to the figure recorded before issue 15 (the
  * seven-times-repeated column list and the `$ref` where schema): the unpaged `result`, and every
- * page as served (the JSON-RPC responses of the app MCP's handler options: 100 tools a page,
- * pre-serialised), which is what issue 11's "total bytes for all pages ≤ 40 %" is about. Then each
- * tool's size for one collection, and the `recipes_find` input schema shaped each way considered for
- * the recursive `where`.
+ * page as served (the JSON-RPC responses of the app MCP's handler options: up to 100 tools a
+ * page within `TOOLS_PAGE_WEIGHT`, pre-serialised), which is what issue 11's "total bytes for all
+ * pages ≤ 40 %" is about. Then each tool's size for one collection, and the `recipes_find` input
+ * schema shaped each way considered for the recursive `where`.
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
-import { appToolDefinitions as definitions } from "../../src/app-mcp/definitions.ts";
-import { TOOLS_PAGE_SIZE } from "../../src/app-mcp/handlers.ts";
+import {
+  appToolDefinitions as definitions,
+  definitionWeight,
+  toolDefinition,
+} from "../../src/app-mcp/definitions.ts";
+import { TOOLS_PAGE_SIZE, TOOLS_PAGE_WEIGHT } from "../../src/app-mcp/handlers.ts";
 import { advertisedInputSchema } from "../../src/app-mcp/input-schema.ts";
-import type { AppMeta, Scope } from "../../src/app-mcp/tools.ts";
+import { type AppMeta, buildAppTools, type Scope } from "../../src/app-mcp/tools.ts";
 import type { CollectionMeta, ColumnSpec } from "../../src/data/columns.ts";
 import { operationSchemas, SERVER_ONLY_ACTIONS } from "../../src/data/schemas.ts";
-import { createMcpHandlers, dispatchText, type ToolDefinition } from "../../src/mcp/index.ts";
+import { createMcpHandlers, dispatchText, type ToolList } from "../../src/mcp/index.ts";
 
 const COLUMNS: ColumnSpec[] = [
   { name: "title", type: "text", required: true, description: "Dish name" },
@@ -43,11 +47,22 @@ function app(count: number): AppMeta {
 const resultBytes = (meta: AppMeta, scope: Scope) =>
   Buffer.byteLength(JSON.stringify({ tools: definitions(meta, scope) }));
 
+/** The app's tools as the Worker's surface lists them: built per page, weighed from the metadata. */
+function toolList(meta: AppMeta, scope: Scope): ToolList {
+  const tools = buildAppTools(meta, scope);
+  return {
+    length: tools.length,
+    slice: (start, end) => tools.slice(start, end).map((tool) => toolDefinition(tool, meta, scope)),
+    weight: (index) => definitionWeight(tools[index]!, meta),
+  };
+}
+
 /** Every `tools/list` page of `list` as served (2025-06-18), as the byte count of each response. */
-async function pageBytes(list: ToolDefinition[]): Promise<number[]> {
+async function pageBytes(list: ToolList): Promise<number[]> {
   const handlers = createMcpHandlers<null>({
     serverInfo: { name: "amba-app-mcp", version: "bench" },
     toolsPageSize: TOOLS_PAGE_SIZE,
+    toolsPageWeight: TOOLS_PAGE_WEIGHT,
     rawToolPages: true,
     tools: { list: () => list, call: async () => ({ value: null }) },
   });
@@ -72,10 +87,10 @@ const fmt = (n: number) => Math.round(n).toLocaleString("en");
 const rows: string[] = [];
 for (const scope of ["developer", "end_user"] as const) {
   const empty = resultBytes(app(0), scope);
-  const emptyPages = sum(await pageBytes(definitions(app(0), scope)));
+  const emptyPages = sum(await pageBytes(toolList(app(0), scope)));
   for (const count of [1, 10, 100, 1000]) {
     const total = resultBytes(app(count), scope);
-    const pages = await pageBytes(definitions(app(count), scope));
+    const pages = await pageBytes(toolList(app(count), scope));
     const perCollection = (total - empty) / count;
     const perCollectionPaged = (sum(pages) - emptyPages) / count;
     const ratio = perCollectionPaged / BEFORE[scope];

@@ -300,6 +300,36 @@ export function toolDefinition(tool: AppTool, meta: AppMeta, scope: Scope): Tool
   }
 }
 
+/** JSON characters of a function's declared input schema that weigh as much as a column. */
+const SCHEMA_CHARS_PER_COLUMN = 80;
+
+/**
+ * What a tool's definition weighs against `TOOLS_PAGE_WEIGHT` (src/app-mcp/handlers.ts), in
+ * columns, read from the metadata before the definition is built. Building one costs about the same
+ * per column whatever the tool (each input schema types every column), plus about a column's worth
+ * for the tool itself (measured: ≈ 10–13 µs of workerd JS a unit, from 4-column to 100-column
+ * collections; BENCHMARKS.md "Worst-case CPU per request"). So: a collection tool its columns + 1;
+ * a function tool 1 + its declared input schema at {@link SCHEMA_CHARS_PER_COLUMN} characters a
+ * column (≈ what a column adds to a collection tool's schema); `<app>_list_collections` 1 + the
+ * collections its description lists — a line of text per collection, not a schema: listing 50
+ * collections of 100 columns cost about half of building one 100-column collection tool (Node).
+ */
+export function definitionWeight(tool: AppTool, meta: AppMeta): number {
+  const { binding } = tool;
+  switch (binding.kind) {
+    case "collection":
+      return binding.collection.columns.length + 1;
+    case "function": {
+      const declared = binding.fn.mcp?.input_schema;
+      return 1 + (declared ? Math.ceil(JSON.stringify(declared).length / SCHEMA_CHARS_PER_COLUMN) : 0);
+    }
+    case "list_collections":
+      return 1 + Math.min(meta.collections.length, INDEX_COLLECTIONS);
+    case "whoami":
+      return 1;
+  }
+}
+
 /** Every tool definition of an app for one scope, in `buildAppTools` order (the console's preview, tests). */
 export const appToolDefinitions = (meta: AppMeta, scope: Scope): ToolDefinition[] =>
   buildAppTools(meta, scope).map((tool) => toolDefinition(tool, meta, scope));

@@ -182,6 +182,16 @@ const WRITE_OPS: ReadonlySet<string> = new Set(["insert", "update", "delete"]);
 /** Tools per `tools/list` page (the rest behind `nextCursor`). */
 export const TOOLS_PAGE_SIZE = 100;
 
+/**
+ * Columns the tools of one `tools/list` page may carry (`definitionWeight`, src/app-mcp/definitions.ts:
+ * a collection tool weighs its columns plus one): a page ends before the tool that would pass it.
+ * By count alone, a first page of 100 tools of 100-column collections cost ≈ 70 ms of JS in a fresh
+ * isolate (BENCHMARKS.md "Worst-case CPU per request"); at ≈ 10–13 µs a unit, 600 keeps a page's
+ * definitions within ≈ 8 ms (the free plan stops a request at 10), while an app whose collections
+ * have up to 4 columns still gets 100 tools a page (a page always holds one tool, whatever it weighs).
+ */
+export const TOOLS_PAGE_WEIGHT = 600;
+
 /** The MCP handlers of every app endpoint (the per-app part lives in the request context). */
 export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
   serverInfo: { name: "amba-app-mcp", title: "Amba app MCP", version: APP_VERSION },
@@ -189,6 +199,7 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
     "Tools generated from this app's exposed collections and functions. Call <app>_list_collections for the index and <app>_whoami for your scope; list/find return next_cursor for paging.",
   lists: [],
   toolsPageSize: TOOLS_PAGE_SIZE,
+  toolsPageWeight: TOOLS_PAGE_WEIGHT,
   // Each (rev, scope) surface keeps one definitions list: its pages are built and serialised once.
   rawToolPages: true,
   tools: {

@@ -38,7 +38,8 @@ export interface AppSurface {
    * (serialised, within their own budget: `RAW_PAGES_BUDGET_CHARS` in src/mcp/server.ts); a page
    * builds only its own tools' definitions, and keeps none of them. The definition builders
    * (src/app-mcp/definitions.ts, with `@valibot/to-json-schema`) are imported by the first call:
-   * only tools/list needs them.
+   * only tools/list needs them. Each tool's weight (`definitionWeight`) is read from the metadata,
+   * so a page ends at `TOOLS_PAGE_WEIGHT` before any definition is built.
    */
   definitions(scope: Scope): Promise<ToolList>;
 }
@@ -186,9 +187,10 @@ function surfaceOf(meta: AppMeta): AppSurface {
       let list = definitions.get(scope);
       if (!list) {
         const tools = this.tools(scope);
-        list = import("./definitions.ts").then(({ toolDefinition }) => ({
+        list = import("./definitions.ts").then(({ toolDefinition, definitionWeight }) => ({
           length: tools.length,
           slice: (start, end) => tools.slice(start, end).map((tool) => toolDefinition(tool, meta, scope)),
+          weight: (index) => definitionWeight(tools[index]!, meta),
         }));
         definitions.set(scope, list);
       }

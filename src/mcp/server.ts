@@ -118,6 +118,11 @@ export interface McpRequestInfo {
 export interface ToolList {
   readonly length: number;
   slice(start: number, end?: number): ToolDefinition[];
+  /**
+   * What the definition of the tool at `index` weighs against `toolsPageWeight`, known without
+   * building it (the provider's own unit, e.g. the columns its schema carries). Absent: 1 a tool.
+   */
+  weight?(index: number): number;
 }
 
 /**
@@ -158,6 +163,12 @@ export interface McpServerOptions<Ctx> {
    */
   toolsPageSize?: number;
   /**
+   * With `toolsPageSize`: a page also ends before the tool that would take its tools' weight
+   * ({@link ToolList.weight}) past this, so a page costs what its definitions weigh, not a count of
+   * them (a page always holds one tool, so every cursor advances). Unset: pages by count only.
+   */
+  toolsPageWeight?: number;
+  /**
    * Answer `tools/list` with a {@link RawJson} result, serialised once per provider list, protocol
    * version and page: for a provider that returns the same array while its tools are unchanged (the
    * Worker's rev-keyed surface), a served page costs a cache lookup instead of a `JSON.stringify` of
@@ -190,9 +201,9 @@ function renderedTools(list: ToolList, protocolVersion: string): ToolDefinition[
 
 /**
  * Characters of serialised `tools/list` pages one handler table keeps (`rawToolPages`). A page of
- * 100 tools of collections with 100 described columns is megabytes, and every (list, version, page)
- * is its own text, so an unbounded cache let one app's paging hold most of an isolate's memory; the
- * least recently served pages go first and are rendered again when asked for.
+ * tools with many described columns is large even within a weight budget, and every (list,
+ * version, page) is its own text, so an unbounded cache let one app's paging hold most of an
+ * isolate's memory; the least recently served pages go first and are rendered again when asked for.
  */
 export const RAW_PAGES_BUDGET_CHARS = 8 * 1024 * 1024;
 
@@ -230,6 +241,31 @@ function decodeCursor(cursor: unknown, length: number): number | null {
   if (!/^[1-9]\d{0,8}$/.test(digits)) return null;
   const offset = Number(digits);
   return offset < length ? offset : null;
+}
+
+/**
+ * Where the `tools/list` page starting at `start` ends (exclusive): after at most `maxTools` tools,
+ * and before the tool that would take the page's weight past `budget` — but never before `start + 1`,
+ * so every page holds a tool and every cursor advances. Depends on nothing but the list and `start`,
+ * so a cursor names the same page for as long as the list is unchanged. Pure.
+ */
+export function toolsPageEnd(
+  start: number,
+  length: number,
+  maxTools: number,
+  budget = Number.POSITIVE_INFINITY,
+  weightOf: (index: number) => number = () => 1,
+): number {
+  const last = Math.min(length, start + maxTools);
+  if (start >= last) return last;
+  let end = start + 1;
+  let weight = weightOf(start);
+  while (end < last) {
+    weight += weightOf(end);
+    if (weight > budget) break;
+    end++;
+  }
+  return end;
 }
 
 /**
@@ -306,6 +342,9 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
   const pageSize = options.toolsPageSize;
   if (pageSize !== undefined && !(Number.isInteger(pageSize) && pageSize > 0))
     throw new RangeError("toolsPageSize must be a positive integer");
+  const pageWeight = options.toolsPageWeight;
+  if (pageWeight !== undefined && (pageSize === undefined || !(pageWeight > 0)))
+    throw new RangeError("toolsPageWeight must be positive, with a toolsPageSize");
   const cache = options.cache ?? { scope: "private", ttlMs: 0 };
   const resultMeta = { [META_SERVER_INFO]: serverInfo };
   const lists = options.lists ?? ["prompts", "resources"];
@@ -409,7 +448,7 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
       /** The page's result; `render` shapes the tools of `start … end` for this version. */
       const build = (render: (start: number, end?: number) => ToolDefinition[]) => {
         if (pageSize === undefined) return finish({ tools: render(0) }, info, true);
-        const end = offset + pageSize;
+        const end = toolsPageEnd(offset, list.length, pageSize, pageWeight, (i) => list.weight?.(i) ?? 1);
         const page: { tools: ToolDefinition[]; nextCursor?: string } = { tools: render(offset, end) };
         if (end < list.length) page.nextCursor = encodeCursor(end);
         return finish(page, info, true);

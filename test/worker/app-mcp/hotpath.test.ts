@@ -8,11 +8,20 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { sql } from "drizzle-orm";
 import { afterEach, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
+import { TOOLS_PAGE_WEIGHT } from "../../../src/app-mcp/handlers.ts";
 import { billingPeriod, FLUSH_DELAY_MS, usageDay } from "../../../src/usage/metering.ts";
 import { createApp } from "../../../src/worker/app.ts";
 import type { Env } from "../../../src/worker/env.ts";
-import { api, apiJson, isBackgroundStatement, signupDeveloper, type TestDeveloper } from "../helpers.ts";
+import {
+  api,
+  apiJson,
+  isBackgroundStatement,
+  signupDeveloper,
+  type TestDeveloper,
+  testDb,
+} from "../helpers.ts";
 import { connectClient } from "./mcp-client.ts";
 
 const FOODS = {
@@ -313,6 +322,69 @@ describe("tools/list pagination", () => {
         (err: unknown) => err instanceof McpError && err.code === -32602,
       );
     }
+    await client.close();
+  });
+});
+
+describe("tools/list pages by weight", () => {
+  /** 4 collections of 100 columns and 3 of one: 5 wide tools fill a page, narrow ones ride along. */
+  const COLUMNS: Record<string, number> = {
+    wide_0: 100,
+    wide_1: 100,
+    wide_2: 100,
+    wide_3: 100,
+    a: 1,
+    b: 1,
+    c: 1,
+  };
+  const OPS = ["list", "get", "find", "insert", "update", "delete", "aggregate"];
+  let dev: TestDeveloper;
+
+  beforeAll(async () => {
+    dev = await signupDeveloper();
+    // The surface is built from metadata rows alone: no tables (tools/list only).
+    for (const [name, count] of Object.entries(COLUMNS)) {
+      const columns = Array.from({ length: count }, (_, i) => ({ name: `c${i}`, type: "text" }));
+      await testDb().execute(sql`INSERT INTO collections (project_id, name, columns, access)
+        VALUES (${dev.projectId}::uuid, ${name}, ${JSON.stringify(columns)}::jsonb,
+          '{"read":"public","write":"owner"}'::jsonb)`);
+    }
+    const exposed = await apiJson(`/v1/admin/projects/${dev.projectId}/app-mcp/exposure`, {
+      method: "PUT",
+      token: dev.token,
+      json: { collections: Object.keys(COLUMNS) },
+    });
+    expect(exposed.status, JSON.stringify(exposed.body)).toBe(200);
+  });
+
+  it("lists every tool exactly once, each page within the weight budget or a single tool", async () => {
+    const client = await connectClient(`http://local/app/${dev.projectId}/mcp`, {
+      authorization: `Bearer ${dev.token}`,
+    });
+    /** A tool's weight as the budget counts it: its collection's columns plus one; 1 + 7 for the index. */
+    const weight = (name: string) => {
+      if (name.endsWith("_list_collections")) return 1 + Object.keys(COLUMNS).length;
+      const collection = Object.keys(COLUMNS).find((c) => OPS.some((op) => name === `${c}_${op}`));
+      return collection === undefined ? 1 : COLUMNS[collection]! + 1;
+    };
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      pages.push(page.tools.map((t) => t.name));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    const names = pages.flat();
+    const expected = Object.keys(COLUMNS).flatMap((c) => OPS.map((op) => `${c}_${op}`));
+    expect(names).toHaveLength(expected.length + 2);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of expected) expect(names).toContain(name);
+    for (const page of pages) {
+      const total = page.reduce((sum, name) => sum + weight(name), 0);
+      if (page.length > 1) expect(total).toBeLessThanOrEqual(TOOLS_PAGE_WEIGHT);
+    }
+    // 28 tools of 101 cannot share fewer pages than this; by count alone this was one page.
+    expect(pages.length).toBeGreaterThanOrEqual(Math.ceil((28 * 101) / TOOLS_PAGE_WEIGHT));
     await client.close();
   });
 });
