@@ -186,11 +186,12 @@ export const TOOLS_PAGE_SIZE = 100;
  * Columns the tools of one `tools/list` page may carry (`definitionWeight`, src/app-mcp/definitions.ts:
  * a collection tool weighs its columns plus one): a page ends before the tool that would pass it.
  * By count alone, a first page of 100 tools of 100-column collections cost ≈ 70 ms of JS in a fresh
- * isolate (BENCHMARKS.md "Worst-case CPU per request"); at ≈ 10–13 µs a unit, 600 keeps a page's
- * definitions within ≈ 8 ms (the free plan stops a request at 10), while an app whose collections
- * have up to 4 columns still gets 100 tools a page (a page always holds one tool, whatever it weighs).
+ * isolate (BENCHMARKS.md "Worst-case CPU per request"), ≈ 7–13 µs a unit. 3,000 bounds that page to
+ * its 30-column equivalent while every app whose collections average up to 29 columns keeps 100
+ * tools a page: a page is what a client that does not follow `nextCursor` sees, so the budget only
+ * shrinks pages of apps wider than the common case (a page always holds one tool, whatever it weighs).
  */
-export const TOOLS_PAGE_WEIGHT = 600;
+export const TOOLS_PAGE_WEIGHT = 3000;
 
 /** The MCP handlers of every app endpoint (the per-app part lives in the request context). */
 export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
