@@ -114,7 +114,8 @@ const MAX_REMEMBERED_SIGNATURES = 100_000;
 export function signatureGate(secret: string, nowMs: () => number = Date.now) {
   const accepted = new Map<string, number>(); // v1 → when it may be forgotten (ms), oldest first
   return async (req: IncomingMessage, body: string): Promise<void> => {
-    const headers: Record<string, string> = {};
+    // No prototype: a request may send a header called `__proto__` or `constructor`.
+    const headers: Record<string, string> = Object.create(null);
     for (const [name, value] of Object.entries(req.headers)) {
       if (typeof value === "string") headers[name] = value;
     }
