@@ -48,6 +48,11 @@ export class WeightedLru<K, V> {
     this.#total -= entry.weight;
   }
 
+  /** Forget every entry `test` holds for (a scan: for invalidation, not for the request path). */
+  deleteWhere(test: (value: V, key: K) => boolean): void {
+    for (const [key, entry] of this.#entries) if (test(entry.value, key)) this.delete(key);
+  }
+
   clear(): void {
     this.#entries.clear();
     this.#total = 0;

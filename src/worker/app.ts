@@ -108,13 +108,17 @@ export function buildApp(mount: (app: Hono<AppEnv>) => void): Hono<AppEnv> {
     c.set("db", createDb(c.env));
     await next();
   });
-  // Control-plane writes (revoke, sign-out, config, exposure, collections…) drop this isolate's
-  // credential cache once answered; the hot routes (app MCP, /v1/projects/… data and invoke) do not.
+  // Control-plane writes (revoke, sign-out, config, exposure, collections…) make this isolate forget
+  // the cached resolutions of whoever made them (`credentialHolder`, set where the request was
+  // authenticated) once answered, failed or not; the hot routes (app MCP, /v1/projects/… data and
+  // invoke) do not. A request nobody is known to have made forgets nothing: an anonymous POST to no
+  // route used to drop every tenant's resolutions in the isolate.
   app.use("*", async function credentialCache(c, next) {
     await next();
     if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return;
     if (isHotRequest(c.req.path, c.req.url, c.env.APP_MCP_HOST_SUFFIX)) return;
-    forgetCredentials();
+    const holder = c.get("credentialHolder");
+    if (holder) forgetCredentials(holder);
   });
 
   mount(app);

@@ -3,14 +3,18 @@
  * SHA-256 of the presented credential(s) and the project selector, the value the `ProjectAccess`
  * the one-statement resolution returned (principal, app-MCP config, `meta_rev`).
  *
- * Staleness bound: an entry is used for at most {@link CREDENTIAL_TTL_MS}. Within this isolate,
- * every control-plane write (revoke, sign-out, config/exposure/collection change — any non-GET
- * request outside the hot routes) drops the whole cache once it has answered (`forgetCredentials`,
- * wired in src/worker/app.ts); other isolates see such a change within the TTL (README Decisions).
- * Only successful resolutions are cached; failures always go to the database.
+ * Staleness bound: an entry is used for at most {@link CREDENTIAL_TTL_MS}. Within this isolate, a
+ * control-plane write (revoke, sign-out, config/exposure/collection change — a non-GET request
+ * outside the hot routes) forgets, once it has answered, the resolutions of whoever made it
+ * (`forgetCredentials`, wired in src/worker/app.ts): a developer's, every one of their projects'; an
+ * end user's, their project's; an OAuth token request's, its subject's. Not the whole cache: any
+ * request could make one (an anonymous POST to no route did), and every tenant of the isolate went
+ * back to the database on its next call. Other isolates see a change within the TTL (README
+ * Decisions). Only successful resolutions are cached; failures always go to the database.
  */
 import { sha256Hex } from "../accounts/crypto.ts";
 import { WeightedLru } from "../mcp/lru.ts";
+import { subjectOf } from "../oauth/tokens.ts";
 
 /** How long a resolved credential is reused without asking the database. */
 export const CREDENTIAL_TTL_MS = 5_000;
@@ -21,10 +25,34 @@ export const CREDENTIAL_TTL_MS = 5_000;
  */
 export const CREDENTIAL_BUDGET_CHARS = 1024 * 1024;
 
-/** A resolution: who calls, for which project (at which `meta_rev`), and that app's config. */
+/**
+ * A resolution: who calls (a developer, or an app's end user), for which project (its developer, at
+ * which `meta_rev`), and that app's config.
+ */
 export interface Resolution<C> {
-  principal: { project: { id: string; metaRev: number } };
+  principal: {
+    project: { id: string; metaRev: number; developerId?: string };
+    developerId?: string;
+    user?: { id: string };
+  };
   config: C;
+}
+
+/**
+ * Whose cached resolutions a control-plane write may have made stale: a developer's (those of all
+ * their projects, end users' included: a developer changes their apps), one project's, or those of
+ * one OAuth subject (`u_<user>`, `d_<developer>`: a token request may revoke its grant).
+ */
+export type CredentialHolder = { developerId: string } | { projectId: string } | { subject: string };
+
+/** Whether `principal`'s resolution is one of `holder`'s. */
+function heldBy(holder: CredentialHolder, principal: Resolution<unknown>["principal"]): boolean {
+  if ("developerId" in holder) return principal.project.developerId === holder.developerId;
+  if ("projectId" in holder) return principal.project.id === holder.projectId;
+  const subject = principal.user
+    ? subjectOf("end_user", principal.user.id)
+    : principal.developerId && subjectOf("developer", principal.developerId);
+  return subject === holder.subject;
 }
 
 interface Entry {
@@ -73,8 +101,7 @@ export async function cachedCredential<R extends Resolution<unknown>>(
   return value;
 }
 
-/** Drop every cached resolution in this isolate (after a revoke, sign-out or config change). */
-export function forgetCredentials(): void {
-  entries.clear();
-  configs.clear();
+/** Forget `holder`'s cached resolutions in this isolate (after their revoke, sign-out or config change). */
+export function forgetCredentials(holder: CredentialHolder): void {
+  entries.deleteWhere((entry) => heldBy(holder, entry.principal));
 }

@@ -8,6 +8,7 @@
  */
 import type { AppMcpSettings } from "../app-mcp/admin.ts";
 import type { Principal, ProjectRef } from "./auth.ts";
+import type { CredentialHolder } from "./credential-cache.ts";
 import type { Db } from "./db.ts";
 import type { Env } from "./env.ts";
 
@@ -16,6 +17,11 @@ export interface AppEnv {
   Variables: {
     /** drizzle over the Neon driver, set by the `database` middleware. */
     db: Db;
+    /**
+     * Who made this request, set where it is authenticated: after a control-plane write, the
+     * isolate's cached resolutions of theirs are forgotten (src/worker/app.ts, credential-cache.ts).
+     */
+    credentialHolder?: CredentialHolder;
   };
 }
 

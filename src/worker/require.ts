@@ -8,6 +8,7 @@
  * answer a 401 with a `WWW-Authenticate` challenge (routes/app-mcp.ts, routes/platform-mcp.ts).
  */
 import type { MiddlewareHandler } from "hono";
+import { subjectOf } from "../oauth/tokens.ts";
 import {
   authenticateClientKey,
   authenticateDeveloper,
@@ -24,6 +25,7 @@ import { enforceDeveloperRateLimit } from "./rate-limit.ts";
 export const requireDeveloper = (): MiddlewareHandler<Authenticated<"developerId">> =>
   async function requireDeveloper(c, next) {
     const { developerId } = await authenticateDeveloper(c);
+    c.set("credentialHolder", { developerId });
     await enforceDeveloperRateLimit(c.env, developerId);
     c.set("developerId", developerId);
     await next();
@@ -39,6 +41,7 @@ export const requireProjectAdmin = (): MiddlewareHandler<
 > =>
   async function requireProjectAdmin(c, next) {
     const { developerId, project, config } = await authenticateProjectAdmin(c, c.req.param("id") ?? "");
+    c.set("credentialHolder", { developerId });
     await enforceDeveloperRateLimit(c.env, developerId);
     c.set("developerId", developerId);
     c.set("project", project);
@@ -80,6 +83,7 @@ export const requireClientKey = (): MiddlewareHandler<Authenticated<"project">> 
 export const requireEndUser = (): MiddlewareHandler<Authenticated<"endUser" | "project" | "sessionId">> =>
   async function requireEndUser(c, next) {
     const { user, project, sessionId } = await authenticateEndUser(c);
+    c.set("credentialHolder", { subject: subjectOf("end_user", user.id) });
     noteActiveUser(c, project.id, user.id);
     c.set("endUser", user);
     c.set("project", project);

@@ -80,6 +80,7 @@ async function signedIn(c: C): Promise<{ developerId: string; token: string } | 
     deleteCookie(c, SESSION_COOKIE, { path: "/console" });
     return null;
   }
+  c.set("credentialHolder", { developerId });
   // Every signed-in console request counts against the developer's control-plane rate limit.
   await enforceDeveloperRateLimit(c.env, developerId);
   return { developerId, token };

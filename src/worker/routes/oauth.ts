@@ -49,7 +49,13 @@ import {
   type OAuthProps,
   validateAccessToken,
 } from "../../oauth/server.ts";
-import { isOAuthToken, MAX_OAUTH_ID_BYTES, oauthIdTooLong, subjectOf } from "../../oauth/tokens.ts";
+import {
+  isOAuthToken,
+  MAX_OAUTH_ID_BYTES,
+  oauthIdTooLong,
+  subjectOf,
+  tokenGrantRef,
+} from "../../oauth/tokens.ts";
 import {
   authenticateOAuthDeveloper,
   bearerToken,
@@ -278,7 +284,13 @@ oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
         400,
       );
     const presented = form?.get("code") ?? form?.get("refresh_token") ?? form?.get("token");
-    if (typeof presented === "string") resource = (await grantResource(c.env, presented)) ?? resource;
+    if (typeof presented === "string") {
+      resource = (await grantResource(c.env, presented)) ?? resource;
+      // A revocation, or a refused code or refresh token (which revokes its grant), ends tokens of
+      // the subject the presented one names: its resolutions cached here are forgotten.
+      const named = tokenGrantRef(presented);
+      if (named) c.set("credentialHolder", { subject: named.subject });
+    }
   }
   return asFetch(c, resource);
 });
@@ -612,6 +624,8 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
     };
   }
   const subject = subjectOf(props.kind, metadata.principalId);
+  // Completing it revokes the subject's earlier grants of this client (the provider's default).
+  c.set("credentialHolder", { subject });
   const { redirectTo } = await oauth.completeAuthorization({
     request: authRequest,
     userId: subject,

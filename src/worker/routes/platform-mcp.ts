@@ -222,6 +222,7 @@ platformMcpRoutes.all("/mcp", async (c) => {
       if (!(err instanceof AppError) || err.status !== 401) throw err;
       return mcpUnauthorized(c, mcpResource(c, "platform"), err);
     }
+    c.set("credentialHolder", { developerId });
   }
   return handleMcpHttpRequest(c.req.raw, {
     handlers: platformMcpHandlers,

@@ -1,0 +1,99 @@
+/**
+ * Red-team findings on the isolate caches, one regression test each (each failed before its fix).
+ * Every case works on developers and projects of its own (the caches are the isolate's, shared by
+ * every test file: vitest.config.ts `isolate: false`).
+ */
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import {
+  api,
+  apiJson,
+  endUserHeaders,
+  mcpPostHeaders,
+  requestRoundTrips,
+  signupDeveloper,
+  signupUser,
+  type TestDeveloper,
+} from "./helpers.ts";
+
+const NOTES = { name: "notes", columns: [{ name: "title", type: "text" }] };
+
+/** One JSON-RPC call over MCP (stateless: no initialize needed), its parsed answer. */
+async function rpc(url: string, headers: Record<string, string>, method: string, params?: unknown) {
+  const res = await api(url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return { status: res.status, body: await res.json<{ result?: { isError?: boolean }; error?: unknown }>() };
+}
+
+describe("isolate caches under a hostile tenant", () => {
+  let a: TestDeveloper;
+  let b: TestDeveloper;
+  let alice: Record<string, string>;
+  const find = (dev: TestDeveloper, init: { token?: string; headers?: Record<string, string> }) =>
+    apiJson(`/v1/projects/${dev.projectId}/collections/notes/find`, { ...init, json: {} });
+
+  beforeAll(async () => {
+    [a, b] = await Promise.all([signupDeveloper(), signupDeveloper()]);
+    for (const dev of [a, b]) {
+      const made = await apiJson(`/v1/admin/projects/${dev.projectId}/collections`, {
+        token: dev.token,
+        json: NOTES,
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+    }
+    alice = endUserHeaders(a.clientKey, (await signupUser(a.projectId, a.clientKey)).sessionToken);
+  });
+
+  it("keeps a tenant's resolved credentials when anyone else writes to the control plane", async () => {
+    const bob = endUserHeaders(b.clientKey, (await signupUser(b.projectId, b.clientKey)).sessionToken);
+    expect((await find(a, { token: a.token })).status).toBe(200);
+    expect((await find(a, { headers: alice })).status).toBe(200);
+    // Each of these used to drop every cached resolution of the isolate: an anonymous POST to no
+    // route, a refused sign-in, and another developer's and another app's end user's own writes.
+    expect((await api("/no-such-route", { method: "POST" })).status).toBe(404);
+    const signin = await api("/v1/auth/signin", {
+      apiKey: b.clientKey,
+      json: { email: "nobody@example.com", password: "wrong password" },
+    });
+    expect(signin.status).toBe(401);
+    const config = await apiJson(`/v1/admin/projects/${b.projectId}/app-mcp/config`, {
+      method: "PATCH",
+      token: b.token,
+      json: { enabled: false },
+    });
+    expect(config.status, JSON.stringify(config.body)).toBe(200);
+    expect((await api("/v1/auth/signout", { method: "POST", headers: bob })).status).toBeLessThan(300);
+
+    const spy = vi.spyOn(globalThis, "fetch");
+    try {
+      expect((await find(a, { token: a.token })).status).toBe(200);
+      expect((await find(a, { headers: alice })).status).toBe(200);
+      expect(requestRoundTrips(spy), "two finds, no credential resolution").toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("still forgets a tenant's own resolutions at once after its write (platform MCP, REST)", async () => {
+    const app = `/app/${a.projectId}/mcp`;
+    expect((await rpc(app, mcpPostHeaders(a.token), "ping")).status).toBe(200);
+    expect((await find(a, { headers: alice })).status).toBe(200);
+    const off = await rpc("/mcp", mcpPostHeaders(a.token), "tools/call", {
+      name: "amba_app_mcp_update_config",
+      arguments: { project_id: a.projectId, enabled: false },
+    });
+    expect(off.body.result?.isError, JSON.stringify(off.body)).toBe(false);
+    expect((await rpc(app, mcpPostHeaders(a.token), "ping")).status).toBe(403);
+
+    const keys = await apiJson(`/v1/admin/projects/${a.projectId}/client-keys`, { token: a.token });
+    const [key] = keys.body.client_keys;
+    const revoked = await api(`/v1/admin/projects/${a.projectId}/client-keys/${key.id}`, {
+      method: "DELETE",
+      token: a.token,
+    });
+    expect(revoked.status).toBeLessThan(300);
+    expect((await find(a, { headers: alice })).status).toBe(401);
+  });
+});
