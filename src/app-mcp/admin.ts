@@ -79,6 +79,18 @@ export interface AppMcpSettings {
   functionSigningSecret: string;
 }
 
+/**
+ * The part of an app's config the hot routes read on every request, and all the credential cache
+ * keeps (src/worker/credential-cache.ts): not the exposure lists (up to 1,000 collection and 100
+ * function names, ≈ 70 KB), which only loading the app's surface needs and reads itself
+ * (`loadExposure`, src/app-mcp/surface.ts). Weighed with them, a few such apps of one developer,
+ * called in turn, pushed every other app's config out of the cache.
+ */
+export type AppMcpRuntime = Omit<AppMcpSettings, "exposedCollections" | "exposedFunctions">;
+
+/** What an app exposes on its MCP surface. */
+export type AppExposure = Pick<AppMcpSettings, "exposedCollections" | "exposedFunctions">;
+
 /** Most browser origins one app may allow. */
 export const MAX_ALLOWED_ORIGINS = 20;
 

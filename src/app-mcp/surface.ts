@@ -4,6 +4,8 @@
  * `meta_rev` — the rev comes from the same query that authenticated the caller, so a cached copy is
  * used only when it is current and KV's eventual consistency can never serve a stale tool list.
  */
+import { eq } from "drizzle-orm";
+import { appMcpConfigs } from "../../schema/index.ts";
 import type { CollectionMeta } from "../data/columns.ts";
 import { internCollection, listCollections } from "../data/service.ts";
 import type { Db } from "../db.ts";
@@ -11,7 +13,7 @@ import { notFound } from "../errors.ts";
 import { loadFunctions } from "../functions/service.ts";
 import type { ToolList } from "../mcp/index.ts";
 import { WeightedLru } from "../mcp/lru.ts";
-import type { AppMcpSettings } from "./admin.ts";
+import type { AppExposure } from "./admin.ts";
 import { type AppMeta, type AppTool, buildAppTools, type Scope } from "./tools.ts";
 
 /** The project a surface is generated for, as resolved with the credentials. */
@@ -205,8 +207,24 @@ function remember(project: SurfaceProject, meta: AppMeta, chars: number): AppSur
   return surface;
 }
 
+/**
+ * The names `projectId` exposes, read on their own: the credential resolution the request came with
+ * is cached without them (`AppMcpRuntime`), and a surface is loaded from Postgres only when neither
+ * isolate memory nor KV holds its rev.
+ */
+async function loadExposure(db: Db, projectId: string): Promise<AppExposure> {
+  const [row] = await db
+    .select({
+      exposedCollections: appMcpConfigs.exposedCollections,
+      exposedFunctions: appMcpConfigs.exposedFunctions,
+    })
+    .from(appMcpConfigs)
+    .where(eq(appMcpConfigs.projectId, projectId));
+  return row ?? { exposedCollections: [], exposedFunctions: [] };
+}
+
 /** Reads what the developer exposed straight from Postgres. */
-export async function loadAppMeta(db: Db, project: SurfaceProject, config: AppMcpSettings): Promise<AppMeta> {
+export async function loadAppMeta(db: Db, project: SurfaceProject, config: AppExposure): Promise<AppMeta> {
   const exposedCollections = new Set(config.exposedCollections);
   const exposedFunctions = new Set(config.exposedFunctions);
   const [collections, functions] = await Promise.all([
@@ -227,7 +245,6 @@ export async function appSurface(
   store: MetaStore,
   db: Db,
   project: SurfaceProject,
-  config: AppMcpSettings,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<AppSurface> {
   const hit = currentEntry(memory, project.id, project.metaRev);
@@ -244,7 +261,7 @@ export async function appSurface(
       read.text.length,
     );
   }
-  const meta = await loadAppMeta(db, project, config);
+  const meta = await loadAppMeta(db, project, await loadExposure(db, project.id));
   const text = JSON.stringify(meta);
   writeAtRev(store, key, read, project.metaRev, text, waitUntil);
   return remember(project, meta, text.length);

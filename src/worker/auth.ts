@@ -25,7 +25,7 @@ import {
   parseCredential,
   sha256Hex,
 } from "../accounts/crypto.ts";
-import type { AppMcpSettings, AuthMode } from "../app-mcp/admin.ts";
+import type { AppMcpRuntime, AppMcpSettings, AuthMode } from "../app-mcp/admin.ts";
 
 import { UUID } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
@@ -59,6 +59,20 @@ export interface ProjectAccess {
   principal: Principal;
   config: AppMcpSettings;
 }
+
+/**
+ * `ProjectAccess` as the hot routes use it and the credential cache keeps it: the config without
+ * the exposure lists (`AppMcpRuntime`).
+ */
+export interface HotAccess {
+  principal: Principal;
+  config: AppMcpRuntime;
+}
+
+export const hotAccess = ({ principal, config }: ProjectAccess): HotAccess => {
+  const { exposedCollections: _collections, exposedFunctions: _functions, ...runtime } = config;
+  return { principal, config: runtime };
+};
 
 /** True for a canonical uuid string (ids from URLs are checked before they reach SQL). */
 export const isUuid = (value: string): boolean => UUID.test(value);

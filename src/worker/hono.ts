@@ -6,7 +6,7 @@
  * Helpers that take a context are generic over `E extends AppEnv` (Hono's `Context` is invariant
  * in its environment).
  */
-import type { AppMcpSettings } from "../app-mcp/admin.ts";
+import type { AppMcpRuntime, AppMcpSettings } from "../app-mcp/admin.ts";
 import type { Principal, ProjectRef } from "./auth.ts";
 import type { CredentialHolder } from "./credential-cache.ts";
 import type { Db } from "./db.ts";
@@ -31,8 +31,10 @@ export interface CallerVariables {
   developerId: string;
   /** The addressed project: `requireProjectAdmin()`, `requireClientKey()`, `requireEndUser()`. */
   project: ProjectRef;
-  /** The project's app-MCP config, from the same statement: `requireProjectAdmin()`, `requireProjectCaller()`. */
+  /** The project's app-MCP config, from the same statement: `requireProjectAdmin()`. */
   appConfig: AppMcpSettings;
+  /** What the hot routes read of it (no exposure lists): `requireProjectCaller()`. */
+  appRuntime: AppMcpRuntime;
   /** Developer or end user, for the project in the path: `requireProjectCaller()`. */
   principal: Principal;
   /** The signed-in end user (client key + session): `requireEndUser()`. */

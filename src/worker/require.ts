@@ -15,6 +15,7 @@ import {
   authenticateEndUser,
   authenticateProject,
   authenticateProjectAdmin,
+  hotAccess,
 } from "./auth.ts";
 import { cachedCredential, credentialKey } from "./credential-cache.ts";
 import type { Authenticated } from "./hono.ts";
@@ -51,15 +52,15 @@ export const requireProjectAdmin = (): MiddlewareHandler<
 
 /**
  * Developer Bearer, or `X-Api-Key` + end-user session Bearer, for the project named by `:id` →
- * `c.var.principal`, `c.var.appConfig`. With `cached`, a resolution is reused from the isolate's
+ * `c.var.principal`, `c.var.appRuntime`. With `cached`, a resolution is reused from the isolate's
  * credential cache (src/worker/credential-cache.ts) — the REST data routes, on the hot path.
  */
 export const requireProjectCaller = (
   options: { cached?: boolean } = {},
-): MiddlewareHandler<Authenticated<"principal" | "appConfig">> =>
+): MiddlewareHandler<Authenticated<"principal" | "appRuntime">> =>
   async function requireProjectCaller(c, next) {
     const projectId = c.req.param("id") ?? "";
-    const load = () => authenticateProject(c, { projectId });
+    const load = async () => hotAccess(await authenticateProject(c, { projectId }));
     const { principal, config } = options.cached
       ? await cachedCredential(
           await credentialKey(c.req.header("authorization"), c.req.header("x-api-key"), "rest", projectId),
@@ -67,7 +68,7 @@ export const requireProjectCaller = (
         )
       : await load();
     c.set("principal", principal);
-    c.set("appConfig", config);
+    c.set("appRuntime", config);
     if (principal.scope === "end_user") noteActiveUser(c, principal.project.id, principal.user.id);
     await next();
   };

@@ -95,7 +95,7 @@ describe("isolate caches a tenant sizes", () => {
       },
       put: async () => {},
     };
-    const load = (id: string) => appSurface(store, {} as Db, project(id), {} as never, () => {});
+    const load = (id: string) => appSurface(store, {} as Db, project(id), () => {});
     const perApp = text("a0").length;
     expect(perApp).toBeGreaterThan(800_000);
     await load("a0");
@@ -131,7 +131,7 @@ describe("isolate caches a tenant sizes", () => {
     // Each rev's metadata as KV would hold it once the rev was loaded from Postgres.
     const load = (id: string, rev: number) => {
       kv.set(`app-meta:v2:${id}`, `${rev}\n${metaOf(id, rev, id === churner ? 8 : 1)}`);
-      return appSurface(store, {} as Db, { id, name: id, metaRev: rev }, {} as never, () => {});
+      return appSurface(store, {} as Db, { id, name: id, metaRev: rev }, () => {});
     };
     await load(other, 1);
     const perRev = metaOf(churner, 1, 8).length;
@@ -142,9 +142,10 @@ describe("isolate caches a tenant sizes", () => {
     expect(reads.filter((k) => k.includes(other))).toHaveLength(1);
     // KV holds one value per project, whatever the number of revs.
     expect(kv.size).toBe(2);
-    // A value of another rev is a miss (here: Postgres, which the test's fake database cannot answer).
-    const empty = { exposedCollections: [], exposedFunctions: [] } as never;
-    const stale = await appSurface(store, {} as Db, { id: churner, name: "x", metaRev: 1 }, empty, () => {});
+    // A value of another rev is a miss (here: Postgres, where the test's fake database has no
+    // app-MCP config row, so nothing is exposed).
+    const noConfig = { select: () => ({ from: () => ({ where: async () => [] }) }) } as unknown as Db;
+    const stale = await appSurface(store, noConfig, { id: churner, name: "x", metaRev: 1 }, () => {});
     expect(stale.meta.metaRev).toBe(1);
     expect(stale.meta.collections).toEqual([]);
     expect(kv.get(`app-meta:v2:${churner}`)).toMatch(new RegExp(`^${rev - 1}\n`));
@@ -153,7 +154,6 @@ describe("isolate caches a tenant sizes", () => {
       store,
       {} as Db,
       { id: churner, name: churner, metaRev: rev - 1 },
-      empty,
       () => {},
     );
     expect(current.meta.collections).toHaveLength(8);

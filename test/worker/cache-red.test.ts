@@ -3,6 +3,7 @@
  * Every case works on developers and projects of its own (the caches are the isolate's, shared by
  * every test file: vitest.config.ts `isolate: false`).
  */
+import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import {
   api,
@@ -13,6 +14,7 @@ import {
   signupDeveloper,
   signupUser,
   type TestDeveloper,
+  testDb,
 } from "./helpers.ts";
 
 const NOTES = { name: "notes", columns: [{ name: "title", type: "text" }] };
@@ -95,5 +97,38 @@ describe("isolate caches under a hostile tenant", () => {
     });
     expect(revoked.status).toBeLessThan(300);
     expect((await find(a, { headers: alice })).status).toBe(401);
+  });
+
+  it("keeps other apps' resolutions while one developer's apps with long exposure lists are called in turn", async () => {
+    // The app configs the resolutions share were weighed by their JSON, exposure lists included
+    // (up to 1,000 collection and 100 function names each): 17 such apps called in turn, a few
+    // requests a second, pushed every other app's config out of the isolate.
+    const attacker = await signupDeveloper();
+    const projects = await Promise.all(
+      Array.from({ length: 17 }, async (_, i) => {
+        const made = await apiJson("/v1/admin/projects", {
+          token: attacker.token,
+          json: { name: `wide ${i}` },
+        });
+        expect(made.status, JSON.stringify(made.body)).toBe(201);
+        return made.body.id as string;
+      }),
+    );
+    const names = Array.from({ length: 1000 }, (_, i) => `c${String(i).padStart(4, "0")}_${"x".repeat(58)}`);
+    await testDb().execute(sql`
+      insert into app_mcp_configs (project_id, exposed_collections)
+      select id, ${`{${names}}`}::text[] from projects where id = any(${`{${projects}}`}::uuid[])
+      on conflict (project_id) do update set exposed_collections = excluded.exposed_collections`);
+    expect((await find(b, { token: b.token })).status).toBe(200);
+    for (const id of projects)
+      expect((await rpc(`/app/${id}/mcp`, mcpPostHeaders(attacker.token), "ping")).status).toBe(200);
+
+    const spy = vi.spyOn(globalThis, "fetch");
+    try {
+      expect((await find(b, { token: b.token })).status).toBe(200);
+      expect(requestRoundTrips(spy), "the find, no credential resolution").toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -13,7 +13,7 @@ import type { AppSurface } from "../../app-mcp/surface.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
-import { actorOf, authenticateProject, type ProjectAccess, type ProjectSelector } from "../auth.ts";
+import { actorOf, authenticateProject, type HotAccess, hotAccess, type ProjectSelector } from "../auth.ts";
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
@@ -54,10 +54,7 @@ async function allowedOrigins(c: Context<AppEnv>): Promise<readonly string[] | n
 const appOrigin = mcpOrigin({ allowedOrigins });
 
 /** OAuth Bearer (src/oauth) or header credentials → the caller; a 401 carries the OAuth challenge. */
-async function authenticate(
-  c: Context<AppEnv>,
-  selector: ProjectSelector,
-): Promise<ProjectAccess | Response> {
+async function authenticate(c: Context<AppEnv>, selector: ProjectSelector): Promise<HotAccess | Response> {
   const resource = mcpResource(c, selector);
   // Served from the isolate's credential cache (src/worker/credential-cache.ts) when warm.
   const key = await credentialKey(
@@ -67,10 +64,10 @@ async function authenticate(
     resource,
   );
   try {
-    return await cachedCredential(
-      key,
-      async () =>
+    return await cachedCredential(key, async () =>
+      hotAccess(
         (await authenticateAppMcpOAuth(c, selector, resource)) ?? (await authenticateProject(c, selector)),
+      ),
     );
   } catch (err) {
     if (err instanceof AppError && err.status === 401) return mcpUnauthorized(c, resource, err);
@@ -101,7 +98,7 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   // Lazy: only tools/list and tools/call need the surface (initialize, ping, notifications do not).
   let surface: Promise<AppSurface> | undefined;
   const loadSurface = () => {
-    surface ??= appSurface(c.env.META_KV, c.var.db, principal.project, config, waitUntil);
+    surface ??= appSurface(c.env.META_KV, c.var.db, principal.project, waitUntil);
     return surface;
   };
   const ctx = {

@@ -33,8 +33,8 @@ const caller = requireProjectCaller({ cached: true });
  * limiter's answer, a read is counted in the background (refused at once only when the caller was
  * refused moments ago; `limitedExecute` in src/app-mcp/handlers.ts argues why).
  */
-async function resolve(c: Context<Authenticated<"principal" | "appConfig">>, access: "read" | "write") {
-  const { principal, appConfig: config } = c.var;
+async function resolve(c: Context<Authenticated<"principal" | "appRuntime">>, access: "read" | "write") {
+  const { principal, appRuntime: config } = c.var;
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const limit = appLimiter(
     c.env,
