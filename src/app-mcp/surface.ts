@@ -12,7 +12,7 @@ import type { Db } from "../db.ts";
 import { notFound } from "../errors.ts";
 import { loadFunctions } from "../functions/service.ts";
 import type { ToolList } from "../mcp/index.ts";
-import { WeightedLru } from "../mcp/lru.ts";
+import { SizeClassedLru } from "../mcp/lru.ts";
 import type { AppExposure } from "./admin.ts";
 import { type AppMeta, type AppTool, buildAppTools, type Scope } from "./tools.ts";
 
@@ -54,6 +54,18 @@ export interface AppSurface {
  * per request (from KV, then Postgres).
  */
 export const METADATA_BUDGET_CHARS = 4 * 1024 * 1024;
+/**
+ * How that budget is shared: apps of up to 32 KiB of metadata (most: a dozen collections of
+ * described columns) keep a quarter of it among themselves, and larger apps the rest. In one
+ * budget, two apps of 2 MiB called in turn pushed out every other app's copy with each load; now
+ * a load of a large app evicts only large ones, and emptying the small apps' share takes 32
+ * loads of distinct apps of 32 KiB (`SizeClassedLru`).
+ */
+const METADATA_CLASSES = {
+  smallMax: 32 * 1024,
+  smallBudget: METADATA_BUDGET_CHARS / 4,
+  largeBudget: (METADATA_BUDGET_CHARS * 3) / 4,
+};
 const KV_TTL_SECONDS = 24 * 60 * 60;
 /**
  * Deadline of one cache read. The cache only saves a database round trip, so a read that fails or
@@ -93,11 +105,11 @@ interface Weighed<T> {
  * (a control-plane write each, up to 20 a second) left another copy of its metadata behind, so one
  * developer looping over exposure changes and `tools/list` pushed every other app's surface out.
  */
-const memory = new WeightedLru<string, Weighed<AppSurface>>(METADATA_BUDGET_CHARS, (e) => e.chars);
+const memory = new SizeClassedLru<string, Weighed<AppSurface>>(METADATA_CLASSES, (e) => e.chars);
 
 /** The entry of `projectId` in a per-project memory cache when it holds `rev`. */
 function currentEntry<T extends { rev: number }>(
-  lru: WeightedLru<string, T>,
+  lru: SizeClassedLru<string, T>,
   projectId: string,
   rev: number,
 ) {
@@ -107,7 +119,7 @@ function currentEntry<T extends { rev: number }>(
 
 /** Keep `entry` for its project unless a newer rev is kept already (a request with older credentials). */
 function keepNewest<T extends { rev: number }>(
-  lru: WeightedLru<string, T>,
+  lru: SizeClassedLru<string, T>,
   projectId: string,
   entry: T,
 ): void {
@@ -267,8 +279,8 @@ export async function appSurface(
   return remember(project, meta, text.length);
 }
 
-const collectionMemory = new WeightedLru<string, Weighed<Map<string, CollectionMeta>>>(
-  METADATA_BUDGET_CHARS,
+const collectionMemory = new SizeClassedLru<string, Weighed<Map<string, CollectionMeta>>>(
+  METADATA_CLASSES,
   (e) => e.chars,
 );
 const collectionsKey = (projectId: string) => `collections:v${FORMAT}:${projectId}`;

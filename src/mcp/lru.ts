@@ -67,3 +67,47 @@ export class WeightedLru<K, V> {
     return this.#entries.size;
   }
 }
+
+/**
+ * Two {@link WeightedLru}s by entry weight, so heavy entries compete only with heavy ones: entries
+ * up to `smallMax` share `smallBudget`, heavier ones `largeBudget`. In one budget, a tenant whose
+ * entries are each a large share of it (an app of megabytes of metadata) pushed out every other
+ * tenant's with each entry it loaded — two such apps called in turn kept the whole cache cold. Now
+ * one load evicts at most `smallMax` of the small entries, so emptying them takes
+ * `smallBudget / smallMax` loads of distinct entries. Pure.
+ */
+export class SizeClassedLru<K, V> {
+  readonly #small: WeightedLru<K, V>;
+  readonly #large: WeightedLru<K, V>;
+  readonly #smallMax: number;
+  readonly #weigh: (value: V, key: K) => number;
+
+  constructor(
+    budgets: { smallMax: number; smallBudget: number; largeBudget: number },
+    weigh: (value: V, key: K) => number,
+  ) {
+    this.#small = new WeightedLru(budgets.smallBudget, weigh);
+    this.#large = new WeightedLru(budgets.largeBudget, weigh);
+    this.#smallMax = budgets.smallMax;
+    this.#weigh = weigh;
+  }
+
+  get(key: K): V | undefined {
+    return this.#small.get(key) ?? this.#large.get(key);
+  }
+
+  set(key: K, value: V): void {
+    this.delete(key);
+    (this.#weigh(value, key) <= this.#smallMax ? this.#small : this.#large).set(key, value);
+  }
+
+  delete(key: K): void {
+    this.#small.delete(key);
+    this.#large.delete(key);
+  }
+
+  /** The total weight kept now (never above the two budgets together). */
+  get weight(): number {
+    return this.#small.weight + this.#large.weight;
+  }
+}

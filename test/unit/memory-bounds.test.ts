@@ -14,9 +14,25 @@ import type { CollectionMeta } from "../../src/data/columns.ts";
 import { operationSchemas, SCHEMA_CACHE_COLUMNS } from "../../src/data/schemas.ts";
 import type { Db } from "../../src/db.ts";
 import { createMcpHandlers, dispatch, RAW_PAGES_BUDGET_CHARS, type RawJson } from "../../src/mcp/index.ts";
-import { WeightedLru } from "../../src/mcp/lru.ts";
+import { SizeClassedLru, WeightedLru } from "../../src/mcp/lru.ts";
 import { CREDENTIAL_BUDGET_CHARS, cachedCredential } from "../../src/worker/credential-cache.ts";
 import { openApiDocument } from "../../src/worker/routes/openapi.ts";
+
+describe("SizeClassedLru", () => {
+  it("lets a heavy entry evict only heavy ones", () => {
+    const lru = new SizeClassedLru<string, string>(
+      { smallMax: 2, smallBudget: 4, largeBudget: 10 },
+      (v) => v.length,
+    );
+    lru.set("small", "xx");
+    lru.set("heavy1", "x".repeat(6));
+    lru.set("heavy2", "x".repeat(6));
+    expect([lru.get("small"), lru.get("heavy1"), lru.get("heavy2")]).toEqual(["xx", undefined, "xxxxxx"]);
+    lru.set("small", "x".repeat(3));
+    expect(lru.get("small")).toBe("xxx");
+    expect(lru.weight).toBe(9);
+  });
+});
 
 describe("WeightedLru", () => {
   it("keeps the total weight within the budget, least recently used out", () => {

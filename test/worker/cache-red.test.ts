@@ -3,8 +3,10 @@
  * Every case works on developers and projects of its own (the caches are the isolate's, shared by
  * every test file: vitest.config.ts `isolate: false`).
  */
+import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import type { Env } from "../../src/worker/env.ts";
 import {
   api,
   apiJson,
@@ -129,6 +131,50 @@ describe("isolate caches under a hostile tenant", () => {
       expect(requestRoundTrips(spy), "the find, no credential resolution").toBe(1);
     } finally {
       spy.mockRestore();
+    }
+  });
+
+  it("keeps a small app's surface in memory while two apps of megabytes of metadata are called in turn", async () => {
+    // Surfaces were one least-recently-used budget (4 MiB of metadata JSON): each of two apps of
+    // 2.2 MiB, loaded in turn, pushed out every other app's, whose next call went to KV again.
+    const [attacker, victim] = await Promise.all([signupDeveloper(), signupDeveloper()]);
+    const wide = await Promise.all(
+      ["wide a", "wide b"].map(async (name) => {
+        const made = await apiJson("/v1/admin/projects", { token: attacker.token, json: { name } });
+        expect(made.status, JSON.stringify(made.body)).toBe(201);
+        return made.body.id as string;
+      }),
+    );
+    const columns = JSON.stringify(
+      Array.from({ length: 100 }, (_, i) => ({ name: `c${i}`, type: "text", description: "d".repeat(500) })),
+    );
+    const names = Array.from({ length: 40 }, (_, i) => `t${i}`);
+    await testDb().execute(sql`
+      insert into collections (project_id, name, columns, access)
+      select p, n, ${columns}::jsonb, '{"read":"public","write":"owner"}'::jsonb
+      from unnest(${`{${wide}}`}::uuid[]) p, unnest(${`{${names}}`}::text[]) n`);
+    await testDb().execute(sql`
+      insert into app_mcp_configs (project_id, exposed_collections)
+      select p, ${`{${names}}`}::text[] from unnest(${`{${wide}}`}::uuid[]) p
+      on conflict (project_id) do update set exposed_collections = excluded.exposed_collections`);
+    const whoami = async (projectId: string, token: string, app: string) => {
+      const answer = await rpc(`/app/${projectId}/mcp`, mcpPostHeaders(token), "tools/call", {
+        name: `${app}_whoami`,
+        arguments: {},
+      });
+      expect(answer.body.result?.isError, JSON.stringify(answer.body)).toBe(false);
+    };
+    await whoami(victim.projectId, victim.token, "my_first_project");
+    const kvGet = vi.spyOn((env as unknown as Env).META_KV, "get");
+    try {
+      for (let round = 0; round < 2; round++)
+        for (const [i, id] of wide.entries()) await whoami(id, attacker.token, `wide_${"ab"[i]}`);
+      expect(kvGet.mock.calls.length, "the wide apps' surfaces came from KV").toBeGreaterThan(0);
+      kvGet.mockClear();
+      await whoami(victim.projectId, victim.token, "my_first_project");
+      expect(kvGet, "the small app's surface is still in memory").not.toHaveBeenCalled();
+    } finally {
+      kvGet.mockRestore();
     }
   });
 });
