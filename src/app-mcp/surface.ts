@@ -50,8 +50,8 @@ export interface AppSurface {
  * Characters of metadata JSON the isolate keeps surfaces (and, separately, REST collection lists)
  * for. Weighed, not counted: one project's metadata may be megabytes (1,000 collections, 100
  * columns with 500-character descriptions), and its objects, tools and per-collection schemas take
- * several times its JSON. Least recently used first out; a project over the budget alone is loaded
- * per request (from KV, then Postgres).
+ * several times its JSON. Least recently used first out; a project over its class's share alone
+ * (`METADATA_CLASSES`: 3 MiB) is loaded per request (from KV, then Postgres).
  */
 export const METADATA_BUDGET_CHARS = 4 * 1024 * 1024;
 /**

@@ -177,4 +177,44 @@ describe("isolate caches under a hostile tenant", () => {
       kvGet.mockRestore();
     }
   });
+
+  it("serves each app its own rows and definitions when two apps define the same collection", async () => {
+    // Held: loaded metadata is interned per (project, content), so the definitions and the table a
+    // tool is bound to are never another app's, however alike the collections are.
+    const apps = await Promise.all([signupDeveloper(), signupDeveloper()]);
+    const described = { ...NOTES, columns: [{ name: "title", type: "text", description: "same words" }] };
+    for (const [i, dev] of apps.entries()) {
+      const admin = `/v1/admin/projects/${dev.projectId}`;
+      expect((await apiJson(`${admin}/collections`, { token: dev.token, json: described })).status).toBe(201);
+      const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
+        method: "PUT",
+        token: dev.token,
+        json: { collections: ["notes"] },
+      });
+      expect(exposed.status).toBe(200);
+      const row = await apiJson(`/v1/projects/${dev.projectId}/collections/notes/rows`, {
+        token: dev.token,
+        json: { title: `app ${i}` },
+      });
+      expect(row.status).toBe(201);
+    }
+    const call = (dev: TestDeveloper, method: string, params?: unknown) =>
+      rpc(`/app/${dev.projectId}/mcp`, mcpPostHeaders(dev.token), method, params);
+    const definitions = await Promise.all(
+      apps.map(async (dev) => {
+        const listed = (await call(dev, "tools/list")).body.result as unknown as {
+          tools: { name: string }[];
+        };
+        return listed.tools.filter((t) => t.name.startsWith("notes_"));
+      }),
+    );
+    expect(definitions[1]).toEqual(definitions[0]);
+    for (const round of [0, 1])
+      for (const [i, dev] of apps.entries()) {
+        const found = await call(dev, "tools/call", { name: "notes_find", arguments: {} });
+        const text = JSON.stringify(found.body.result);
+        expect(text, `round ${round}`).toContain(`app ${i}`);
+        expect(text).not.toContain(`app ${1 - i}`);
+      }
+  });
 });
