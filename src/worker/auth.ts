@@ -30,6 +30,7 @@ import type { AppMcpRuntime, AppMcpSettings, AuthMode } from "../app-mcp/admin.t
 import { UUID } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
 import { notFound, unauthorized } from "../errors.ts";
+import { isOAuthToken } from "../oauth/tokens.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimitTier } from "../rate-limit.ts";
 import type { Db } from "./db.ts";
 import type { AppEnv } from "./hono.ts";
@@ -96,6 +97,21 @@ export function bearerToken(c: Context): string | undefined {
 
 /** The `X-Api-Key` header, if any. */
 export const apiKeyHeader = (c: Context): string | undefined => c.req.header("x-api-key");
+
+/**
+ * The credentials a request presents, as resolution reads them: the Bearer token, and the
+ * `X-Api-Key` only where it is read — not beside a developer token, nor (`oauth`: the app MCP) beside
+ * one of the authorization server's tokens. The credential cache keys on these, not on the raw
+ * headers: keyed by those, one token had unlimited keys (`bearer`, more spaces, any unread
+ * X-Api-Key), each a resolution of its own in the budget every tenant's share.
+ */
+export function presentedCredentials(c: Context, oauth = false): (string | undefined)[] {
+  const bearer = bearerToken(c);
+  const keyUnread =
+    bearer !== undefined &&
+    (bearer.startsWith(CREDENTIAL_PREFIX.developer) || (oauth && isOAuthToken(bearer)));
+  return [bearer, keyUnread ? undefined : apiKeyHeader(c)];
+}
 
 interface Credentials {
   developer?: ParsedCredential;

@@ -16,6 +16,7 @@ import {
   authenticateProject,
   authenticateProjectAdmin,
   hotAccess,
+  presentedCredentials,
 } from "./auth.ts";
 import { cachedCredential, credentialKey } from "./credential-cache.ts";
 import type { Authenticated } from "./hono.ts";
@@ -63,7 +64,7 @@ export const requireProjectCaller = (
     const load = async () => hotAccess(await authenticateProject(c, { projectId }));
     const { principal, config } = options.cached
       ? await cachedCredential(
-          await credentialKey(c.req.header("authorization"), c.req.header("x-api-key"), "rest", projectId),
+          await credentialKey(...presentedCredentials(c), "rest", projectId.toLowerCase()),
           load,
         )
       : await load();

@@ -217,4 +217,25 @@ describe("isolate caches under a hostile tenant", () => {
         expect(text).not.toContain(`app ${1 - i}`);
       }
   });
+
+  it("keys a resolution by the credential, not by how its headers are spelled", async () => {
+    // Keyed by the raw headers, one developer token had unlimited keys — `bearer`, more spaces, any
+    // X-Api-Key beside it (unread), the project id in capitals — each a resolution of its own in the
+    // budget every tenant's share: pings, which no rate limit counts, could fill it with one token.
+    const dev = await signupDeveloper();
+    const spelled = (i: number) => ({
+      ...mcpPostHeaders(dev.token),
+      authorization: `${i % 2 ? "bearer" : "Bearer"}${" ".repeat(1 + i)}${dev.token}`,
+      "x-api-key": `junk-${i}`,
+    });
+    const path = (i: number) => `/app/${i % 2 ? dev.projectId.toUpperCase() : dev.projectId}/mcp`;
+    expect((await rpc(path(0), spelled(0), "ping")).status).toBe(200);
+    const spy = vi.spyOn(globalThis, "fetch");
+    try {
+      for (let i = 1; i < 4; i++) expect((await rpc(path(i), spelled(i), "ping")).status).toBe(200);
+      expect(requestRoundTrips(spy), "one resolution for every spelling").toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+  });
 });

@@ -13,7 +13,14 @@ import type { AppSurface } from "../../app-mcp/surface.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
-import { actorOf, authenticateProject, type HotAccess, hotAccess, type ProjectSelector } from "../auth.ts";
+import {
+  actorOf,
+  authenticateProject,
+  type HotAccess,
+  hotAccess,
+  type ProjectSelector,
+  presentedCredentials,
+} from "../auth.ts";
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
@@ -57,12 +64,10 @@ const appOrigin = mcpOrigin({ allowedOrigins });
 async function authenticate(c: Context<AppEnv>, selector: ProjectSelector): Promise<HotAccess | Response> {
   const resource = mcpResource(c, selector);
   // Served from the isolate's credential cache (src/worker/credential-cache.ts) when warm.
-  const key = await credentialKey(
-    c.req.header("authorization"),
-    c.req.header("x-api-key"),
-    JSON.stringify(selector),
-    resource,
-  );
+  // The credentials as resolution reads them and the project id as the database compares it (a
+  // uuid in any case): one credential, one key.
+  const named = "projectId" in selector ? { projectId: selector.projectId.toLowerCase() } : selector;
+  const key = await credentialKey(...presentedCredentials(c, true), JSON.stringify(named), resource);
   try {
     return await cachedCredential(key, async () =>
       hotAccess(
