@@ -27,6 +27,7 @@ import { checkFunctionUrl, type FunctionUrlPolicy } from "./outbound-policy.ts";
 import {
   type SigningKeys,
   type SigningSecretView,
+  signingKeysFrom,
   signingSecretView,
   signUpstreamRequest,
 } from "./signing.ts";
@@ -334,13 +335,11 @@ export async function rotateSigningSecret(
     .returning({
       secret: projects.functionSigningSecret,
       previous: projects.previousSigningSecret,
-      expiresAtMs: sql<number>`(extract(epoch from ${projects.previousSigningSecretExpiresAt}) * 1000)::float8`,
+      expiresAt: projects.previousSigningSecretExpiresAt,
     });
   const row = rows[0];
   if (!row) throw notFound("project not found");
-  const previous =
-    row.previous === null ? null : { secret: row.previous, expiresAtMs: Number(row.expiresAtMs) };
-  return signingSecretView({ secret: row.secret, previous });
+  return signingSecretView(signingKeysFrom(row.secret, row.previous, row.expiresAt?.getTime() ?? null));
 }
 
 /** Who invokes a function: only an end user (through a client key) may; any other scope is refused. */

@@ -74,6 +74,21 @@ export interface SigningKeys {
   previous: { secret: string; expiresAtMs: number } | null;
 }
 
+/** The keys as stored (`projects`): the previous secret counts only with its expiry (ms since the epoch). */
+export function signingKeysFrom(
+  secret: string,
+  previous: string | null,
+  expiresAtMs: number | string | null,
+): SigningKeys {
+  return {
+    secret,
+    previous:
+      previous === null || expiresAtMs === null
+        ? null
+        : { secret: previous, expiresAtMs: Number(expiresAtMs) },
+  };
+}
+
 /** The previous secret while its overlap lasts at `nowMs`, else null (the stored pair may have expired). */
 const livePrevious = ({ previous }: SigningKeys, nowMs: number): SigningKeys["previous"] =>
   previous !== null && nowMs < previous.expiresAtMs ? previous : null;

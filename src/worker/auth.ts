@@ -30,7 +30,7 @@ import type { AppMcpSettings, AuthMode } from "../app-mcp/admin.ts";
 import { UUID } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
 import { notFound, unauthorized } from "../errors.ts";
-import type { SigningKeys } from "../functions/signing.ts";
+import { signingKeysFrom } from "../functions/signing.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimitTier } from "../rate-limit.ts";
 import type { Db } from "./db.ts";
 import type { AppEnv } from "./hono.ts";
@@ -185,17 +185,13 @@ function projectFrom(row: ResolvedRow): ProjectRef | null {
   };
 }
 
-/** The project's signing keys; the previous secret's expiry is checked where they are used (cached). */
-function signingFrom(row: ResolvedRow): SigningKeys {
-  const previous =
-    row.previous_signing_secret === null || row.previous_signing_expires_ms === null
-      ? null
-      : { secret: row.previous_signing_secret, expiresAtMs: Number(row.previous_signing_expires_ms) };
-  return { secret: row.function_signing_secret ?? "", previous };
-}
-
 function settingsFrom(row: ResolvedRow): AppMcpSettings {
-  const functionSigning = signingFrom(row);
+  // The previous secret's expiry is checked where the keys are used: they are cached past it.
+  const functionSigning = signingKeysFrom(
+    row.function_signing_secret ?? "",
+    row.previous_signing_secret,
+    row.previous_signing_expires_ms,
+  );
   if (row.mcp_enabled === null) return { ...DEFAULT_SETTINGS, functionSigning };
   return {
     enabled: row.mcp_enabled,
