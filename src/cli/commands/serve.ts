@@ -101,7 +101,7 @@ export function hostValidator(boundHost: string): (host: string | undefined) => 
 
 /**
  * The environment variable `amber serve` reads its function signing secrets from (never argv: `ps`):
- * one secret, or several separated by commas (a rotation's new and old one, in any order).
+ * one secret, or several separated by commas (e.g. one per project whose function it is).
  */
 export const SIGNING_SECRET_ENV = "AMBA_FUNCTION_SIGNING_SECRET";
 
