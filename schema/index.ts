@@ -64,6 +64,14 @@ export const projects = pgTable(
       .default(
         sql`('amba_fsig_' || encode(sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())), 'hex'))`,
       ),
+    /**
+     * The secret a rotation with an overlap replaced (`previous_valid_for_seconds` > 0): calls are
+     * signed with it too, after the current one, until `previous_signing_secret_expires_at`, so
+     * deployed functions keep verifying while their owner rolls the new one out. Both null when
+     * there is none; an expired pair is ignored (and overwritten by the next rotation).
+     */
+    previousSigningSecret: text("previous_signing_secret"),
+    previousSigningSecretExpiresAt: timestamp("previous_signing_secret_expires_at", { withTimezone: true }),
     createdAt: createdAt(),
   },
   (t) => [index("projects_developer_idx").on(t.developerId)],

@@ -20,6 +20,7 @@ import { arrayLiteral } from "../data/values.ts";
 import type { Db } from "../db.ts";
 import { isConcurrentChange, isUniqueViolation, pgError, SLUG_RESERVED } from "../db-errors.ts";
 import { AppError, invalidInput } from "../errors.ts";
+import type { SigningKeys } from "../functions/signing.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
 import { slugResource } from "../oauth/resources.ts";
 import { RATE_LIMIT_TIERS, type RateLimitTier } from "../rate-limit.ts";
@@ -72,11 +73,13 @@ export interface AppMcpSettings {
   exposedFunctions: string[];
   rateLimitPerMinute: RateLimitTier;
   /**
-   * Not app-MCP config: the project's function signing secret (`projects` row), carried here because
-   * the credential cache keeps configs per (project, `meta_rev`) and rotating it bumps `meta_rev` —
-   * so signing a function call costs no round trip. No view of this config includes it.
+   * Not app-MCP config: the project's function signing secret and, during a rotation's overlap, the
+   * previous one with its expiry (`projects` row), carried here because the credential cache keeps
+   * configs per (project, `meta_rev`) and rotating bumps `meta_rev` — so signing a function call
+   * costs no round trip. The expiry passes without a new `meta_rev`: users of these keys compare it
+   * with their clock (src/functions/signing.ts). No view of this config includes them.
    */
-  functionSigningSecret: string;
+  functionSigning: SigningKeys;
 }
 
 /**

@@ -13,6 +13,7 @@ import type { Db } from "../db.ts";
 import { toolFailure } from "../errors.ts";
 import type { FunctionUrlPolicy } from "../functions/outbound-policy.ts";
 import { invokeFunction } from "../functions/service.ts";
+import type { SigningKeys } from "../functions/signing.ts";
 import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
 import { appCallerKey, type Limiter } from "../rate-limit.ts";
 import type { Meter } from "../usage/metering.ts";
@@ -46,8 +47,8 @@ export interface AppMcpContext {
   limit: Limiter;
   /** The outbound policy function tools call their URLs under. */
   policy: FunctionUrlPolicy;
-  /** The key function tools sign their calls with (the project's, from the credential resolution). */
-  signingSecret: string;
+  /** The keys function tools sign their calls with (the project's, from the credential resolution). */
+  signing: SigningKeys;
   /** Counts successful calls (`agent_tool_calls`, and `function_invocations` for function tools). */
   meter: Meter;
   /** Refuses inserts and updates while the app is over its storage quota (src/data/storage-quota.ts). */
@@ -126,7 +127,7 @@ async function execute(
         policy: ctx.policy,
         limit: ctx.limit,
         meter: ctx.meter,
-        signingSecret: ctx.signingSecret,
+        signing: ctx.signing,
       };
       const result = await invokeFunction(ports, ctx.principal, binding.fn, args);
       // Same shape as the invoke route's answer; a non-2xx upstream answer is a failed tool call.

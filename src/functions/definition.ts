@@ -71,6 +71,27 @@ export const PromoteFunctionSchema = v.strictObject({
 });
 export type PromoteFunction = v.InferOutput<typeof PromoteFunctionSchema>;
 
+/** Longest overlap a rotation may give the secret it replaces: 7 days (Stripe's longest). */
+export const MAX_PREVIOUS_VALID_SECONDS = 604_800;
+
+const PREVIOUS_VALID_MESSAGE = `must be a whole number of seconds from 0 to ${MAX_PREVIOUS_VALID_SECONDS} (7 days)`;
+
+/**
+ * `POST …/functions/signing-secret/rotate` body, optional (no body or `{}` is 0): for how long the
+ * replaced secret is still signed with, next to the new one. 0 stops it at once (after a leak).
+ */
+export const RotateSigningSecretSchema = v.strictObject({
+  previous_valid_for_seconds: v.optional(
+    v.pipe(
+      v.number(PREVIOUS_VALID_MESSAGE),
+      v.integer(PREVIOUS_VALID_MESSAGE),
+      v.minValue(0, PREVIOUS_VALID_MESSAGE),
+      v.maxValue(MAX_PREVIOUS_VALID_SECONDS, PREVIOUS_VALID_MESSAGE),
+    ),
+    0,
+  ),
+});
+
 /** The MCP annotation a version ships with (stored with the version, restored by promote). */
 export interface McpAnnotation {
   description?: string;

@@ -20,10 +20,17 @@ import {
   type FunctionMeta,
   type McpAnnotation,
   PromoteFunctionSchema,
+  RotateSigningSecretSchema,
 } from "./definition.ts";
 import { buildUpstreamRequest, type CallOptions, callUpstream, type UpstreamResult } from "./invoke.ts";
 import { checkFunctionUrl, type FunctionUrlPolicy } from "./outbound-policy.ts";
-import { type SigningSecretView, signingSecretView, signUpstreamRequest } from "./signing.ts";
+import {
+  type SigningKeys,
+  type SigningSecretView,
+  signingKeysFrom,
+  signingSecretView,
+  signUpstreamRequest,
+} from "./signing.ts";
 
 /** A function version as the admin API returns it. */
 export interface FunctionVersionView {
@@ -298,20 +305,41 @@ export async function loadFunction(db: Db, projectId: string, name: string): Pro
 
 /**
  * Replace the project's function signing secret with a fresh random one (the column's default,
- * schema/index.ts) and return it. Bumps `meta_rev` in the same statement: the credential cache keeps
- * the secret with the config of one (project, `meta_rev`), so every isolate signs with the new
- * secret once its cached resolution is dropped or expires (README "Decisions"), and the old one stops
- * verifying. The secret is never logged; only this and the read endpoint answer it.
+ * schema/index.ts) and return it. `body` (`RotateSigningSecretSchema`, optional) may keep the
+ * replaced secret signed with for `previous_valid_for_seconds` more, so deployed functions verify
+ * while their owner rolls the new one out; 0 (the default) stops it at once, for a leak. Only one
+ * previous secret is kept: rotating again within an overlap replaces it with the secret being
+ * replaced now (and 0 drops it). Bumps `meta_rev` in the same statement: the credential cache keeps
+ * the keys with the config of one (project, `meta_rev`), so every isolate signs with the new keys
+ * once its cached resolution is dropped or expires (README "Decisions"). The expiry is the
+ * database's clock, compared with the Worker's when signing. Secrets are never logged; only this and
+ * the read endpoint answer the current one, and none answers the previous one.
  */
-export async function rotateSigningSecret(db: Db, projectId: string): Promise<SigningSecretView> {
+export async function rotateSigningSecret(
+  db: Db,
+  projectId: string,
+  body: unknown,
+): Promise<SigningSecretView> {
+  const { previous_valid_for_seconds: seconds } = parseInput(RotateSigningSecretSchema, body);
+  const keep = seconds > 0;
   const rows = await db
     .update(projects)
-    .set({ functionSigningSecret: sql`default`, metaRev: sql`${projects.metaRev} + 1` })
+    .set({
+      // The right-hand sides read the row as it was: the previous secret is the one being replaced.
+      previousSigningSecret: keep ? sql`${projects.functionSigningSecret}` : null,
+      previousSigningSecretExpiresAt: keep ? sql`now() + make_interval(secs => ${seconds})` : null,
+      functionSigningSecret: sql`default`,
+      metaRev: sql`${projects.metaRev} + 1`,
+    })
     .where(eq(projects.id, projectId))
-    .returning({ secret: projects.functionSigningSecret });
+    .returning({
+      secret: projects.functionSigningSecret,
+      previous: projects.previousSigningSecret,
+      expiresAt: projects.previousSigningSecretExpiresAt,
+    });
   const row = rows[0];
   if (!row) throw notFound("project not found");
-  return signingSecretView(row.secret);
+  return signingSecretView(signingKeysFrom(row.secret, row.previous, row.expiresAt?.getTime() ?? null));
 }
 
 /** Who invokes a function: only an end user (through a client key) may; any other scope is refused. */
@@ -321,13 +349,13 @@ export type FunctionCaller =
 
 /**
  * What an invocation needs from its host: the outbound URL policy, the rate limiter, the meter and
- * the project's function signing secret (from its cached credential resolution: no round trip).
+ * the project's function signing keys (from its cached credential resolution: no round trip).
  */
 export interface InvokePorts {
   policy: FunctionUrlPolicy;
   limit: Limiter;
   meter: Meter;
-  signingSecret: string;
+  signing: SigningKeys;
 }
 
 /** Options of one invocation (tests and callers with an execution context). */
@@ -351,7 +379,7 @@ export interface InvokeResult extends UpstreamResult {
  * `function_invocations`. Non-2xx upstream answers are returned, not thrown.
  */
 export async function invokeFunction(
-  { policy, limit, meter, signingSecret }: InvokePorts,
+  { policy, limit, meter, signing }: InvokePorts,
   caller: FunctionCaller,
   fn: FunctionMeta,
   input: unknown,
@@ -374,7 +402,7 @@ export async function invokeFunction(
   );
   await limit(`fn:${caller.clientKeyId}:${caller.user.id}`, "this client key and user");
   // Signed last, so the timestamp is the moment of sending.
-  const result = await callUpstream(await signUpstreamRequest(request, signingSecret), options);
+  const result = await callUpstream(await signUpstreamRequest(request, signing), options);
   if (result.status >= 200 && result.status < 300) meter(caller.project.id, "function_invocations");
   return { ...result, requestId };
 }

@@ -53,7 +53,7 @@ function requestBody(op: OperationSpec): JsonSchema | undefined {
     return { required: true, content: { "application/x-www-form-urlencoded": { schema: op.form } } };
   if (!op.body) return undefined;
   const schema = isValibot(op.body) ? jsonSchemaOf(op.body) : op.body;
-  return { required: true, content: { "application/json": { schema } } };
+  return { required: op.bodyOptional !== true, content: { "application/json": { schema } } };
 }
 
 function successResponse(op: OperationSpec): JsonSchema {

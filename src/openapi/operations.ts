@@ -15,7 +15,11 @@ import {
 } from "../accounts/schemas.ts";
 import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
-import { DeployFunctionSchema, PromoteFunctionSchema } from "../functions/definition.ts";
+import {
+  DeployFunctionSchema,
+  PromoteFunctionSchema,
+  RotateSigningSecretSchema,
+} from "../functions/definition.ts";
 import type { JsonSchema } from "./schemas.ts";
 
 /** Who may call an operation (maps to OpenAPI security requirements). */
@@ -34,6 +38,8 @@ export interface OperationSpec {
   access: Access;
   /** The valibot schema the route validates the JSON body with (or a JSON Schema when it is per-collection). */
   body?: v.GenericSchema | JsonSchema;
+  /** The body may be left out (the route reads no body as `{}`). */
+  bodyOptional?: boolean;
   /** Form fields (console pages: `application/x-www-form-urlencoded`). */
   form?: JsonSchema;
   query?: { name: string; description: string; schema: JsonSchema }[];
@@ -249,8 +255,10 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: "functions",
     summary: "Rotate the function signing secret",
     description:
-      "Replaces the secret with a fresh random one and returns it. Calls are signed with the new secret from the next invocation (other Worker isolates within seconds); the old one stops verifying.",
+      "Replaces the secret with a fresh random one and returns it. Calls are signed with the new secret from the next invocation (other Worker isolates within seconds). Without a body (or with `previous_valid_for_seconds: 0`) the old one stops verifying at once — after a leak. With `previous_valid_for_seconds` (up to 604800, 7 days) every call carries both signatures until then, `t=…,v1=<new>,v1=<old>`, so deployed functions keep verifying while they get the new secret; `previous_expires_at` says when the old one stops. Only one previous secret is kept: rotating again within an overlap makes the secret being replaced the previous one.",
     access: "developer",
+    body: RotateSigningSecretSchema,
+    bodyOptional: true,
     response: { status: 200, schema: "FunctionSigningSecret", description: "The new secret" },
   },
   {

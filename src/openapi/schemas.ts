@@ -112,6 +112,11 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
     },
     header: { const: "x-amba-signature" },
     algorithm: { const: "HMAC-SHA256" },
+    previous_expires_at: {
+      ...nullable({ type: "string", format: "date-time" }),
+      description:
+        "During a rotation's overlap, when the secret it replaced stops being signed with (calls carry a second v1= until then); null otherwise. The previous secret itself is never shown.",
+    },
   }),
   Exposure: obj({ collections: { type: "array", items: str }, functions: { type: "array", items: str } }),
   AppMcpConfig: obj({

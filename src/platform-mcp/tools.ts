@@ -19,7 +19,11 @@ import * as v from "valibot";
 import { CreateClientKeySchema, CreateProjectSchema, DeveloperSignupSchema } from "../accounts/schemas.ts";
 import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
-import { DeployFunctionSchema, PromoteFunctionSchema } from "../functions/definition.ts";
+import {
+  DeployFunctionSchema,
+  PromoteFunctionSchema,
+  RotateSigningSecretSchema,
+} from "../functions/definition.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
 import { DEFAULT_GRANT_PAGE, MAX_GRANT_PAGE } from "../oauth/grant-page.ts";
 import { parseInput } from "../validate.ts";
@@ -228,7 +232,7 @@ export const PLATFORM_TOOLS = {
   amba_functions_signing_secret: spec({
     title: "Read the function signing secret",
     description:
-      'The secret every call to this project\'s functions is signed with — x-amba-signature: t=<unix seconds>,v1=<hex HMAC-SHA256>, which a function verifies before trusting the x-amba-* identity headers: {"signing_secret", "header", "algorithm"} (same as GET /v1/admin/projects/:id/functions/signing-secret).',
+      'The secret every call to this project\'s functions is signed with — x-amba-signature: t=<unix seconds>,v1=<hex HMAC-SHA256>, which a function verifies before trusting the x-amba-* identity headers: {"signing_secret", "header", "algorithm", "previous_expires_at"} (same as GET /v1/admin/projects/:id/functions/signing-secret). previous_expires_at is when the secret a rotation replaced stops being signed with (calls carry a second v1= until then), null without an overlap.',
     auth: "project",
     params: PROJECT,
     annotations: READ_ONLY,
@@ -236,9 +240,14 @@ export const PLATFORM_TOOLS = {
   amba_functions_rotate_signing_secret: spec({
     title: "Rotate the function signing secret",
     description:
-      'Replace the function signing secret with a fresh random one (after a leak): calls are signed with the new one from the next invocation and the old one stops verifying, so give your functions the new secret. Returns {"signing_secret", "header", "algorithm"} (same as POST /v1/admin/projects/:id/functions/signing-secret/rotate).',
+      'Replace the function signing secret with a fresh random one: calls are signed with the new one from the next invocation. By default the old one stops verifying at once (after a leak); for a routine rotation give previous_valid_for_seconds (up to 604800, 7 days): until then every call carries both signatures (x-amba-signature: t=…,v1=<new>,v1=<old>), so functions keep verifying while you give them the new secret. Rotating again within an overlap keeps only the secret being replaced as the previous one. Returns {"signing_secret", "header", "algorithm", "previous_expires_at"} (same as POST /v1/admin/projects/:id/functions/signing-secret/rotate).',
     auth: "project",
     params: PROJECT,
+    body: RotateSigningSecretSchema,
+    fields: {
+      previous_valid_for_seconds:
+        "How long the replaced secret is still signed with, in seconds (0 to 604800; default 0: it stops at once).",
+    },
     annotations: ALTERS,
   }),
   amba_app_mcp_get_exposure: spec({

@@ -30,6 +30,7 @@ import type { AppMcpRuntime, AppMcpSettings, AuthMode } from "../app-mcp/admin.t
 import { UUID } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
 import { notFound, unauthorized } from "../errors.ts";
+import { signingKeysFrom } from "../functions/signing.ts";
 import { isOAuthToken } from "../oauth/tokens.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimitTier } from "../rate-limit.ts";
 import type { Db } from "./db.ts";
@@ -78,7 +79,7 @@ export const hotAccess = ({ principal, config }: ProjectAccess): HotAccess => {
 /** True for a canonical uuid string (ids from URLs are checked before they reach SQL). */
 export const isUuid = (value: string): boolean => UUID.test(value);
 
-const DEFAULT_SETTINGS: Omit<AppMcpSettings, "functionSigningSecret"> = {
+const DEFAULT_SETTINGS: Omit<AppMcpSettings, "functionSigning"> = {
   enabled: true,
   authMode: "all",
   slug: null,
@@ -148,6 +149,8 @@ interface ResolvedRow {
   project_developer_id: string | null;
   meta_rev: string | number | null;
   function_signing_secret: string | null;
+  previous_signing_secret: string | null;
+  previous_signing_expires_ms: number | string | null;
   mcp_enabled: boolean | null;
   mcp_auth_mode: string | null;
   mcp_slug: string | null;
@@ -179,7 +182,8 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
       su.id::text as signin_user_id, su.email as signin_email, su.password_hash as signin_hash,
       su.password_salt as signin_salt, su.password_iterations as signin_iterations,
       p.id::text as project_id, p.name as project_name, p.developer_id::text as project_developer_id,
-      p.meta_rev, p.function_signing_secret,
+      p.meta_rev, p.function_signing_secret, p.previous_signing_secret,
+      (extract(epoch from p.previous_signing_secret_expires_at) * 1000)::float8 as previous_signing_expires_ms,
       m.enabled as mcp_enabled, m.auth_mode as mcp_auth_mode, m.slug as mcp_slug,
       to_jsonb(m.exposed_collections) as mcp_collections, to_jsonb(m.exposed_functions) as mcp_functions,
       m.rate_limit_per_minute as mcp_rate_limit
@@ -212,8 +216,13 @@ function projectFrom(row: ResolvedRow): ProjectRef | null {
 }
 
 function settingsFrom(row: ResolvedRow): AppMcpSettings {
-  const functionSigningSecret = row.function_signing_secret ?? "";
-  if (row.mcp_enabled === null) return { ...DEFAULT_SETTINGS, functionSigningSecret };
+  // The previous secret's expiry is checked where the keys are used: they are cached past it.
+  const functionSigning = signingKeysFrom(
+    row.function_signing_secret ?? "",
+    row.previous_signing_secret,
+    row.previous_signing_expires_ms,
+  );
+  if (row.mcp_enabled === null) return { ...DEFAULT_SETTINGS, functionSigning };
   return {
     enabled: row.mcp_enabled,
     authMode: (row.mcp_auth_mode ?? "all") as AuthMode,
@@ -221,7 +230,7 @@ function settingsFrom(row: ResolvedRow): AppMcpSettings {
     exposedCollections: row.mcp_collections ?? [],
     exposedFunctions: row.mcp_functions ?? [],
     rateLimitPerMinute: (row.mcp_rate_limit ?? DEFAULT_RATE_LIMIT) as RateLimitTier,
-    functionSigningSecret,
+    functionSigning,
   };
 }
 

@@ -133,6 +133,11 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     const rotated = json(amba(["functions", "rotate-signing-secret", "--json"]));
     expect(rotated.signing_secret).toMatch(/^amba_fsig_[0-9a-f]{64}$/);
     expect(rotated.signing_secret).not.toBe(secret.signing_secret);
+    expect(rotated.previous_expires_at).toBeNull();
+    const overlap = json(
+      amba(["functions", "rotate-signing-secret", "--previous-valid-for-seconds", "3600", "--json"]),
+    );
+    expect(Date.parse(overlap.previous_expires_at)).toBeGreaterThan(Date.now() + 3500_000);
     // Seed 004's metadata for `amba functions deploy`: the annotation ships with the version;
     // a keyword outside the subset is refused at deploy time, in one line.
     const mcp = JSON.stringify(WELCOME_EMAIL_MCP);

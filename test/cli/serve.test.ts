@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signUpstreamRequest } from "../../src/functions/signing.ts";
+import { parseSigningSecrets } from "../../src/cli/commands/serve.ts";
+import { type SigningKeys, signUpstreamRequest } from "../../src/functions/signing.ts";
 import { buildTestCli, cleanEnv, LineClient, NODE, scratch } from "./helpers.ts";
 
 const TOOLS = `
@@ -203,6 +204,8 @@ describe("amber serve", () => {
 
 describe("amber serve as an app's function (AMBA_FUNCTION_SIGNING_SECRET)", () => {
   const SECRET = "amba_fsig_serve_test_secret";
+  /** A second secret in the list (e.g. the function of a second project). */
+  const SECOND = "amba_fsig_serve_test_second";
   let bin: string;
   let cleanup: () => void;
   let base: string;
@@ -216,7 +219,9 @@ export function secretSeen() { return process.env.AMBA_FUNCTION_SIGNING_SECRET ?
 `,
     });
     // Unrestricted: the tool could read every variable amber passes on.
-    ({ base, stop } = await startServe(bin, dir, [], { AMBA_FUNCTION_SIGNING_SECRET: SECRET }));
+    ({ base, stop } = await startServe(bin, dir, [], {
+      AMBA_FUNCTION_SIGNING_SECRET: `${SECRET}, ${SECOND}`,
+    }));
   });
   afterAll(() => {
     stop?.();
@@ -224,7 +229,12 @@ export function secretSeen() { return process.env.AMBA_FUNCTION_SIGNING_SECRET ?
   });
 
   /** A call as the platform sends it (src/functions/invoke.ts headers), signed by its own signer. */
-  const signed = (tool: string, body: string, nowMs?: number, secret = SECRET) =>
+  const signed = (
+    tool: string,
+    body: string,
+    nowMs?: number,
+    keys: SigningKeys = { secret: SECRET, previous: null },
+  ) =>
     signUpstreamRequest(
       {
         url: `${base}/${tool}`,
@@ -242,7 +252,7 @@ export function secretSeen() { return process.env.AMBA_FUNCTION_SIGNING_SECRET ?
           body,
         },
       },
-      secret,
+      keys,
       nowMs,
     );
   const send = async (request: { url: string; init: RequestInit }) => {
@@ -270,11 +280,64 @@ export function secretSeen() { return process.env.AMBA_FUNCTION_SIGNING_SECRET ?
     expect(swappedBody.body.error?.message).toBe("the signature does not match");
     const stale = await send(await signed("add", '{"a":1,"b":1}', Date.now() - 10 * 60_000));
     expect(stale.body.error?.message).toContain("timestamp is more than 300 s");
-    const wrongKey = await send(await signed("add", '{"a":1,"b":1}', undefined, "amba_fsig_other"));
+    const wrongKey = await send(
+      await signed("add", '{"a":1,"b":1}', undefined, { secret: "amba_fsig_other", previous: null }),
+    );
     expect(wrongKey).toEqual({
       status: 401,
       body: { error: { code: "invalid_signature", message: "the signature does not match" } },
     });
+  });
+
+  it("takes several secrets: a call passes when any v1 matches any of them, each served once", async () => {
+    const second = await signed("add", '{"a":1,"b":2}', undefined, { secret: SECOND, previous: null });
+    expect(await send(second)).toEqual({ status: 200, body: 3 });
+    // A rotation's overlap: the new secret (unknown here) first, the old one (known) second.
+    const overlap = {
+      secret: "amba_fsig_new_unknown",
+      previous: { secret: SECRET, expiresAtMs: Date.now() + 60_000 },
+    };
+    const request = await signed("add", '{"a":2,"b":2}', undefined, overlap);
+    const header = request.init.headers["x-amba-signature"] as string;
+    expect(header.split(",v1=")).toHaveLength(3);
+    expect(await send(request)).toEqual({ status: 200, body: 4 });
+    // A replay that drops the signature nobody here matches is still a replay.
+    const [t, , v1Old] = header.split(",");
+    const dropped = { ...request.init.headers, "x-amba-signature": `${t},${v1Old}` };
+    const replay = await send({ url: request.url, init: { ...request.init, headers: dropped } });
+    expect(replay).toEqual({
+      status: 401,
+      body: { error: { code: "invalid_signature", message: "this signed request was already served" } },
+    });
+  });
+
+  it("refuses malformed signature headers with 401 and the reason, and keeps serving", async () => {
+    const request = await signed("add", '{"a":1,"b":1}');
+    const [t, v1] = (request.init.headers["x-amba-signature"] as string).split(",");
+    const malformed = "x-amba-signature is not t=<unix seconds>,v1=<64 hex digits>[,v1=…]";
+    const cases: Array<[string, string]> = [
+      ["", malformed],
+      [`${t}`, malformed],
+      [`${t},v1=`, malformed],
+      [`${t},v1=${"z".repeat(64)}`, malformed],
+      [`${t},${v1},`, malformed],
+      [[t, ...Array(9).fill(v1)].join(","), "x-amba-signature carries more than 8 v1 signatures"],
+    ];
+    for (const [value, message] of cases) {
+      const headers = { ...request.init.headers, "x-amba-signature": value };
+      expect(await send({ url: request.url, init: { ...request.init, headers } }), value).toEqual({
+        status: 401,
+        body: { error: { code: "invalid_signature", message } },
+      });
+    }
+    expect(await send(request)).toEqual({ status: 200, body: 2 });
+  });
+
+  it("reads the list from the environment, refusing empty entries and more than 8 secrets", () => {
+    expect(parseSigningSecrets(" a ,b")).toEqual(["a", "b"]);
+    expect(() => parseSigningSecrets("a,,b")).toThrow("AMBA_FUNCTION_SIGNING_SECRET has an empty entry");
+    expect(() => parseSigningSecrets("a,")).toThrow("has an empty entry");
+    expect(() => parseSigningSecrets(Array(9).fill("s").join(","))).toThrow("holds more than 8 secrets");
   });
 
   it("does not pass the secret on to the tool's process", async () => {

@@ -11,7 +11,8 @@
  * node:crypto implementation of the README's recipe (not the platform's code): `PUT
  * /__signing-secrets/<project id>` (body: the secret) registers a project's secret, and every echo
  * reports `signature`: "valid", "invalid", "stale" (timestamp outside 5 minutes), "missing" (no
- * header) or "unknown" (no secret registered for the `x-amba-project-id` sent); `raw` is the body
+ * header) or "unknown" (no secret registered for the `x-amba-project-id` sent) — "valid" when any of
+ * the header's `v1=` values matches (a rotation's overlap carries two); `raw` is the body
  * text exactly as received, for tests that replay a request.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
@@ -48,8 +49,9 @@ function verdict(req: IncomingMessage, raw: Buffer, secrets: Map<string, string>
   const secret = secrets.get(String(req.headers["x-amba-project-id"]));
   if (secret === undefined) return "unknown";
   const t = /(?:^|,)t=(\d+)/.exec(header)?.[1];
-  const v1 = /(?:^|,)v1=([0-9a-f]{64})/.exec(header)?.[1];
-  if (!t || !v1) return "invalid";
+  // Every v1 (a rotation's overlap sends the new and the old secret's): any one may match.
+  const v1s = [...header.matchAll(/(?:^|,)v1=([0-9a-f]{64})/g)].map((m) => m[1] as string);
+  if (!t || v1s.length === 0) return "invalid";
   const canonical = [
     "v1",
     t,
@@ -59,7 +61,7 @@ function verdict(req: IncomingMessage, raw: Buffer, secrets: Map<string, string>
     ...SIGNED.map((name) => String(req.headers[name] ?? "")),
   ].join("\n");
   const expected = createHmac("sha256", secret).update(canonical).digest();
-  if (!timingSafeEqual(expected, Buffer.from(v1, "hex"))) return "invalid";
+  if (!v1s.some((v1) => timingSafeEqual(expected, Buffer.from(v1, "hex")))) return "invalid";
   return Math.abs(Date.now() / 1000 - Number(t)) > 300 ? "stale" : "valid";
 }
 

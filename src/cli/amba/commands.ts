@@ -75,7 +75,8 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
   {
     path: ["functions", "rotate-signing-secret"],
     tool: "amba_functions_rotate_signing_secret",
-    summary: "replace the signing secret (the old one stops verifying)",
+    summary:
+      "replace the signing secret (the old one stops at once, or --previous-valid-for-seconds N later)",
   },
   {
     path: ["billing", "status"],

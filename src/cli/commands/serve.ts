@@ -4,7 +4,7 @@
  * endpoint on the protocol core. Same sandbox flags as `session` and `mcp`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { SIGNATURE_TOLERANCE_SECONDS, signatureProblem } from "../../functions/signing.ts";
+import { MAX_SIGNATURES, SIGNATURE_TOLERANCE_SECONDS, verifySignature } from "../../functions/signing.ts";
 import { handleMcpHttpRequest } from "../../mcp/index.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { renderToolsJson } from "../export-tools.ts";
@@ -99,7 +99,10 @@ export function hostValidator(boundHost: string): (host: string | undefined) => 
   };
 }
 
-/** The environment variable `amber serve` reads its function signing secret from (never argv: `ps`). */
+/**
+ * The environment variable `amber serve` reads its function signing secrets from (never argv: `ps`):
+ * one secret, or several separated by commas (e.g. one per project whose function it is).
+ */
 export const SIGNING_SECRET_ENV = "AMBA_FUNCTION_SIGNING_SECRET";
 
 /** Most accepted signatures remembered against replay (each for the tolerance window). */
@@ -107,11 +110,13 @@ const MAX_REMEMBERED_SIGNATURES = 100_000;
 
 /**
  * The gate of `POST /<tool>` when the tool file is an app's function: only requests the platform
- * signed with the project's secret (src/functions/signing.ts), each accepted once. The URL checked
- * is the one the platform sent to, as this server sees it (`Host`, and `X-Forwarded-Proto` behind a
- * TLS proxy: a wrong guess only fails the check, the HMAC cannot be forged either way).
+ * signed with one of the project's `secrets` (src/functions/signing.ts), each accepted once. The URL
+ * checked is the one the platform sent to, as this server sees it (`Host`, and `X-Forwarded-Proto`
+ * behind a TLS proxy: a wrong guess only fails the check, the HMAC cannot be forged either way).
+ * Every matching `v1` of an accepted request is remembered: a replay that drops one of an overlap's
+ * two signatures still repeats the other.
  */
-export function signatureGate(secret: string, nowMs: () => number = Date.now) {
+export function signatureGate(secrets: readonly string[], nowMs: () => number = Date.now) {
   const accepted = new Map<string, number>(); // v1 → when it may be forgotten (ms), oldest first
   return async (req: IncomingMessage, body: string): Promise<void> => {
     // No prototype: a request may send a header called `__proto__` or `constructor`.
@@ -122,22 +127,38 @@ export function signatureGate(secret: string, nowMs: () => number = Date.now) {
     const proto = headers["x-forwarded-proto"] === "https" ? "https" : "http";
     const url = `${proto}://${headers.host ?? "localhost"}${req.url ?? "/"}`;
     const now = nowMs();
-    const problem = await signatureProblem({ method: req.method ?? "POST", url, headers, body }, secret, now);
-    if (problem) throw new HttpError(401, "invalid_signature", problem);
+    const check = await verifySignature({ method: req.method ?? "POST", url, headers, body }, secrets, now);
+    if ("problem" in check) throw new HttpError(401, "invalid_signature", check.problem);
     for (const [v1, until] of accepted) {
       if (until > now && accepted.size < MAX_REMEMBERED_SIGNATURES) break;
       accepted.delete(v1);
     }
-    const v1 = headers["x-amba-signature"]?.slice(-64) as string;
-    if (accepted.has(v1))
+    if (check.matched.some((v1) => accepted.has(v1)))
       throw new HttpError(401, "invalid_signature", "this signed request was already served");
-    accepted.set(v1, now + 2 * SIGNATURE_TOLERANCE_SECONDS * 1000);
+    for (const v1 of check.matched) accepted.set(v1, now + 2 * SIGNATURE_TOLERANCE_SECONDS * 1000);
   };
 }
 
+/**
+ * The secrets of {@link SIGNING_SECRET_ENV}'s value: split at commas, blanks around each trimmed.
+ * An empty entry (`a,,b`, a trailing comma) or more than {@link MAX_SIGNATURES} is refused: a
+ * mistyped list should stop the server, not quietly verify with fewer secrets than meant.
+ */
+export function parseSigningSecrets(value: string): string[] {
+  const secrets = value.split(",").map((secret) => secret.trim());
+  if (secrets.includes("")) throw new CliError(`amber serve: ${SIGNING_SECRET_ENV} has an empty entry`);
+  if (secrets.length > MAX_SIGNATURES)
+    throw new CliError(`amber serve: ${SIGNING_SECRET_ENV} holds more than ${MAX_SIGNATURES} secrets`);
+  return secrets;
+}
+
 /** Builds the request handler of `amber serve` for a loaded tool file bound to `host`. */
-export function createServeHandler(server: ToolServer, host = "127.0.0.1", signingSecret?: string) {
-  const checkSignature = signingSecret === undefined ? undefined : signatureGate(signingSecret);
+export function createServeHandler(
+  server: ToolServer,
+  host = "127.0.0.1",
+  signingSecrets?: readonly string[],
+) {
+  const checkSignature = signingSecrets === undefined ? undefined : signatureGate(signingSecrets);
   const validateOrigin = originValidator(host);
   const validateHost = hostValidator(host);
   const handlers = mcpHandlers(server);
@@ -204,17 +225,18 @@ export function createServeHandler(server: ToolServer, host = "127.0.0.1", signi
 }
 
 /**
- * The signing secret from {@link SIGNING_SECRET_ENV}, removed from this process's environment so
- * that no tool host it starts inherits it (an unrestricted tool reads every variable).
+ * The signing secrets from {@link SIGNING_SECRET_ENV}, removed from this process's environment so
+ * that no tool host it starts inherits them (an unrestricted tool reads every variable).
  */
-function takeSigningSecret(): string | undefined {
-  const secret = process.env[SIGNING_SECRET_ENV];
+function takeSigningSecrets(): string[] | undefined {
+  const value = process.env[SIGNING_SECRET_ENV];
   delete process.env[SIGNING_SECRET_ENV];
-  if (!secret) return undefined;
+  if (!value) return undefined;
+  const secrets = parseSigningSecrets(value);
   process.stderr.write(
-    `amber serve: tool calls must carry a valid x-amba-signature (${SIGNING_SECRET_ENV})\n`,
+    `amber serve: tool calls must carry a valid x-amba-signature (${SIGNING_SECRET_ENV}: ${secrets.length} secret${secrets.length === 1 ? "" : "s"})\n`,
   );
-  return secret;
+  return secrets;
 }
 
 /** The `serve` command. */
@@ -231,7 +253,7 @@ export const serveCommand = defineCommand<ServeArgs>({
   },
   async run(args) {
     // Before any tool host starts: none may inherit it.
-    const signingSecret = takeSigningSecret();
+    const signingSecrets = takeSigningSecrets();
     const { server, warm } = await openToolServer("serve", args.positionals[0], {
       ...args,
       typed: args.untyped !== true,
@@ -241,7 +263,7 @@ export const serveCommand = defineCommand<ServeArgs>({
     const unwatch = args.watch ? watchToolFile(server, "serve", () => {}) : undefined;
     const { createServer } = await import("node:http");
     const host = args.host ?? "127.0.0.1";
-    const http = createServer(createServeHandler(server, host, signingSecret));
+    const http = createServer(createServeHandler(server, host, signingSecrets));
     await new Promise<void>((resolve, reject) => {
       http.once("error", (error) => reject(new CliError(`amber serve: cannot listen: ${error.message}`)));
       http.listen(args.port ?? 8000, host, resolve);

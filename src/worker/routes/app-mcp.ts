@@ -120,7 +120,7 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
       waitUntil,
     ),
     policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY),
-    signingSecret: config.functionSigningSecret,
+    signing: config.functionSigning,
     meter: requestMeter(c),
     storage: storageGuard(c.var.db, storageQuotaBytes(c.env.STORAGE_QUOTA_MIB), waitUntil),
   };

@@ -23,7 +23,7 @@ functionInvokeRoutes.post("/v1/projects/:id/functions/:name/invoke", requireProj
     policy: functionUrlPolicy(c.env.FUNCTION_URL_POLICY),
     limit: appLimiter(c.env, principal, "RATE_LIMITER"),
     meter: requestMeter(c),
-    signingSecret: c.var.appRuntime.functionSigningSecret,
+    signing: c.var.appRuntime.functionSigning,
   };
   const result = await invokeFunction(ports, principal, fn, input);
   c.header("x-amba-request-id", result.requestId);

@@ -34,13 +34,17 @@ functionRoutes.get("/v1/admin/projects/:id/functions", requireProjectAdmin(), as
 
 // The secret comes with the project-admin resolution (one statement); only these two routes show it.
 functionRoutes.get("/v1/admin/projects/:id/functions/signing-secret", requireProjectAdmin(), (c) =>
-  c.json(signingSecretView(c.var.appConfig.functionSigningSecret)),
+  c.json(signingSecretView(c.var.appConfig.functionSigning)),
 );
 
+// The body is optional (`{"previous_valid_for_seconds": n}`): no body rotates with no overlap.
 functionRoutes.post(
   "/v1/admin/projects/:id/functions/signing-secret/rotate",
   requireProjectAdmin(),
-  async (c) => c.json(await rotateSigningSecret(c.var.db, c.var.project.id)),
+  async (c) => {
+    const body = await jsonBody(c, v.unknown());
+    return c.json(await rotateSigningSecret(c.var.db, c.var.project.id, body));
+  },
 );
 
 functionRoutes.get("/v1/admin/projects/:id/functions/:name/versions", requireProjectAdmin(), async (c) => {

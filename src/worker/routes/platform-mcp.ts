@@ -137,8 +137,9 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
   amba_functions_promote: ({ params, body }, { db, project }) =>
     promoteFunction(db, project.id, params.name, body),
   amba_functions_delete: ({ params }, { db, project }) => deleteFunction(db, project.id, params.name),
-  amba_functions_signing_secret: async (_call, { config }) => signingSecretView(config.functionSigningSecret),
-  amba_functions_rotate_signing_secret: (_call, { db, project }) => rotateSigningSecret(db, project.id),
+  amba_functions_signing_secret: async (_call, { config }) => signingSecretView(config.functionSigning),
+  amba_functions_rotate_signing_secret: ({ body }, { db, project }) =>
+    rotateSigningSecret(db, project.id, body),
   amba_app_mcp_get_exposure: async (_call, { config }) => exposureView(config),
   amba_app_mcp_set_exposure: ({ body }, { db, project, config }) => setExposure(db, project.id, config, body),
   amba_app_mcp_get_config: (_call, { c, db, project, config }) =>

@@ -99,6 +99,11 @@ describe("platform tool catalogue", () => {
       "access",
     ]);
     expect(alter.required).toEqual(["project_id", "name"]);
+    const rotate = toolInputSchema(PLATFORM_TOOLS.amba_functions_rotate_signing_secret);
+    expect(rotate.properties).toMatchObject({
+      previous_valid_for_seconds: { type: "integer", minimum: 0, maximum: 604800 },
+    });
+    expect(rotate.required).toEqual(["project_id"]);
     // A strict REST body closes the tool's input, as the route refuses unknown fields.
     expect(toolInputSchema(PLATFORM_TOOLS.amba_developer_signup)).toHaveProperty(
       "additionalProperties",

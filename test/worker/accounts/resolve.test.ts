@@ -54,7 +54,7 @@ describe("authenticateProject", () => {
         exposedCollections: [],
         exposedFunctions: [],
         rateLimitPerMinute: 6000,
-        functionSigningSecret: expect.stringMatching(/^amba_fsig_[0-9a-f]{64}$/),
+        functionSigning: { secret: expect.stringMatching(/^amba_fsig_[0-9a-f]{64}$/), previous: null },
       },
     });
   });
@@ -77,7 +77,7 @@ describe("authenticateProject", () => {
       exposedCollections: ["recipes", "notes"],
       exposedFunctions: ["send"],
       rateLimitPerMinute: 60000,
-      functionSigningSecret: expect.stringMatching(/^amba_fsig_[0-9a-f]{64}$/),
+      functionSigning: { secret: expect.stringMatching(/^amba_fsig_[0-9a-f]{64}$/), previous: null },
     });
     expect((await call("/s/no-such-slug", bearer(dev.token))).status).toBe(404);
   });

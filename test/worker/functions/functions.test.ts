@@ -430,7 +430,7 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
         policy: "dev",
         limit: rateLimiter({ RATE_LIMITER: limiter }),
         meter: meter.add.bind(meter),
-        signingSecret: "amba_fsig_test",
+        signing: { secret: "amba_fsig_test", previous: null },
       },
       principal,
       fn,
@@ -448,7 +448,12 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
     const { dev, principal, fn } = await principalFor();
     const meter = new UsageMeter();
     const result = await invokeFunction(
-      { policy: "dev", limit: unlimited, meter: meter.add.bind(meter), signingSecret: "amba_fsig_test" },
+      {
+        policy: "dev",
+        limit: unlimited,
+        meter: meter.add.bind(meter),
+        signing: { secret: "amba_fsig_test", previous: null },
+      },
       principal,
       fn,
       { user_id: "x" },
@@ -468,7 +473,7 @@ describe("invokeFunction (the execution path the app-MCP tool shares)", () => {
         policy: "dev",
         limit: rateLimiter(env as unknown as Env),
         meter: unmetered,
-        signingSecret: "amba_fsig_test",
+        signing: { secret: "amba_fsig_test", previous: null },
       },
       principal,
       fn,

@@ -127,7 +127,12 @@ describe("function URLs: invoke", () => {
     const { dev, principal } = await setup(`${echoUrl}/hook`);
     const fn = await loadFunction(testDb(), dev.projectId, "f");
     const error = await invokeFunction(
-      { policy: "strict", limit: unlimited, meter: unmetered, signingSecret: "amba_fsig_test" },
+      {
+        policy: "strict",
+        limit: unlimited,
+        meter: unmetered,
+        signing: { secret: "amba_fsig_test", previous: null },
+      },
       principal,
       fn,
       {},
@@ -137,7 +142,12 @@ describe("function URLs: invoke", () => {
     expect((error as AppError).message).toContain("scheme http is not allowed (https only)");
     const https = { ...fn, url: fn.url.replace("http:", "https:") };
     const refused = await invokeFunction(
-      { policy: "strict", limit: unlimited, meter: unmetered, signingSecret: "amba_fsig_test" },
+      {
+        policy: "strict",
+        limit: unlimited,
+        meter: unmetered,
+        signing: { secret: "amba_fsig_test", previous: null },
+      },
       principal,
       https,
       {},
@@ -146,7 +156,12 @@ describe("function URLs: invoke", () => {
       "function url refused: loopback address 127.0.0.1 is not allowed",
     );
     const ok = await invokeFunction(
-      { policy: "dev", limit: unlimited, meter: unmetered, signingSecret: "amba_fsig_test" },
+      {
+        policy: "dev",
+        limit: unlimited,
+        meter: unmetered,
+        signing: { secret: "amba_fsig_test", previous: null },
+      },
       principal,
       fn,
       {},

@@ -3,17 +3,21 @@
  * endpoint and checks `x-amba-signature` with its own node:crypto implementation of the README's
  * recipe (test/worker/echo-server.ts). One project and its fixture serve every case.
  */
-import { beforeAll, describe, expect, inject, it } from "vitest";
+
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
 import {
   apiJson,
   endUserHeaders,
   expectError,
+  isBackgroundStatement,
   signupDeveloper,
   signupUser,
   type TestDeveloper,
   type TestUser,
+  testDb,
 } from "../helpers.ts";
 
 const echoUrl = inject("echoUrl");
@@ -28,14 +32,25 @@ async function registerSecret(secret: string) {
   expect(res.status).toBe(204);
 }
 
-async function readSecret(): Promise<string> {
+/** The read endpoint's answer (shape checked). */
+async function readView(): Promise<{ signing_secret: string; previous_expires_at: string | null }> {
   const res = await apiJson(secretPath(), { token: dev.token });
   expect(res.status).toBe(200);
   expect(res.body).toEqual({
     signing_secret: expect.stringMatching(/^amba_fsig_[0-9a-f]{64}$/),
     header: "x-amba-signature",
     algorithm: "HMAC-SHA256",
+    previous_expires_at: res.body.previous_expires_at === null ? null : expect.any(String),
   });
+  return res.body;
+}
+
+const readSecret = async (): Promise<string> => (await readView()).signing_secret;
+
+/** Rotate with this body (none when undefined); the new secret. */
+async function rotate(json?: unknown): Promise<string> {
+  const res = await apiJson(`${secretPath()}/rotate`, { method: "POST", token: dev.token, json });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.signing_secret;
 }
 
@@ -147,5 +162,135 @@ describe("signed function calls", () => {
     expect(JSON.stringify((await apiJson("/v1/admin/projects", { token: dev.token })).body)).not.toContain(
       secret,
     );
+  });
+
+  it("rotation with an overlap: both secrets verify until the previous one expires, then the new one only", async () => {
+    const old = await readSecret();
+    await registerSecret(old);
+    const before = Date.now();
+    const res = await apiJson(`${secretPath()}/rotate`, {
+      method: "POST",
+      token: dev.token,
+      json: { previous_valid_for_seconds: 3600 },
+    });
+    expect(res.status).toBe(200);
+    const fresh = res.body.signing_secret as string;
+    expect(fresh).not.toBe(old);
+    // When the old one stops (the database's clock: allow a little skew) — shown, the old secret is not.
+    const expires = Date.parse(res.body.previous_expires_at);
+    expect(expires).toBeGreaterThan(before + 3590_000);
+    expect(expires).toBeLessThan(Date.now() + 3610_000);
+    const view = await readView();
+    expect(view).toMatchObject({ signing_secret: fresh, previous_expires_at: res.body.previous_expires_at });
+    expect(JSON.stringify(view)).not.toContain(old);
+
+    // Both signatures in one header, the new one first: a function holding either verifies.
+    const echoed = await invokeRest();
+    expect(echoed.headers["x-amba-signature"]).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    expect(echoed.signature).toBe("valid");
+    await registerSecret(fresh);
+    expect((await invokeRest()).signature).toBe("valid");
+    await registerSecret(old);
+
+    // Past the expiry (set in the past directly) the old secret is no longer signed with.
+    await testDb().execute(
+      sql`update projects set previous_signing_secret_expires_at = now() - interval '1 second' where id = ${dev.projectId}::uuid`,
+    );
+    const after = await invokeRest();
+    expect(after.headers["x-amba-signature"]).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(after.signature).toBe("invalid");
+    expect((await readView()).previous_expires_at).toBeNull();
+    await registerSecret(fresh);
+    expect((await invokeRest()).signature).toBe("valid");
+  });
+
+  it("keeps one previous secret: rotating again replaces it; a rotation without overlap drops it", async () => {
+    const a = await readSecret();
+    const b = await rotate({ previous_valid_for_seconds: 600 });
+    const c = await rotate({ previous_valid_for_seconds: 600 });
+    const verdicts = async () => {
+      const out: string[] = [];
+      for (const secret of [a, b, c]) {
+        await registerSecret(secret);
+        out.push((await invokeRest()).signature);
+      }
+      return out;
+    };
+    // a was the previous of b's overlap: replaced by b when c came.
+    expect(await verdicts()).toEqual(["invalid", "valid", "valid"]);
+    const d = await rotate();
+    expect((await readView()).previous_expires_at).toBeNull();
+    expect(await verdicts()).toEqual(["invalid", "invalid", "invalid"]);
+    await registerSecret(d);
+    expect((await invokeRest()).signature).toBe("valid");
+  });
+
+  it("signs a warm app-MCP function call during an overlap with both, and no database round trip", async () => {
+    const old = await readSecret();
+    await rotate({ previous_valid_for_seconds: 600 });
+    await registerSecret(old);
+    const client = await connectClient(
+      `http://local/app/${dev.projectId}/mcp`,
+      endUserHeaders(dev.clientKey, user.sessionToken),
+    );
+    const call = async () => {
+      const called = await client.callTool({
+        name: "my_first_project_fn_welcome",
+        arguments: { user_id: "u-3" },
+      });
+      expect(called.isError).toBe(false);
+      return resultJson(called).body;
+    };
+    await call(); // loads the surface and caches the resolution
+    const fetchSpy = vi.spyOn(globalThis, "fetch");
+    try {
+      const body = await call();
+      expect(body.headers["x-amba-signature"]).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+      expect(body.signature).toBe("valid");
+      const urls = fetchSpy.mock.calls
+        .filter(([, init]) => !isBackgroundStatement(init?.body))
+        .map(([input]) => (input instanceof Request ? input.url : String(input)));
+      // The upstream call only: the keys came with the cached resolution.
+      expect(urls).toEqual([`${echoUrl}/hooks/welcome?src=amba`]);
+    } finally {
+      fetchSpy.mockRestore();
+      await client.close();
+    }
+    await registerSecret(await readSecret());
+  });
+
+  it("refuses a bad previous_valid_for_seconds with 400 and rotates nothing; an empty body rotates", async () => {
+    const secret = await readSecret();
+    const message = "previous_valid_for_seconds: must be a whole number of seconds from 0 to 604800 (7 days)";
+    for (const value of [-1, 604_801, 1.5, "60", null, true]) {
+      const res = await apiJson(`${secretPath()}/rotate`, {
+        method: "POST",
+        token: dev.token,
+        json: { previous_valid_for_seconds: value },
+      });
+      expectError(res, 400);
+      expect(res.body.error).toEqual({ code: "invalid_input", message });
+    }
+    const unknown = await apiJson(`${secretPath()}/rotate`, {
+      method: "POST",
+      token: dev.token,
+      json: { previous_valid_for: 60 },
+    });
+    expectError(unknown, 400);
+    expect(unknown.body.error).toEqual({
+      code: "invalid_input",
+      message: "previous_valid_for: unknown field",
+    });
+    expect(await readSecret()).toBe(secret);
+    const empty = await apiJson(`${secretPath()}/rotate`, {
+      method: "POST",
+      token: dev.token,
+      headers: { "content-type": "application/json" },
+      body: "",
+    });
+    expect(empty.status).toBe(200);
+    expect(empty.body.previous_expires_at).toBeNull();
+    expect(await rotate({ previous_valid_for_seconds: 604_800 })).not.toBe(empty.body.signing_secret);
+    await registerSecret(await readSecret());
   });
 });

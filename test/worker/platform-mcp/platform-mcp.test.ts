@@ -301,6 +301,12 @@ describe("platform MCP with a developer token", () => {
     const rotated = await ok(client, "amba_functions_rotate_signing_secret", { project_id });
     expect(rotated.signing_secret).not.toBe(secret.signing_secret);
     expect(rotated).toEqual((await rest("/functions/signing-secret")).body);
+    const overlap = await ok(client, "amba_functions_rotate_signing_secret", {
+      project_id,
+      previous_valid_for_seconds: 3600,
+    });
+    expect(overlap.previous_expires_at).toEqual(expect.any(String));
+    expect(overlap).toEqual((await rest("/functions/signing-secret")).body);
 
     expect(await ok(client, "amba_functions_delete", { project_id, name: "send_welcome" })).toEqual({
       name: "send_welcome",
@@ -403,6 +409,10 @@ describe("platform MCP with a developer token", () => {
       code: "invalid_input",
       message: expect.stringContaining("auth_mode"),
     });
+    const badOverlap = { previous_valid_for_seconds: 604_801 };
+    expect(
+      await fails(client, "amba_functions_rotate_signing_secret", { project_id, ...badOverlap }),
+    ).toEqual((await rest("/functions/signing-secret/rotate", { json: badOverlap })).body.error);
     expect(await fails(client, "amba_functions_versions", { project_id, name: "nope" })).toEqual(
       (await rest("/functions/nope/versions")).body.error,
     );
