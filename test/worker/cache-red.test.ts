@@ -6,6 +6,7 @@
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import { CREDENTIAL_TTL_MS } from "../../src/worker/credential-cache.ts";
 import type { Env } from "../../src/worker/env.ts";
 import {
   api,
@@ -226,6 +227,48 @@ describe("isolate caches under a hostile tenant", () => {
       expect(requestRoundTrips(spy), "one resolution for every spelling").toBe(0);
     } finally {
       spy.mockRestore();
+    }
+  });
+
+  it("stops a credential revoked by another isolate within CREDENTIAL_TTL_MS on the cached paths, at once elsewhere", async () => {
+    // Held (no test pinned the bound): a revoke another isolate made reaches this one's cache only
+    // by expiry. The database is written here directly, as that isolate would; the clock is moved.
+    const dev = await signupDeveloper();
+    expect(
+      (await apiJson(`/v1/admin/projects/${dev.projectId}/collections`, { token: dev.token, json: NOTES }))
+        .status,
+    ).toBe(201);
+    const user = endUserHeaders(dev.clientKey, (await signupUser(dev.projectId, dev.clientKey)).sessionToken);
+    const app = `/app/${dev.projectId}/mcp`;
+    const endUserMcp = { ...mcpPostHeaders(""), ...user };
+    expect((await find(dev, { headers: user })).status).toBe(200);
+    expect((await rpc(app, endUserMcp, "ping")).status).toBe(200);
+    expect((await rpc(app, mcpPostHeaders(dev.token), "ping")).status).toBe(200);
+    await testDb().execute(
+      sql`update client_keys set revoked_at = now() where project_id = ${dev.projectId}::uuid`,
+    );
+    await testDb().execute(
+      sql`update developer_tokens set revoked_at = now() where developer_id = ${dev.developerId}::uuid`,
+    );
+
+    // Within the window the cached resolutions still answer (the documented staleness) …
+    expect((await find(dev, { headers: user })).status).toBe(200);
+    expect((await rpc(app, mcpPostHeaders(dev.token), "ping")).status).toBe(200);
+    // … while the uncached paths refuse at once: REST invoke, the platform MCP.
+    const invoke = `/v1/projects/${dev.projectId}/functions/none/invoke`;
+    expect((await apiJson(invoke, { headers: user, json: {} })).status).toBe(401);
+    expect(
+      (await rpc("/mcp", mcpPostHeaders(dev.token), "tools/call", { name: "amba_whoami", arguments: {} }))
+        .status,
+    ).toBe(401);
+
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + CREDENTIAL_TTL_MS + 1 });
+    try {
+      expect((await find(dev, { headers: user })).status).toBe(401);
+      expect((await rpc(app, endUserMcp, "ping")).status).toBe(401);
+      expect((await rpc(app, mcpPostHeaders(dev.token), "ping")).status).toBe(401);
+    } finally {
+      vi.useRealTimers();
     }
   });
 });
