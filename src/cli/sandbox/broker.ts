@@ -290,6 +290,8 @@ const NODE_OWN_VARIABLES = new Set([
 
 // Captured before anything is patched: the broker's own file-system access.
 const realpathOriginal = fs.realpathSync.bind(fs);
+const statSyncOriginal = fs.statSync.bind(fs);
+const isBuiltin = moduleApi.isBuiltin;
 const openSyncOriginal = fs.openSync.bind(fs);
 const openOriginal = fs.open.bind(fs);
 const promisesOpenOriginal = fs.promises.open.bind(fs.promises);
@@ -301,6 +303,8 @@ const writeSyncOriginal = fs.writeSync.bind(fs);
 const allocBuffer = Buffer.allocUnsafe.bind(Buffer);
 const cwdOriginal = process.cwd.bind(process);
 const fileUrlToPath = fileURLToPath;
+const UrlClass = URL;
+const canParseUrl = URL.canParse;
 const textDecoder = new TextDecoder();
 const decodeBytes = textDecoder.decode.bind(textDecoder);
 const FS_CONSTANTS = { ...fs.constants };
@@ -309,6 +313,51 @@ const nextTick = process.nextTick.bind(process);
 const isProxy = types.isProxy;
 const hasInstanceOriginal = Function.prototype[Symbol.hasInstance];
 const UV_EACCES = -13;
+
+/** `module.registerHooks` (Node ≥ 22.15), as far as the broker uses it. */
+type RegisterHooks = (hooks: {
+  resolve: (
+    specifier: string,
+    context: { conditions?: string[]; parentURL?: string },
+    nextResolve: (specifier: string, context: unknown) => { url?: unknown },
+  ) => { url?: unknown };
+}) => unknown;
+
+/**
+ * What an ES module specifier names, as Node's resolver reads it, before any file is looked at: a
+ * path or `file:` URL (`/`, `./`, `../` against the importing module, else an absolute URL) is
+ * that file; a package name is looked for in `node_modules` of the importing module's directory
+ * and each one above. Undefined for `#imports`, builtins, other URLs and what Node refuses anyway.
+ * `URL.prototype` is frozen by the host before tool code runs, so what is read here is what Node
+ * reads.
+ */
+function moduleTarget(
+  specifier: string,
+  parentURL: string | undefined,
+): { file: string } | { packageName: string; from: string } | undefined {
+  try {
+    const relative = /^\.{0,2}\//.test(specifier) || specifier === "." || specifier === "..";
+    if (relative || canParseUrl(specifier)) {
+      const url = relative ? new UrlClass(specifier, parentURL) : new UrlClass(specifier);
+      return url.protocol === "file:" ? { file: fileUrlToPath(url) } : undefined;
+    }
+    if (specifier.startsWith("#") || isBuiltin(specifier) || !parentURL?.startsWith("file:"))
+      return undefined;
+    const [first = "", second = ""] = specifier.split("/", 2);
+    return {
+      packageName: first.startsWith("@") ? `${first}/${second}` : first,
+      from: fileUrlToPath(parentURL),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `path` is a directory (the mode read from the stat, not through `Stats`' methods). */
+function isDirectory(path: string): boolean {
+  const mode = statSyncOriginal(path, { throwIfNoEntry: false })?.mode;
+  return mode !== undefined && (mode & FS_CONSTANTS.S_IFMT) === FS_CONSTANTS.S_IFDIR;
+}
 
 /** Installs the broker. Call once, before any tool code runs; `reserved` are the host's own pipes. */
 export function installBroker(
@@ -773,6 +822,40 @@ export function installBroker(
       else refuseIfDenied("FileSystem", "Read", resource);
       return statOriginal(file);
     };
+  }
+  // ES module resolution (`import()`, a `data:` module's imports, `import.meta.resolve`) looks at
+  // the file in Node's C++ before its permission model is asked: a missing file was told from a
+  // refused one (`ERR_MODULE_NOT_FOUND` against `ERR_ACCESS_DENIED`). A resolve hook (Node ≥ 22.15,
+  // in this thread, registered before any tool code, its handle kept here; tool code may register
+  // none ahead of it, below) decides before Node looks: on the file a path or URL names, and on
+  // each `node_modules/<package>` Node will look in for a package name, nearest first, up to the
+  // first directory there (as `_stat` does for CommonJS, which keeps that check); then on the file
+  // Node resolved to.
+  const registerHooks = (moduleApi as unknown as { registerHooks?: RegisterHooks }).registerHooks;
+  if (options.fsRestricted && typeof registerHooks === "function") {
+    const checkModule = (file: string) => {
+      const { resource, escaped } = fileResource(file);
+      if (escaped) check("FileSystem", "Read", resource, true);
+      else refuseIfDenied("FileSystem", "Read", resource);
+    };
+    registerHooks({
+      resolve(specifier, context, nextResolve) {
+        if (context.conditions?.includes("require")) return nextResolve(specifier, context);
+        const target = moduleTarget(specifier, context.parentURL);
+        if (target && "file" in target) checkModule(target.file);
+        else if (target) {
+          for (let dir = dirname(target.from), above = dirname(dir); ; dir = above, above = dirname(dir)) {
+            const candidate = resolvePath(dir, "node_modules", target.packageName);
+            checkModule(candidate);
+            if (isDirectory(candidate) || above === dir) break;
+          }
+        }
+        const resolved = nextResolve(specifier, context);
+        const url = resolved?.url;
+        if (typeof url === "string" && url.startsWith("file:")) checkModule(fileUrlToPath(url));
+        return resolved;
+      },
+    });
   }
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
@@ -1445,6 +1528,8 @@ export function installBroker(
     checkWorker("inspector"),
   );
   wrap(moduleApi as unknown as Target, "register", () => checkWorker("module.register"));
+  // A hook of the tool's would run before the broker's resolve hook, and could skip it.
+  wrap(moduleApi as unknown as Target, "registerHooks", () => checkWorker("module.registerHooks"));
   // Node ≥ 22.1 writes V8's code cache into any directory named here, checked only by its
   // permission model (no line, and a write grant over the files the sandbox stands on would do).
   wrap(moduleApi as unknown as Target, "enableCompileCache", () => checkWorker("module.enableCompileCache"));
