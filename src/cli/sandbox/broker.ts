@@ -298,6 +298,7 @@ const promisesOpenOriginal = fs.promises.open.bind(fs.promises);
 const closeSyncOriginal = fs.closeSync.bind(fs);
 const ftruncateSyncOriginal = fs.ftruncateSync.bind(fs);
 const fstatSyncOriginal = fs.fstatSync.bind(fs);
+const fstatOriginal = fs.fstat.bind(fs);
 const readSyncOriginal = fs.readSync.bind(fs);
 const writeSyncOriginal = fs.writeSync.bind(fs);
 const allocBuffer = Buffer.allocUnsafe.bind(Buffer);
@@ -1074,6 +1075,147 @@ export function installBroker(
               await handle.close();
             }
           });
+        },
+    );
+  }
+  // `stat` and `lstat` (sync, callback, promise) look at what a descriptor the broker opened and the
+  // CLI confirmed names, as the opens above: `O_PATH` (Linux; no access to the file itself needed,
+  // as for stat(2)), with `O_NOFOLLOW` for `lstat` (the descriptor is then the link's own), then
+  // `fstat`. A directory swapped on the path after the check shows nothing out of the grants.
+  // Errors read as the call's (`stat '…'`, not `open '…'`). Under a file restriction on Linux only:
+  // elsewhere every file may be looked at. `access`, `readdir`, `opendir` have no call on a
+  // descriptor in Node (README "Outside the model"). `exists` too, answering false for a refusal.
+  if (options.fsRestricted && process.platform === "linux") {
+    const O_PATH = 0o10000000;
+    const looking: Opening = { flag: undefined, mode: undefined, read: true, write: false };
+    /** An `open` error made the `syscall`'s: its name and message. */
+    const asCall = (error: unknown, syscall: string): unknown => {
+      const e = error as NodeJS.ErrnoException;
+      if (e?.syscall !== "open") return error;
+      e.syscall = syscall;
+      e.message = e.message.replace(", open '", `, ${syscall} '`);
+      return error;
+    };
+    for (const [name, flags] of [
+      ["stat", O_PATH],
+      ["lstat", O_PATH | FS_CONSTANTS.O_NOFOLLOW],
+    ] as const) {
+      replace(
+        fsTarget,
+        `${name}Sync`,
+        (original) =>
+          function (this: unknown, ...a: unknown[]) {
+            checkArg(a, 0, "Read");
+            if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+            const o = a[1] as { bigint?: boolean; throwIfNoEntry?: boolean } | undefined;
+            let fd: number;
+            try {
+              fd = openSyncOriginal(a[0], flags);
+            } catch (error) {
+              if (o?.throwIfNoEntry === false && (error as NodeJS.ErrnoException).code === "ENOENT")
+                return undefined;
+              throw asCall(error, name);
+            }
+            try {
+              const refusal = refusalOf(fd, looking);
+              if (refusal) throw refusal;
+              return fstatSyncOriginal(fd, { bigint: o?.bigint === true });
+            } finally {
+              closeSyncOriginal(fd);
+            }
+          },
+      );
+      replace(
+        fsTarget,
+        name,
+        (original) =>
+          function (this: unknown, ...a: unknown[]) {
+            checkArg(a, 0, "Read");
+            const callback = a[a.length - 1];
+            if (typeof a[0] !== "string" || typeof callback !== "function")
+              return Reflect.apply(original, this, a);
+            const o = a.length > 2 ? (a[1] as { bigint?: boolean } | undefined) : undefined;
+            openOriginal(a[0], flags, (error, fd) => {
+              if (error) return (callback as AnyFunction)(asCall(error, name));
+              const refusal = refusalOf(fd, looking);
+              if (refusal) {
+                closeSyncOriginal(fd);
+                return (callback as AnyFunction)(refusal);
+              }
+              fstatOriginal(fd, { bigint: o?.bigint === true }, (statError, stats) => {
+                closeSyncOriginal(fd);
+                (callback as AnyFunction)(statError, stats);
+              });
+            });
+          },
+      );
+      replace(
+        promisesTarget,
+        name,
+        (original) =>
+          async function (this: unknown, ...a: unknown[]) {
+            checkArg(a, 0, "Read");
+            if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+            const o = a[1] as { bigint?: boolean } | undefined;
+            const handle = await promisesOpenOriginal(a[0], flags).catch((error: unknown) => {
+              throw asCall(error, name);
+            });
+            learnFileHandle(handle);
+            try {
+              const refusal = refusalOf(handle.fd, looking);
+              if (refusal) throw refusal;
+              return await handle.stat({ bigint: o?.bigint === true });
+            } finally {
+              await handle.close();
+            }
+          },
+      );
+    }
+    // `exists` the same way: what a confirmed descriptor names (false for what is out of the grants).
+    const existsConfirmed = (fd: number): boolean => {
+      try {
+        return refusalOf(fd, looking) === undefined;
+      } finally {
+        closeSyncOriginal(fd);
+      }
+    };
+    replace(
+      fsTarget,
+      "existsSync",
+      () =>
+        function existsSync(...a: unknown[]) {
+          try {
+            checkExists(a);
+          } catch (error) {
+            if (error instanceof PermissionDeniedError) return false;
+            throw error;
+          }
+          if (typeof a[0] !== "string") return false;
+          let fd: number;
+          try {
+            fd = openSyncOriginal(a[0], O_PATH);
+          } catch {
+            return false;
+          }
+          return existsConfirmed(fd);
+        },
+    );
+    replace(
+      fsTarget,
+      "exists",
+      (original) =>
+        function exists(this: unknown, ...a: unknown[]) {
+          const callback = a.at(-1);
+          if (typeof callback !== "function") return Reflect.apply(original, this, a);
+          const answer = (value: boolean) => nextTick(callback as AnyFunction, value);
+          try {
+            checkExists(a);
+          } catch (error) {
+            if (error instanceof PermissionDeniedError) return answer(false);
+            throw error;
+          }
+          if (typeof a[0] !== "string") return answer(false);
+          openOriginal(a[0], O_PATH, (error, fd) => answer(!error && existsConfirmed(fd)));
         },
     );
   }
