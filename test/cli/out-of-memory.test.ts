@@ -13,6 +13,11 @@ export function hog() {
   const kept = [];
   for (;;) kept.push(new Array(100_000).fill(1.5));
 }
+/** Prints what starts V8's report, and lives on. */
+export function fake() {
+  process.stderr.write("<--- Last few GCs --->\\nthe tool's own text\\n");
+  return "printed";
+}
 /** Add two numbers. */
 export function add(a, b) {
   return a + b;
@@ -37,7 +42,12 @@ describe("a tool that runs out of memory", () => {
     try {
       const [session, mcp] = clients as [LineClient, LineClient];
       const [sessionReplies, mcpReplies] = await Promise.all([
-        (async () => [await session.call("hog"), await session.call("add", { a: 1, b: 2 })])(),
+        (async () => [
+          await session.call("hog"),
+          await session.call("add", { a: 1, b: 2 }),
+          await session.call("fake"),
+          await session.call("add", { a: 1, b: 2 }),
+        ])(),
         (async () => [await mcp.call("hog"), await mcp.call("add", { a: 1, b: 2 })])(),
       ]);
       expect(sessionReplies[0]!.error).toEqual({
@@ -50,10 +60,12 @@ describe("a tool that runs out of memory", () => {
         isError: true,
       });
       expect(mcpReplies[1]!.result).toMatchObject({ content: [{ type: "text", text: "3" }], isError: false });
-      for (const client of clients) {
-        expect(await client.close()).toBe(0);
-        expect(client.stderr).toBe(outOfMemory);
-      }
+      expect(sessionReplies.slice(2).map((r) => r.result)).toEqual(["printed", 3]);
+      expect(await mcp.close()).toBe(0);
+      expect(mcp.stderr).toBe(outOfMemory);
+      // Text that only looks like the start of a report is the tool's: out by the next call.
+      expect(await session.close()).toBe(0);
+      expect(session.stderr).toBe(`${outOfMemory}<--- Last few GCs --->\nthe tool's own text\n`);
     } finally {
       for (const client of clients) client.kill();
     }

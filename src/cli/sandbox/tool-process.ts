@@ -336,15 +336,17 @@ export class ToolProcess {
         return;
       }
       worker.exited = true;
-      // V8's report is not the tool's output: one line says what it would have.
-      const fatal = worker.killedFor === undefined ? worker.fatal.summary() : undefined;
+      // V8's report is not the tool's output: one line says what it would have. Held text that is
+      // no report of the host's own end (it was killed, or the text was the tool's) goes out.
+      const outOfMemory = worker.fatal.outOfMemory();
+      const fatal = worker.killedFor === undefined && !outOfMemory ? worker.fatal.summary() : undefined;
+      if (fatal !== undefined) worker.output.notice(`tool process ended on a fatal error (${fatal})`);
+      else if (!outOfMemory) for (const part of worker.fatal.release()) worker.forwardStderr(part);
       const reason =
         worker.killedFor ??
-        (worker.fatal.outOfMemory()
+        (outOfMemory
           ? this.#ranOutOfMemory(worker)
           : `tool process exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`})`);
-      if (fatal !== undefined && !worker.fatal.outOfMemory())
-        worker.output.notice(`tool process ended on a fatal error (${fatal})`);
       worker.output.end();
       markReady(reason);
       this.#failAll(worker, reason);
