@@ -29,6 +29,13 @@ export function resolveFromData({ url }) {
   return answer(import("data:text/javascript,import.meta.resolve(" + encodeURIComponent(JSON.stringify(url)) + ");"));
 }
 export function importRelative({ specifier }) { return answer(import(specifier)); }
+export function findPackage({ specifier }) {
+  try {
+    return String(module.findPackageJSON(specifier, __filename));
+  } catch (error) {
+    return \`\${error.code}: \${error.message}\`;
+  }
+}
 export function ownHooks() {
   module.registerHooks({ resolve: (specifier, context, next) => ({ url: specifier, shortCircuit: true }) });
   return "registered";
@@ -50,6 +57,7 @@ describe("ES module resolution out of the grants", () => {
       "jail/node_modules/inpkg/index.mjs": "export default 1;\n",
       "node_modules/outpkg/package.json": '{"name":"outpkg","exports":"./index.mjs"}',
       "node_modules/outpkg/index.mjs": "export default 'secret';\n",
+      "package.json": '{"name":"outside"}',
     });
     session = new LineClient(
       bin,
@@ -97,6 +105,19 @@ describe("ES module resolution out of the grants", () => {
     expect(await result("importRelative", { specifier: "./missing.mjs" })).toMatch(/^ERR_MODULE_NOT_FOUND: /);
     expect(await result("importRelative", { specifier: "inpkg" })).toBe("loaded");
     expect(await result("importRelative", { specifier: "node:os" })).toBe("loaded");
+  });
+
+  // module.findPackageJSON (Node ≥ 22.14) looks for a package, or the package.json above a file.
+  it("finds no package.json out of the grants, and tells no package there from none", async () => {
+    for (const name of ["outpkg", "nopkg"])
+      expect(await result("findPackage", { specifier: name }), name).toBe(
+        denied(join(dir, "node_modules", name)),
+      );
+    expect(await result("findPackage", { specifier: "inpkg" })).toBe(
+      join(dir, "jail/node_modules/inpkg/package.json"),
+    );
+    // The package.json above the jail is out of the grants: as if there were none.
+    expect(await result("findPackage", { specifier: "./inside.mjs" })).toBe("undefined");
   });
 
   it("keeps tool code from putting hooks of its own ahead of the check", async () => {

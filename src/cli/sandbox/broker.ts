@@ -21,8 +21,8 @@ import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
 import os from "node:os";
-import { basename, dirname, resolve as resolvePath } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, dirname, isAbsolute as isAbsolutePath, resolve as resolvePath } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { types } from "node:util";
 import v8 from "node:v8";
 import wasi from "node:wasi";
@@ -304,6 +304,7 @@ const writeSyncOriginal = fs.writeSync.bind(fs);
 const allocBuffer = Buffer.allocUnsafe.bind(Buffer);
 const cwdOriginal = process.cwd.bind(process);
 const fileUrlToPath = fileURLToPath;
+const pathToFileUrl = pathToFileURL;
 const UrlClass = URL;
 const canParseUrl = URL.canParse;
 const textDecoder = new TextDecoder();
@@ -832,25 +833,29 @@ export function installBroker(
   // each `node_modules/<package>` Node will look in for a package name, nearest first, up to the
   // first directory there (as `_stat` does for CommonJS, which keeps that check); then on the file
   // Node resolved to.
+  const checkModule = (file: string) => {
+    const { resource, escaped } = fileResource(file);
+    if (escaped) check("FileSystem", "Read", resource, true);
+    else refuseIfDenied("FileSystem", "Read", resource);
+  };
+  /** Checks what `specifier` names before Node looks (see above). */
+  const checkSpecifier = (specifier: string, parentURL: string | undefined) => {
+    const target = moduleTarget(specifier, parentURL);
+    if (target && "file" in target) checkModule(target.file);
+    else if (target) {
+      for (let dir = dirname(target.from), above = dirname(dir); ; dir = above, above = dirname(dir)) {
+        const candidate = resolvePath(dir, "node_modules", target.packageName);
+        checkModule(candidate);
+        if (isDirectory(candidate) || above === dir) break;
+      }
+    }
+  };
   const registerHooks = (moduleApi as unknown as { registerHooks?: RegisterHooks }).registerHooks;
   if (options.fsRestricted && typeof registerHooks === "function") {
-    const checkModule = (file: string) => {
-      const { resource, escaped } = fileResource(file);
-      if (escaped) check("FileSystem", "Read", resource, true);
-      else refuseIfDenied("FileSystem", "Read", resource);
-    };
     registerHooks({
       resolve(specifier, context, nextResolve) {
         if (context.conditions?.includes("require")) return nextResolve(specifier, context);
-        const target = moduleTarget(specifier, context.parentURL);
-        if (target && "file" in target) checkModule(target.file);
-        else if (target) {
-          for (let dir = dirname(target.from), above = dirname(dir); ; dir = above, above = dirname(dir)) {
-            const candidate = resolvePath(dir, "node_modules", target.packageName);
-            checkModule(candidate);
-            if (isDirectory(candidate) || above === dir) break;
-          }
-        }
+        checkSpecifier(specifier, context.parentURL);
         const resolved = nextResolve(specifier, context);
         const url = resolved?.url;
         if (typeof url === "string" && url.startsWith("file:")) checkModule(fileUrlToPath(url));
@@ -858,6 +863,30 @@ export function installBroker(
       },
     });
   }
+  // `module.findPackageJSON` (Node ≥ 22.14) looks, past Node's permission model, for a package the
+  // same way (checked the same way first; its base read once), or for the package.json nearest
+  // above a file, up past the grants: one found out of them is answered as none was found.
+  if (options.fsRestricted)
+    replace(
+      moduleApi as unknown as Target,
+      "findPackageJSON",
+      (original) =>
+        function findPackageJSON(this: unknown, ...a: unknown[]) {
+          const base = a[1] === undefined ? undefined : String(a[1]);
+          if (base !== undefined) a[1] = base;
+          const parentURL = base !== undefined && isAbsolutePath(base) ? pathToFileUrl(base).href : base;
+          if (typeof a[0] === "string") checkSpecifier(a[0], parentURL);
+          const found = Reflect.apply(original, this, a);
+          if (typeof found !== "string") return found;
+          try {
+            checkModule(found);
+          } catch (error) {
+            if (error instanceof PermissionDeniedError) return undefined;
+            throw error;
+          }
+          return found;
+        },
+    );
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
 
