@@ -81,6 +81,8 @@ export function statCallback() { return race(() => callback((cb) => fs.stat(SECR
 export function lstatPromise() { return race(() => fs.promises.lstat(SECRET, { bigint: true })).then((stats) => String(stats.size)); }
 export function lstatCallback() { return race(() => callback((cb) => fs.lstat(SECRET, {}, cb))).then((stats) => stats.size); }
 export function existsCallback() { return race(() => new Promise((resolve) => fs.exists(OUT + "/cur/box/only-outside.txt", resolve))); }
+export function accessPromise() { return race(() => fs.promises.access(OUT + "/cur/box/only-outside.txt")).then(() => "there"); }
+export function accessCallback() { return race(() => callback((cb) => fs.access(OUT + "/cur/box/only-outside.txt", fs.constants.F_OK, cb))).then(() => "there"); }
 // stat and lstat of what is there (and is not), every way round, as Node answers them.
 export async function looks() {
   const file = OUT + "/real/box/secret.txt";
@@ -98,11 +100,15 @@ export async function looks() {
     fs.existsSync(missing),
     await new Promise((resolve) => fs.exists(file, resolve)),
     await new Promise((resolve) => fs.exists(missing, resolve)),
+    fs.accessSync(file) ?? "accessible",
+    await fs.promises.access(file, fs.constants.R_OK).then(() => "readable"),
   ];
   const errors = await Promise.all([
     Promise.resolve().then(() => fs.statSync(missing)).catch((e) => e),
     fs.promises.lstat(missing).catch((e) => e),
     callback((cb) => fs.stat(missing, cb)).catch((e) => e),
+    fs.promises.access(missing).catch((e) => e),
+    callback((cb) => fs.access(missing, cb)).catch((e) => e),
   ]);
   return [...sizes, ...errors.map((e) => [e.code, e.syscall, e.path === missing, e.message.replace(OUT, "OUT")].join(" "))].join("|");
 }
@@ -151,6 +157,8 @@ const RACE_ATTEMPTS: [string, RegExp][] = [
   ["statCallback", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
   ["lstatPromise", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
   ["lstatCallback", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["accessPromise", /^permission denied: FileSystem Read \S*\/outside\/only-outside\.txt$/],
+  ["accessCallback", /^permission denied: FileSystem Read \S*\/outside\/only-outside\.txt$/],
 ];
 
 /**
@@ -247,9 +255,14 @@ describe("sandbox races: a path swapped between the check and the open", () => {
       `ENOENT ${syscall} true ENOENT: no such file or directory, ${syscall} 'OUT/real/box/missing.txt'`;
     const looks = await session.call("looks");
     expect(looks.result, JSON.stringify(looks)).toBe(
-      ["6|6|6|true|true|6|||true|false|true|false", missing("stat"), missing("lstat"), missing("stat")].join(
-        "|",
-      ),
+      [
+        "6|6|6|true|true|6|||true|false|true|false|accessible|readable",
+        missing("stat"),
+        missing("lstat"),
+        missing("stat"),
+        missing("access"),
+        missing("access"),
+      ].join("|"),
     );
   });
 

@@ -1107,13 +1107,14 @@ export function installBroker(
         },
     );
   }
-  // `stat` and `lstat` (sync, callback, promise) look at what a descriptor the broker opened and the
-  // CLI confirmed names, as the opens above: `O_PATH` (Linux; no access to the file itself needed,
-  // as for stat(2)), with `O_NOFOLLOW` for `lstat` (the descriptor is then the link's own), then
-  // `fstat`. A directory swapped on the path after the check shows nothing out of the grants.
-  // Errors read as the call's (`stat '…'`, not `open '…'`). Under a file restriction on Linux only:
-  // elsewhere every file may be looked at. `access`, `readdir`, `opendir` have no call on a
-  // descriptor in Node (README "Outside the model"). `exists` too, answering false for a refusal.
+  // `stat`, `lstat`, `exists` and `access` for existence (sync, callback, promise) look at what a
+  // descriptor the broker opened and the CLI confirmed names, as the opens above: `O_PATH` (Linux;
+  // no access to the file itself needed, as for stat(2)), with `O_NOFOLLOW` for `lstat` (the
+  // descriptor is then the link's own), then `fstat`. A directory swapped on the path after the
+  // check shows nothing out of the grants (`exists` answers false). Errors read as the call's
+  // (`stat '…'`, not `open '…'`). Under a file restriction on Linux only: elsewhere every file may
+  // be looked at. `access` for a mode, `readdir` and `opendir` have no call on a descriptor in Node
+  // (README "Outside the model").
   if (options.fsRestricted && process.platform === "linux") {
     const O_PATH = 0o10000000;
     const looking: Opening = { flag: undefined, mode: undefined, read: true, write: false };
@@ -1200,6 +1201,74 @@ export function installBroker(
           },
       );
     }
+    // `access` for existence (`F_OK`, the default) the same way; a mode that asks for more goes to
+    // Node by path (no `access` on a descriptor in Node).
+    const existenceOnly = (mode: unknown) => mode === undefined || mode === FS_CONSTANTS.F_OK;
+    /** Opens `path` with `O_PATH` and has the CLI confirm it (an error reads as `access`'s). */
+    const confirmPath = (path: string): void => {
+      let fd: number;
+      try {
+        fd = openSyncOriginal(path, O_PATH);
+      } catch (error) {
+        throw asCall(error, "access");
+      }
+      try {
+        const refusal = refusalOf(fd, looking);
+        if (refusal) throw refusal;
+      } finally {
+        closeSyncOriginal(fd);
+      }
+    };
+    replace(
+      fsTarget,
+      "accessSync",
+      (original) =>
+        function accessSync(this: unknown, ...a: unknown[]) {
+          if (!existenceOnly(a[1])) return Reflect.apply(original, this, a);
+          checkArg(a, 0, "Read");
+          if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+          confirmPath(a[0]);
+        },
+    );
+    replace(
+      fsTarget,
+      "access",
+      (original) =>
+        function access(this: unknown, ...a: unknown[]) {
+          const callback = a[a.length - 1];
+          if (typeof callback !== "function" || !existenceOnly(a.length > 2 ? a[1] : undefined))
+            return Reflect.apply(original, this, a);
+          checkArg(a, 0, "Read");
+          const path = a[0];
+          if (typeof path !== "string") return Reflect.apply(original, this, a);
+          openOriginal(path, O_PATH, (error, fd) => {
+            if (error) return (callback as AnyFunction)(asCall(error, "access"));
+            const refusal = refusalOf(fd, looking);
+            closeSyncOriginal(fd);
+            (callback as AnyFunction)(refusal ?? null);
+          });
+        },
+    );
+    replace(
+      promisesTarget,
+      "access",
+      (original) =>
+        async function access(this: unknown, ...a: unknown[]) {
+          if (!existenceOnly(a[1])) return Reflect.apply(original, this, a);
+          checkArg(a, 0, "Read");
+          if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+          const handle = await promisesOpenOriginal(a[0], O_PATH).catch((error: unknown) => {
+            throw asCall(error, "access");
+          });
+          learnFileHandle(handle);
+          try {
+            const refusal = refusalOf(handle.fd, looking);
+            if (refusal) throw refusal;
+          } finally {
+            await handle.close();
+          }
+        },
+    );
     // `exists` the same way: what a confirmed descriptor names (false for what is out of the grants).
     const existsConfirmed = (fd: number): boolean => {
       try {
