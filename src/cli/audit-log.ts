@@ -58,16 +58,16 @@ function isOwnStderr(fd: number): boolean {
 }
 
 /**
- * The log's descriptor, opened to append. A symbolic link at the path is followed only to a device
- * or to our own stderr (`/dev/stderr`), and never creates its target: one to a file may have been
- * planted by a tool that could write the directory in an earlier run, and the log would append
- * lines that tool chose (JSON, whose strings a shell still expands) to a file of the user's, such
- * as `~/.bashrc`. Both opens are non-blocking, and a pipe or socket is refused whether at the path
- * or behind a link (but our stderr): opening a FIFO nobody reads waits forever, one a process the
- * tool left behind reads hands it every line and, once it stops reading, would stop the CLI; our
- * stdout is the protocol stream. The flag stays on the descriptor: a device or our stderr that
- * cannot take a line at once fails that line, closed, as a full disk does (a regular file ignores
- * it).
+ * The log's descriptor, opened to append: a regular file or a device at the path itself, or our
+ * own stderr (`/dev/stderr`, whatever it is). Any other symbolic link at the path is refused, and
+ * never creates its target: it may have been planted by a tool that could write the directory in
+ * an earlier run — to a file, the log would append lines that tool chose (JSON, whose strings a
+ * shell still expands) to a file of the user's, such as `~/.bashrc`; to `/dev/null`, it would hide
+ * every line. Both opens are non-blocking, and a pipe or socket (but our stderr) is refused:
+ * opening a FIFO nobody reads waits forever, one a process the tool left behind reads hands it
+ * every line and, once it stops reading, would stop the CLI; our stdout is the protocol stream.
+ * The flag stays on the descriptor: a device or our stderr that cannot take a line at once fails
+ * that line, closed, as a full disk does (a regular file ignores it).
  */
 function openAppend(file: string): number {
   let fd: number | undefined;
@@ -85,9 +85,12 @@ function openAppend(file: string): number {
     throw (error as NodeJS.ErrnoException).code === "ENXIO" ? new Error(NOT_A_FILE) : error;
   }
   const stat = fstatSync(fd);
-  if ((stat.isFile() && !linked) || stat.isCharacterDevice() || isOwnStderr(fd)) return fd;
+  if (isOwnStderr(fd) || (!linked && (stat.isFile() || stat.isCharacterDevice()))) return fd;
   closeSync(fd);
-  throw new Error(stat.isFile() ? "a symbolic link to a file (give the file itself)" : NOT_A_FILE);
+  if (!linked || !(stat.isFile() || stat.isCharacterDevice())) throw new Error(NOT_A_FILE);
+  throw new Error(
+    `a symbolic link to a ${stat.isFile() ? "file" : "device"} (give the ${stat.isFile() ? "file" : "device"} itself)`,
+  );
 }
 
 /** Opens (creating parent directories) an append-only JSONL audit log. */

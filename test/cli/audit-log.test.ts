@@ -57,12 +57,15 @@ describe("the audit log file", () => {
     expect(existsSync(join(dir, "authorized_keys"))).toBe(false);
   });
 
-  it("still takes a link to a device or pipe (/dev/stderr is one)", () => {
-    const path = join(dir, "null.jsonl");
-    symlinkSync("/dev/null", path);
-    const log = openAuditLog(path);
+  it("takes a device given as itself, but no link to one (a planted link to /dev/null would hide every line)", () => {
+    const log = openAuditLog("/dev/null");
     log.record({ kind: "Network", action: "Connect", resource: "example.com:443", decision: "Deny" });
     log.close();
+    const path = join(dir, "null.jsonl");
+    symlinkSync("/dev/null", path);
+    expect(() => openAuditLog(path)).toThrow(
+      `failed to open audit log ${path}: a symbolic link to a device (give the device itself)`,
+    );
   });
 });
 
