@@ -89,22 +89,21 @@ function strictlyPublicFetch(): boolean {
 
 /**
  * A grant as the provider stores it (`grant:<subject>:<grant id>`, its documented KV layout), in
- * one KV read: the fields this platform reads, unchecked. Null when there is no such grant.
+ * one KV read: the fields this platform reads, unchecked — its resource and metadata, and the hashes
+ * of its current and previous refresh tokens (src/oauth/refresh-reuse.ts). Null when there is no
+ * such grant.
  */
 export function readGrantRecord(
   env: OAuthEnv,
   subject: string,
   grantId: string,
-): Promise<{ resource?: unknown; metadata?: unknown } | null> {
+): Promise<{
+  resource?: unknown;
+  metadata?: unknown;
+  refreshTokenId?: unknown;
+  previousRefreshTokenId?: unknown;
+} | null> {
   return env.OAUTH_KV.get(`grant:${subject}:${grantId}`, { type: "json" });
-}
-
-/** The resource a code or refresh token's grant is bound to; null when there is no such grant. */
-export async function grantResource(env: OAuthEnv, token: string): Promise<string | null> {
-  const ref = tokenGrantRef(token);
-  if (!ref) return null;
-  const grant = await readGrantRecord(env, ref.subject, ref.grantId);
-  return typeof grant?.resource === "string" ? grant.resource : null;
 }
 
 /** A validated access token: who it acts as, and its grant. */

@@ -32,6 +32,7 @@ import {
   revokeProjectGrant,
   revokeSubjectGrant,
 } from "../../oauth/grants.ts";
+import { markRetried, type RotationRecord, refreshUse } from "../../oauth/refresh-reuse.ts";
 import {
   appResource,
   hostOrigin,
@@ -43,13 +44,19 @@ import {
 import {
   authorizationServer,
   type GrantMetadata,
-  grantResource,
   MAX_CLIENT_METADATA_BYTES,
   OAUTH_PATHS,
   type OAuthProps,
+  readGrantRecord,
   validateAccessToken,
 } from "../../oauth/server.ts";
-import { isOAuthToken, MAX_OAUTH_ID_BYTES, oauthIdTooLong, subjectOf } from "../../oauth/tokens.ts";
+import {
+  isOAuthToken,
+  MAX_OAUTH_ID_BYTES,
+  oauthIdTooLong,
+  subjectOf,
+  tokenGrantRef,
+} from "../../oauth/tokens.ts";
 import {
   authenticateOAuthDeveloper,
   bearerToken,
@@ -261,6 +268,58 @@ function oversizedTokenRequest(form: FormData | null, authorization: string | un
   return named.some((value) => typeof value === "string" && oauthIdTooLong(value));
 }
 
+/**
+ * The code, refresh token or token to revoke a token request presents, by its grant type
+ * (RFC 6749 §4.1.3 and §6, RFC 7009 §2.1); null for none.
+ */
+function presentedToken(form: FormData | null): string | null {
+  const grantType = form?.get("grant_type");
+  const field =
+    grantType === "authorization_code" ? "code" : grantType === "refresh_token" ? "refresh_token" : "token";
+  const value = form?.get(field);
+  return typeof value === "string" ? value : null;
+}
+
+/** The `error` of an OAuth error response (RFC 6749 §5.2), read from a copy; undefined for none. */
+async function oauthErrorCode(res: Response): Promise<unknown> {
+  const body = (await res
+    .clone()
+    .json()
+    .catch(() => null)) as { error?: unknown } | null;
+  return body?.error;
+}
+
+const REUSED: { error: string; error_description: string } = {
+  error: "invalid_grant",
+  error_description:
+    "refresh token reused: it was already rotated out, so the authorization is revoked; authorize again",
+};
+
+/**
+ * A refresh through the provider, with reuse detection (src/oauth/refresh-reuse.ts): the previous
+ * token retries once, and a replay revokes the grant. A replay is acted on only once the provider
+ * has authenticated the client — its answer is tokens or `invalid_grant`, not `invalid_client` — so
+ * a request that cannot authenticate as a confidential client cannot revoke that client's grant.
+ */
+async function refreshWithReuseDetection(
+  c: Ctx,
+  resource: string,
+  ref: { subject: string; grantId: string },
+  token: string,
+  grant: RotationRecord,
+): Promise<Response> {
+  const { use, hash } = await refreshUse(c.env, ref, token, grant);
+  const res = await asFetch(c, resource);
+  if (use === "current") return res;
+  if (use === "retry") {
+    if (res.ok) await markRetried(c.env, ref, hash);
+    return res;
+  }
+  if (!res.ok && (res.status !== 400 || (await oauthErrorCode(res)) !== "invalid_grant")) return res;
+  await oauthHelpers(c).revokeGrant(ref.grantId, ref.subject);
+  return c.json(REUSED, 400, { "cache-control": "no-store", pragma: "no-cache" });
+}
+
 oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
   // A code, refresh token or revoked token names its grant; the grant names its one resource.
   let resource = platformResource(issuer(c));
@@ -277,8 +336,12 @@ oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
         },
         400,
       );
-    const presented = form?.get("code") ?? form?.get("refresh_token") ?? form?.get("token");
-    if (typeof presented === "string") resource = (await grantResource(c.env, presented)) ?? resource;
+    const token = presentedToken(form);
+    const ref = token ? tokenGrantRef(token) : null;
+    const grant = ref ? await readGrantRecord(c.env, ref.subject, ref.grantId) : null;
+    if (typeof grant?.resource === "string") resource = grant.resource;
+    if (token && ref && grant && form?.get("grant_type") === "refresh_token")
+      return refreshWithReuseDetection(c, resource, ref, token, grant);
   }
   return asFetch(c, resource);
 });
