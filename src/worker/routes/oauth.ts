@@ -71,7 +71,7 @@ import { clientIp, enforceRateLimit, RateLimitedError, RateLimiterUnavailableErr
 import { formBody } from "../request.ts";
 import { requireEndUser, requireProjectAdmin } from "../require.ts";
 import { checkSigninPassword } from "./auth.ts";
-import { authorizePage, errorPage } from "./oauth-pages.ts";
+import { authorizePage, errorPage, shownName } from "./oauth-pages.ts";
 
 type Ctx = Context<AppEnv>;
 
@@ -421,25 +421,27 @@ async function signinTarget(c: Ctx, target: ResourceTarget): Promise<SigninTarge
       "This MCP endpoint names no app. Check the URL you gave your assistant.",
     );
   const { project, config } = found;
+  // The name its developer chose, shown to people who are not that developer: see shownName.
+  const appName = shownName(project.name);
   if (!config.enabled)
     return refuse(
       c,
       403,
       "This app's MCP endpoint is turned off",
-      `${project.name} does not accept MCP connections right now.`,
+      `${appName} does not accept MCP connections right now.`,
     );
   const endUserAllowed = config.authMode !== "developer_only";
   const developerAllowed = config.authMode !== "client_only";
   return {
     selector,
     projectId: project.id,
-    appName: project.name,
+    appName,
     endUserAllowed,
     developerAllowed,
     ...(endUserAllowed
       ? {}
       : {
-          notice: `${project.name} accepts only its developer on this MCP endpoint (auth mode developer_only): signing in with an app account is not available.`,
+          notice: `${appName} accepts only its developer on this MCP endpoint (auth mode developer_only): signing in with an app account is not available.`,
         }),
   };
 }
@@ -493,6 +495,15 @@ async function parseRequest(
 }
 
 /**
+ * What the page says about the request: the provider's description, with the client's self-chosen
+ * name as {@link shownName} makes it (the grant keeps that spelling too).
+ */
+async function describeConsent(oauth: OAuthHelpers, authRequest: AuthRequest) {
+  const consent = await oauth.describeConsent(authRequest);
+  return { ...consent, clientName: shownName(consent.clientName) };
+}
+
+/**
  * The sign-in page is read by a person: a failure the platform names and the person can wait out
  * (a database or store that did not answer in time: a 5xx `AppError`) is shown as a page, with its
  * `Retry-After`, instead of the JSON the API routes answer with.
@@ -522,7 +533,7 @@ oauthRoutes.get(OAUTH_PATHS.authorize, async (c) => {
   if (parsed instanceof Response) return parsed;
   const target = await signinTarget(c, parsed.target);
   if (target instanceof Response) return target;
-  const consent = await parsed.oauth.describeConsent(parsed.authRequest);
+  const consent = await describeConsent(parsed.oauth, parsed.authRequest);
   const tx = randomSecret();
   await c.env.OAUTH_KV.put(txKey(tx), JSON.stringify({ query: new URL(c.req.url).search }), {
     expirationTtl: TX_TTL_S,
@@ -588,7 +599,7 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
     await finish();
     return c.redirect(authorizationErrorRedirect(authRequest, "access_denied"), 302);
   }
-  const consent = await oauth.describeConsent(authRequest);
+  const consent = await describeConsent(oauth, authRequest);
   const again = (status: number, error: string) =>
     page(
       c,

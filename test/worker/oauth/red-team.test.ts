@@ -2,14 +2,19 @@
  * The authorization server attacked the way a pentester would: every request written by an
  * attacker — a malicious registered client, another tenant, anyone on the network. Complements
  * refusals.test.ts (audience binding, revocations, PKCE, code reuse, CSRF of the form), with what
- * that file and web-red.test.ts do not try: stolen refresh tokens replayed after a rotation.
+ * that file and web-red.test.ts do not try: stolen refresh tokens replayed after a rotation, and
+ * names chosen by others (a registered client's, another tenant's app) on the consent page.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import type { TestUser } from "../helpers.ts";
+import { apiJson, type TestDeveloper, type TestUser } from "../helpers.ts";
 import {
   authorizeUrl,
+  call,
   codeFrom,
+  openAuthorizePage,
   pkce,
+  postForm,
+  REDIRECT_URI,
   rawToolsList,
   registerClient,
   type SignIn,
@@ -39,12 +44,13 @@ const refresh = (clientId: string, refreshToken: string) =>
   tokenRequest({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId });
 
 describe("the authorization server under attack", () => {
+  let dev: TestDeveloper;
   let alice: TestUser;
   let url: string;
   let aliceSignIn: SignIn;
 
   beforeAll(async () => {
-    ({ alice, url } = await setupApp());
+    ({ dev, alice, url } = await setupApp());
     aliceSignIn = { mode: "end_user", email: alice.email, password: alice.password };
   });
 
@@ -84,5 +90,45 @@ describe("the authorization server under attack", () => {
     expect(unknownClient.status).toBe(401);
     expect(unknownClient.body.error).toBe("invalid_client");
     expect((await rawToolsList(url, r3.body.access_token)).status).toBe(200);
+  });
+
+  it("shows a hostile client name and app name inert on the consent page: no bidi or control characters, bounded", async () => {
+    const spoof = `Claude\u202egnp.exe\u0007\u2066<b>x</b>${"x".repeat(3000)}`;
+    const registered = await call("/oauth/register", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_name: spoof,
+        redirect_uris: [REDIRECT_URI],
+        token_endpoint_auth_method: "none",
+      }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id } = (await registered.json()) as { client_id: string };
+    const renamed = await apiJson(`/v1/admin/projects/${dev.projectId}`, {
+      method: "PATCH",
+      token: dev.token,
+      json: { name: "Shop\u202eecnaniF" },
+    });
+    expect(renamed.status).toBe(200);
+    const page = await openAuthorizePage(
+      authorizeUrl({ client_id, code_challenge: (await pkce()).challenge, resource: url }),
+    );
+    expect(page.res.status).toBe(200);
+    // Reordering and control characters are shown as their escapes, never acted on.
+    expect(page.html).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(page.html).toContain("Claude\\u202egnp.exe\\u0007\\u2066&lt;b&gt;x&lt;/b&gt;");
+    expect(page.html).toContain("Shop\\u202eecnaniF");
+    // A name cannot push the page's own words (where the browser goes back to) out of view.
+    expect(page.html).not.toContain("x".repeat(100));
+    expect(page.html).toContain("127.0.0.1");
+    // The grant keeps the name as shown.
+    await codeFrom(await postForm(page.cookie, { tx: page.tx, action: "allow", ...aliceSignIn }));
+    const listed = await apiJson(`/v1/admin/projects/${dev.projectId}/oauth/grants`, { token: dev.token });
+    const grant = (listed.body.grants as { client_id: string; client_name: string }[]).find(
+      (g) => g.client_id === client_id,
+    );
+    expect(grant?.client_name).toMatch(/^Claude\\u202egnp\.exe\\u0007\\u2066<b>x<\/b>x+…$/);
+    expect(grant?.client_name.length).toBeLessThanOrEqual(100);
   });
 });
