@@ -17,7 +17,7 @@ import {
   CimdFetchError,
   type OAuthHelpers,
 } from "@cloudflare/workers-oauth-provider";
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
@@ -180,6 +180,34 @@ oauthRoutes.get("/.well-known/oauth-protected-resource/app/:projectId/mcp", (c) 
   if (!isUuid(projectId)) throw notFound("no such MCP endpoint");
   return protectedResource(c, appResource(issuer(c), projectId), "Amba app MCP");
 });
+
+/**
+ * RFC 6749 §5.2 and RFC 7591 §3.2.2: the token and registration endpoints answer errors as
+ * `{error, error_description}` with `error` a string — also the platform's own failures there (a
+ * store past its deadline, a rate limit, an unexpected error), which the rest of the API answers
+ * as `{error: {code, message}}`, a shape an OAuth client cannot read. Status and headers
+ * (`Retry-After`) are kept; 429 and 503 are `temporarily_unavailable`, other 5xx `server_error`.
+ */
+const oauthErrorBody = async (c: Ctx, next: Next) => {
+  await next();
+  if (!c.error) return;
+  const { status, headers } = c.res;
+  const body = (await c.res.json().catch(() => null)) as { error?: { message?: unknown } } | null;
+  const error =
+    status === 429 || status === 503
+      ? "temporarily_unavailable"
+      : status >= 500
+        ? "server_error"
+        : "invalid_request";
+  const description = typeof body?.error?.message === "string" ? body.error.message : "internal error";
+  const res = Response.json({ error, error_description: description }, { status, headers });
+  res.headers.delete("content-length");
+  res.headers.set("cache-control", "no-store");
+  c.res = undefined; // replaced, not merged with the JSON error's headers
+  c.res = res;
+};
+oauthRoutes.use(OAUTH_PATHS.token, oauthErrorBody);
+oauthRoutes.use(OAUTH_PATHS.register, oauthErrorBody);
 
 /** Metadata and registration need no particular resource; the platform's stands in. */
 const asFetch = (c: Ctx, resource: string) =>
