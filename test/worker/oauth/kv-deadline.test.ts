@@ -57,7 +57,7 @@ describe("a stalled OAuth store", () => {
     const clientId = await registerClient(); // through the healthy store
     const { challenge } = await pkce();
     const resource = `https://mcp.amba.dev/app/${dev.projectId}/mcp`;
-    const ip = { "cf-connecting-ip": `2001:db8::7:${Date.now() % 65536}` };
+    const ip = { "cf-connecting-ip": `2001:db8:7:${(Date.now() % 65536).toString(16)}::1` };
     const [register, token, page, mcp] = await Promise.all([
       call("/oauth/register", {
         method: "POST",

@@ -2,8 +2,9 @@
  * The authorization server attacked the way a pentester would: every request written by an
  * attacker — a malicious registered client, another tenant, anyone on the network. Complements
  * refusals.test.ts (audience binding, revocations, PKCE, code reuse, CSRF of the form), with what
- * that file and web-red.test.ts do not try: stolen refresh tokens replayed after a rotation, and
- * names chosen by others (a registered client's, another tenant's app) on the consent page.
+ * that file and web-red.test.ts do not try: stolen refresh tokens replayed after a rotation, names
+ * chosen by others (a registered client's, another tenant's app) on the consent page, and an
+ * anonymous caller registering clients from every address of its IPv6 /64.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { apiJson, type TestDeveloper, type TestUser } from "../helpers.ts";
@@ -130,5 +131,28 @@ describe("the authorization server under attack", () => {
     );
     expect(grant?.client_name).toMatch(/^Claude\\u202egnp\.exe\\u0007\\u2066<b>x<\/b>x+…$/);
     expect(grant?.client_name.length).toBeLessThanOrEqual(100);
+  });
+
+  it("counts one IPv6 /64 as one address: rotating addresses in it does not multiply the registration budget", async () => {
+    // AUTH_IP_RATE_LIMITER allows 60 a minute per address. 121 registrations from 121 addresses of
+    // one /64: however the minute's boundary falls, one window holds at least 61 of them.
+    const prefix = `2001:db8:${Array.from(crypto.getRandomValues(new Uint16Array(2)), (n) => n.toString(16)).join(":")}`;
+    const register = (i: number) =>
+      call("/oauth/register", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "cf-connecting-ip": `${prefix}:0:0:${(i + 1).toString(16)}:1`,
+        },
+        body: JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none" }),
+      });
+    const statuses: number[] = [];
+    for (let wave = 0; wave < 11; wave++) {
+      const answers = await Promise.all(Array.from({ length: 11 }, (_, i) => register(wave * 11 + i)));
+      statuses.push(...answers.map((r) => r.status));
+      await Promise.all(answers.map((r) => r.body?.cancel()));
+    }
+    expect(statuses.filter((s) => s !== 201 && s !== 429)).toEqual([]);
+    expect(statuses).toContain(429);
   });
 });
