@@ -231,8 +231,9 @@ oauthRoutes.on(["GET", "HEAD", "OPTIONS"], OAUTH_PATHS.metadata, async (c) => {
 });
 // Registration is open (RFC 7591) and the provider keeps every client for 90 days, so each address
 // gets AUTH_IP_RATE_LIMITER's budget of registrations (under its own key), each of a bounded size.
-oauthRoutes.on(
-  ["POST", "OPTIONS"],
+// Every method goes to the provider, which answers one other than POST and OPTIONS with 405 and an
+// OAuth error body (a client reads `error` as a string), not the API's 404 `{error: {code, message}}`.
+oauthRoutes.all(
   OAUTH_PATHS.register,
   bodyLimit({
     maxSize: MAX_CLIENT_METADATA_BYTES,
@@ -348,7 +349,7 @@ async function refreshWithReuseDetection(
   return c.json(REUSED, 400, { "cache-control": "no-store", pragma: "no-cache" });
 }
 
-oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
+oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
   // A code, refresh token or revoked token names its grant; the grant names its one resource.
   let resource = platformResource(issuer(c));
   if (c.req.method === "POST") {

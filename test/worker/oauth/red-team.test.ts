@@ -155,4 +155,51 @@ describe("the authorization server under attack", () => {
     expect(statuses.filter((s) => s !== 201 && s !== 429)).toEqual([]);
     expect(statuses).toContain(429);
   });
+
+  it("held: grant type confusion and garbage at the token endpoint get an OAuth error body, never a 500", async () => {
+    const clientId = await registerClient();
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    const cases: [RequestInit, number][] = [
+      ...[
+        "password",
+        "client_credentials",
+        "implicit",
+        "urn:ietf:params:oauth:grant-type:token-exchange",
+        "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        "urn:ietf:params:oauth:grant-type:device_code",
+        "",
+      ].map((grant_type): [RequestInit, number] => [
+        {
+          method: "POST",
+          headers: form,
+          body: new URLSearchParams({ grant_type, client_id: clientId, username: "a", password: "b" }),
+        },
+        400,
+      ]),
+      [{ method: "POST", headers: { "content-type": "application/json" }, body: "{}" }, 400],
+      [{ method: "POST", body: "grant_type=refresh_token" }, 400],
+      [{ method: "POST", headers: form, body: "%%%&&==\u0000" }, 400],
+      [{ method: "POST", headers: { ...form, authorization: "Basic %%%" }, body: "grant_type=x" }, 401],
+      [
+        {
+          method: "POST",
+          headers: form,
+          body: `grant_type=refresh_token&refresh_token=a:b:c&client_id=${clientId}`,
+        },
+        400,
+      ],
+      [{ method: "GET" }, 405],
+      [{ method: "PUT", body: "x" }, 405],
+    ];
+    for (const [init, status] of cases) {
+      const res = await call("/oauth/token", init);
+      const what = `${init.method} ${String(init.body)}`;
+      expect(res.status, what).toBe(status);
+      expect(res.headers.get("cache-control"), what).toBe("no-store");
+      expect(typeof ((await res.json()) as { error: unknown }).error, what).toBe("string");
+    }
+    const registration = await call("/oauth/register", { method: "GET" });
+    expect(registration.status).toBe(405);
+    expect(typeof ((await registration.json()) as { error: unknown }).error).toBe("string");
+  });
 });
