@@ -43,6 +43,7 @@ import {
 } from "../../oauth/resources.ts";
 import {
   authorizationServer,
+  checkGrantsWith,
   type GrantMetadata,
   MAX_CLIENT_METADATA_BYTES,
   OAUTH_PATHS,
@@ -59,14 +60,16 @@ import {
 } from "../../oauth/tokens.ts";
 import {
   authenticateOAuthDeveloper,
+  authenticateOAuthProject,
   bearerToken,
   isUuid,
   type ProjectSelector,
   projectForSignin,
   verifyDeveloperToken,
 } from "../auth.ts";
+import type { Env } from "../env.ts";
 import type { AppEnv } from "../hono.ts";
-import { INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
+import { grantPrincipal, INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
 import { clientIp, enforceRateLimit, RateLimitedError, RateLimiterUnavailableError } from "../rate-limit.ts";
 import { formBody } from "../request.ts";
 import { requireEndUser, requireProjectAdmin } from "../require.ts";
@@ -111,6 +114,22 @@ export async function revokeProjectGrantOr404<E extends AppEnv>(
     throw notFound("grant not found");
   return { id: grantId, revoked: true };
 }
+
+// A grant whose principal is gone for good ends at its next code exchange or refresh
+// (src/oauth/server.ts `endDeadGrants`): the same checks as at every MCP request, in one statement.
+checkGrantsWith(async (env, props) => {
+  const { createDb } = await import("../db.ts");
+  const db = createDb(env as Env);
+  try {
+    if (props.projectId !== null)
+      await authenticateOAuthProject(db, grantPrincipal(props, ""), { projectId: props.projectId });
+    else if (props.kind === "developer") await authenticateOAuthDeveloper(db, props);
+    return true;
+  } catch (err) {
+    if (err instanceof AppError && (err.status === 401 || err.status === 404)) return false;
+    throw err;
+  }
+});
 
 export const oauthRoutes = new Hono<AppEnv>();
 

@@ -3,13 +3,24 @@
  * attacker — a malicious registered client, another tenant, anyone on the network. Complements
  * refusals.test.ts (audience binding, revocations, PKCE, code reuse, CSRF of the form), with what
  * that file and web-red.test.ts do not try: stolen refresh tokens replayed after a rotation, names
- * chosen by others (a registered client's, another tenant's app) on the consent page, and an
- * anonymous caller registering clients from every address of its IPv6 /64.
+ * chosen by others (a registered client's, another tenant's app) on the consent page, an anonymous
+ * caller registering clients from every address of its IPv6 /64, and a grant outliving the
+ * principal it acts as.
  */
+
+import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { apiJson, type TestDeveloper, type TestUser } from "../helpers.ts";
+import {
+  apiJson,
+  signupDeveloper,
+  signupUser,
+  type TestDeveloper,
+  type TestUser,
+  testDb,
+} from "../helpers.ts";
 import {
   authorizeUrl,
+  BASE,
   call,
   codeFrom,
   openAuthorizePage,
@@ -201,5 +212,42 @@ describe("the authorization server under attack", () => {
     const registration = await call("/oauth/register", { method: "GET" });
     expect(registration.status).toBe(405);
     expect(typeof ((await registration.json()) as { error: unknown }).error).toBe("string");
+  });
+
+  it("ends a grant at its next refresh once its developer token is revoked or its project deleted", async () => {
+    const owner = await signupDeveloper();
+    const user = await signupUser(owner.projectId, owner.clientKey);
+    const appUrl = `${BASE}/app/${owner.projectId}/mcp`;
+    const asDeveloper = await authorized(`${BASE}/mcp`, { mode: "developer", developer_token: owner.token });
+    const asUser = await authorized(appUrl, { mode: "end_user", email: user.email, password: user.password });
+    const live = await refresh(asDeveloper.clientId, asDeveloper.refresh_token);
+    expect(live.status).toBe(200);
+    // A paused app (or another auth_mode) is no end: it can be undone, and its endpoint refuses meanwhile.
+    const config = `/v1/admin/projects/${owner.projectId}/app-mcp/config`;
+    expect(
+      (await apiJson(config, { method: "PATCH", token: owner.token, json: { enabled: false } })).status,
+    ).toBe(200);
+    const paused = await refresh(asUser.clientId, asUser.refresh_token);
+    expect(paused.status).toBe(200);
+    expect((await rawToolsList(appUrl, paused.body.access_token)).status).toBe(403);
+
+    expect(
+      (await apiJson(`/v1/admin/projects/${owner.projectId}`, { method: "DELETE", token: owner.token }))
+        .status,
+    ).toBe(200);
+    const orphan = await refresh(asUser.clientId, paused.body.refresh_token);
+    expect(orphan.status).toBe(400);
+    expect(orphan.body.error).toBe("invalid_grant");
+
+    await testDb().execute(
+      sql`UPDATE developer_tokens SET revoked_at = now() WHERE developer_id = ${owner.developerId}`,
+    );
+    const revoked = await refresh(asDeveloper.clientId, live.body.refresh_token);
+    expect(revoked.status).toBe(400);
+    expect(revoked.body.error).toBe("invalid_grant");
+    // The grant is gone, not only refused once: its latest refresh token is refused too.
+    expect((await refresh(asDeveloper.clientId, live.body.refresh_token)).body.error_description).toMatch(
+      /not found/i,
+    );
   });
 });
