@@ -41,25 +41,56 @@ function auditResource(resource: string): string {
   return `${resource.slice(0, MAX_AUDIT_RESOURCE_CHARS)}…(${resource.length} chars)`;
 }
 
-const { O_APPEND, O_CREAT, O_NOFOLLOW, O_WRONLY } = constants;
+const { O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_WRONLY } = constants;
+
+/** What a log that is no regular file, device or stderr of ours is refused as. */
+const NOT_A_FILE = "not a regular file (a pipe or socket)";
+
+/** Whether `fd` is the file behind our own stderr (`/dev/stderr` reopened: a pipe, say). */
+function isOwnStderr(fd: number): boolean {
+  try {
+    const ours = fstatSync(2);
+    const it = fstatSync(fd);
+    return ours.dev === it.dev && ours.ino === it.ino;
+  } catch {
+    return false;
+  }
+}
 
 /**
- * The log's descriptor, opened to append. A symbolic link at the path is followed only to what is
- * not a regular file (`/dev/stderr`, a pipe), and never creates its target: one to a file may have
- * been planted by a tool that could write the directory in an earlier run, and the log would append
- * lines that tool chose (JSON, whose strings a shell still expands) to a file of the user's, such
- * as `~/.bashrc`.
+ * The log's descriptor, opened to append: a regular file or a device at the path itself, or our
+ * own stderr (`/dev/stderr`, whatever it is). Any other symbolic link at the path is refused, and
+ * never creates its target: it may have been planted by a tool that could write the directory in
+ * an earlier run — to a file, the log would append lines that tool chose (JSON, whose strings a
+ * shell still expands) to a file of the user's, such as `~/.bashrc`; to `/dev/null`, it would hide
+ * every line. Both opens are non-blocking, and a pipe or socket (but our stderr) is refused:
+ * opening a FIFO nobody reads waits forever, one a process the tool left behind reads hands it
+ * every line and, once it stops reading, would stop the CLI; our stdout is the protocol stream.
+ * The flag stays on the descriptor: a device or our stderr that cannot take a line at once fails
+ * that line, closed, as a full disk does (a regular file ignores it).
  */
 function openAppend(file: string): number {
+  let fd: number | undefined;
   try {
-    return openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o666);
+    fd = openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o666);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ELOOP") throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENXIO") throw new Error(NOT_A_FILE);
+    if (code !== "ELOOP") throw error;
   }
-  const fd = openSync(file, O_WRONLY | O_APPEND);
-  if (!fstatSync(fd).isFile()) return fd;
+  const linked = fd === undefined;
+  try {
+    fd ??= openSync(file, O_WRONLY | O_APPEND | O_NONBLOCK);
+  } catch (error) {
+    throw (error as NodeJS.ErrnoException).code === "ENXIO" ? new Error(NOT_A_FILE) : error;
+  }
+  const stat = fstatSync(fd);
+  if (isOwnStderr(fd) || (!linked && (stat.isFile() || stat.isCharacterDevice()))) return fd;
   closeSync(fd);
-  throw new Error("a symbolic link to a file (give the file itself)");
+  if (!linked || !(stat.isFile() || stat.isCharacterDevice())) throw new Error(NOT_A_FILE);
+  throw new Error(
+    `a symbolic link to a ${stat.isFile() ? "file" : "device"} (give the ${stat.isFile() ? "file" : "device"} itself)`,
+  );
 }
 
 /** Opens (creating parent directories) an append-only JSONL audit log. */

@@ -293,7 +293,12 @@ export async function openToolServer(command: string, file: string | undefined, 
     }),
     resultChecks: new Map([...loaded.outputs].map(([name, schema]) => [name, compileResultCheck(schema)])),
   });
-  const audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
+  let audit: AuditSink;
+  try {
+    audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
+  } catch (error) {
+    throw new CliError(`amber ${command}: ${(error as Error).message}`);
+  }
   // The types the schemas come from are read under the policy, like the bundle's inputs.
   const canRead = (path: string) => {
     try {

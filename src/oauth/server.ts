@@ -10,7 +10,7 @@
  *
  * Token shapes and subjects: src/oauth/tokens.ts.
  */
-import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
+import { OAuthAuthorizationServer, OAuthError } from "@cloudflare/workers-oauth-provider";
 import { tokenGrantRef } from "./tokens.ts";
 
 /** Bindings the OAuth layer needs. */
@@ -55,6 +55,37 @@ export interface GrantMetadata {
   resource: string;
 }
 
+/**
+ * Whether the principal a grant acts as still exists (the end user in its project, the developer
+ * token it was authorized with unrevoked): the Worker's check, in the database (src/worker/routes/oauth.ts
+ * registers it with {@link checkGrantsWith}; this layer has no database).
+ */
+export type GrantLiveness = (env: OAuthEnv, props: OAuthProps) => Promise<boolean>;
+
+let liveness: GrantLiveness | undefined;
+
+/** Use `check` at every code exchange and refresh (see {@link endDeadGrants}). */
+export function checkGrantsWith(check: GrantLiveness): void {
+  liveness = check;
+}
+
+/**
+ * The provider's `tokenExchangeCallback`, run at every code exchange and refresh: a grant whose
+ * principal is gone for good is answered `invalid_grant`, and the provider then revokes it. Access
+ * is checked live at every MCP request anyway, so without this nothing leaked — but the grant kept
+ * refreshing into tokens refused at once, so a client never learned to ask the person again, and
+ * the grant stayed listed as live. A paused app (`enabled: false`) or another `auth_mode` is no end:
+ * both can be undone, and the MCP endpoint refuses meanwhile.
+ */
+async function endDeadGrants({ props, env }: { props: unknown; env: OAuthEnv }): Promise<undefined> {
+  if (liveness && !(await liveness(env, props as OAuthProps)))
+    throw new OAuthError("invalid_grant", {
+      description:
+        "the account or developer token this authorization was made with no longer exists; authorize again",
+    });
+  return undefined;
+}
+
 const servers = new Map<string, OAuthAuthorizationServer<OAuthEnv>>();
 
 /** The authorization server for `issuer` with exactly these resources (instances are reused per isolate). */
@@ -74,6 +105,7 @@ export function authorizationServer(issuer: string, resources: string[]): OAuthA
       // Client ID Metadata Documents need outbound fetches restricted to public addresses; the
       // provider turns them on only with the `global_fetch_strictly_public` compatibility flag.
       clientIdMetadataDocumentEnabled: strictlyPublicFetch(),
+      tokenExchangeCallback: endDeadGrants,
       onError: () => {},
     });
     servers.set(key, server);
@@ -89,22 +121,21 @@ function strictlyPublicFetch(): boolean {
 
 /**
  * A grant as the provider stores it (`grant:<subject>:<grant id>`, its documented KV layout), in
- * one KV read: the fields this platform reads, unchecked. Null when there is no such grant.
+ * one KV read: the fields this platform reads, unchecked — its resource and metadata, and the hashes
+ * of its current and previous refresh tokens (src/oauth/refresh-reuse.ts). Null when there is no
+ * such grant.
  */
 export function readGrantRecord(
   env: OAuthEnv,
   subject: string,
   grantId: string,
-): Promise<{ resource?: unknown; metadata?: unknown } | null> {
+): Promise<{
+  resource?: unknown;
+  metadata?: unknown;
+  refreshTokenId?: unknown;
+  previousRefreshTokenId?: unknown;
+} | null> {
   return env.OAUTH_KV.get(`grant:${subject}:${grantId}`, { type: "json" });
-}
-
-/** The resource a code or refresh token's grant is bound to; null when there is no such grant. */
-export async function grantResource(env: OAuthEnv, token: string): Promise<string | null> {
-  const ref = tokenGrantRef(token);
-  if (!ref) return null;
-  const grant = await readGrantRecord(env, ref.subject, ref.grantId);
-  return typeof grant?.resource === "string" ? grant.resource : null;
 }
 
 /** A validated access token: who it acts as, and its grant. */

@@ -261,11 +261,58 @@ export function appLimiter(
 }
 
 /**
- * The caller's IP as Cloudflare reports it (`cf-connecting-ip`, set on every request at the edge),
- * or null where there is none (in-process tests, other hosts): per-IP limits then do not apply.
+ * The caller's address as the per-IP limits count it — from `cf-connecting-ip`, set on every
+ * request at the edge — or null where there is none (in-process tests, other hosts): per-IP limits
+ * then do not apply. See {@link rateLimitAddress}.
  */
 export function clientIp(headers: Headers): string | null {
-  return headers.get("cf-connecting-ip")?.trim() || null;
+  const ip = headers.get("cf-connecting-ip")?.trim();
+  return ip ? rateLimitAddress(ip) : null;
+}
+
+/** Hextets of an IPv6 address (`::` expanded, an embedded IPv4 tail as two), or null when it is none. */
+function ipv6Hextets(ip: string): number[] | null {
+  const halves = ip.split("::");
+  if (halves.length > 2) return null;
+  const groups = halves.map((half) => (half === "" ? [] : half.split(":")));
+  const out: number[][] = [];
+  for (const half of groups) {
+    const hextets: number[] = [];
+    for (const [i, group] of half.entries()) {
+      const v4 = i === half.length - 1 ? /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(group) : null;
+      if (v4) {
+        const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
+        if ([a, b, c, d].some((n) => n > 255)) return null;
+        hextets.push((a << 8) | b, (c << 8) | d);
+      } else if (/^[0-9a-f]{1,4}$/i.test(group)) hextets.push(Number.parseInt(group, 16));
+      else return null;
+    }
+    out.push(hextets);
+  }
+  const [head = [], tail = []] = out;
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
+  return [...head, ...Array<number>(halves.length === 1 ? 0 : missing).fill(0), ...tail];
+}
+
+/**
+ * The key an address is counted under: an IPv4 address as it is; an IPv6 address by its /64
+ * (`2001:db8:1:2::/64`), the smallest block a host or a customer is given — counted per address,
+ * one caller could rotate through 2^64 budgets (one per address) and register clients, open sign-in
+ * pages or try passwords without end; an IPv4-mapped IPv6 address as its IPv4 address. Anything else
+ * as it is. Pure.
+ */
+export function rateLimitAddress(ip: string): string {
+  const hextets = ip.includes(":") ? ipv6Hextets(ip) : null;
+  if (!hextets) return ip;
+  if (hextets.slice(0, 5).every((h) => h === 0) && hextets[5] === 0xffff) {
+    const [hi = 0, lo = 0] = hextets.slice(6);
+    return [hi >> 8, hi & 255, lo >> 8, lo & 255].join(".");
+  }
+  return `${hextets
+    .slice(0, 4)
+    .map((h) => h.toString(16))
+    .join(":")}::/64`;
 }
 
 /** The control-plane rate-limit key of a developer (`ADMIN_RATE_LIMITER`). */

@@ -1,13 +1,26 @@
 /**
- * The `--audit-log` file itself: one JSON line per record whatever a resource name holds, and no
+ * The `--audit-log` file itself: one JSON line per record whatever a resource name holds, no
  * appending through a symbolic link someone planted at its path (a tool with write access to the
- * directory, in an earlier run) into a file of the user's.
+ * directory, in an earlier run) into a file of the user's, and no start that waits on a pipe
+ * planted there (black-box, on the built bin: a hang would block a test's own thread).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAuditLog } from "../../src/cli/audit-log.ts";
+import { buildTestCli, cleanEnv, NODE, runCli } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "amber-audit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,11 +57,91 @@ describe("the audit log file", () => {
     expect(existsSync(join(dir, "authorized_keys"))).toBe(false);
   });
 
-  it("still takes a link to a device or pipe (/dev/stderr is one)", () => {
-    const path = join(dir, "null.jsonl");
-    symlinkSync("/dev/null", path);
-    const log = openAuditLog(path);
+  it("takes a device given as itself, but no link to one (a planted link to /dev/null would hide every line)", () => {
+    const log = openAuditLog("/dev/null");
     log.record({ kind: "Network", action: "Connect", resource: "example.com:443", decision: "Deny" });
     log.close();
+    const path = join(dir, "null.jsonl");
+    symlinkSync("/dev/null", path);
+    expect(() => openAuditLog(path)).toThrow(
+      `failed to open audit log ${path}: a symbolic link to a device (give the device itself)`,
+    );
+  });
+});
+
+describe("the audit log path, as the CLI opens it", () => {
+  let bin: string;
+  beforeAll(async () => {
+    ({ bin } = await buildTestCli());
+    writeFileSync(join(dir, "tools.js"), "export function add(a, b) { return a + b; }\n");
+    expect(spawnSync("mkfifo", [join(dir, "fifo.jsonl")]).status).toBe(0);
+    symlinkSync(join(dir, "fifo.jsonl"), join(dir, "to-fifo.jsonl"));
+  });
+  const call = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } })}\n`;
+  const session = (log: string) =>
+    runCli(bin, ["session", "--sandbox", "--audit-log", log, "tools.js"], { cwd: dir, input: call });
+
+  it("refuses a pipe planted at the path, or a link to one, at once (nobody reading it, or its planter)", () => {
+    for (const log of ["fifo.jsonl", "to-fifo.jsonl"]) {
+      const result = session(log);
+      expect(result.stderr, log).toBe(
+        `error: amber session: failed to open audit log ${join(dir, log)}: not a regular file (a pipe or socket)\n`,
+      );
+      expect([result.status, result.stdout], log).toEqual([1, ""]);
+    }
+    // Someone reading the pipe (a process the tool left behind in an earlier run) gets no line either.
+    const reader = openSync(join(dir, "fifo.jsonl"), constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      for (const log of ["fifo.jsonl", "to-fifo.jsonl"]) {
+        const result = session(log);
+        expect(result.stderr, log).toBe(
+          `error: amber session: failed to open audit log ${join(dir, log)}: not a regular file (a pipe or socket)\n`,
+        );
+        expect(result.status, log).toBe(1);
+      }
+    } finally {
+      closeSync(reader);
+    }
+  });
+
+  /** A session whose stdout and stderr are real pipes (Node gives its children sockets, which no path opens). */
+  const piped = (redirect: string, log: string) =>
+    spawnSync(
+      "sh",
+      [
+        "-c",
+        `"$0" "$@" ${redirect} | cat`,
+        NODE,
+        bin,
+        "session",
+        "--sandbox",
+        "--audit-log",
+        log,
+        "tools.js",
+      ],
+      { cwd: dir, input: call, encoding: "utf8", timeout: 20_000, env: cleanEnv() },
+    );
+
+  it("never writes its lines into the protocol stream; the CLI's own stderr still takes them", () => {
+    const stdout = piped("", "/dev/stdout");
+    expect(stdout.stderr).toBe(
+      "error: amber session: failed to open audit log /dev/stdout: not a regular file (a pipe or socket)\n",
+    );
+    expect(stdout.stdout).toBe("");
+    const stderr = piped("2>&1 >/dev/null", "/dev/stderr");
+    expect(stderr.status).toBe(0);
+    expect(stderr.stdout).toMatch(
+      /^\{"ts":"[^"]+","kind":"Process","action":"Execute","resource":"tool:add","decision":"Allow"\}\n$/,
+    );
+  });
+
+  it("fails `run --export-tools` with the contract's one prefixed line", () => {
+    const result = runCli(bin, ["run", "--audit-log", "fifo.jsonl", "--export-tools", "tools.js"], {
+      cwd: dir,
+    });
+    expect(result.stderr).toBe(
+      `error: amber run --export-tools: failed to open audit log ${join(dir, "fifo.jsonl")}: not a regular file (a pipe or socket)\n`,
+    );
+    expect([result.status, result.stdout]).toEqual([1, ""]);
   });
 });

@@ -58,14 +58,14 @@ export interface RunResult {
 export function runCli(
   bin: string,
   args: string[],
-  options: { cwd?: string; input?: string } = {},
+  options: { cwd?: string; input?: string; env?: Record<string, string> } = {},
 ): RunResult {
   const result = spawnSync(NODE, [bin, ...args], {
     cwd: options.cwd,
     input: options.input ?? "",
     encoding: "utf8",
-    timeout: 20_000,
-    env: cleanEnv(),
+    timeout: 45_000,
+    env: cleanEnv(options.env),
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

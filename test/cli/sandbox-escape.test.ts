@@ -410,7 +410,8 @@ const PROCFS_ATTEMPTS: [string, RegExp][] = [
   ["urlLikeEnviron", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
   ["urlLikeAuditLine", /^permission denied: FileSystem Write .*\/out\/procfs\.jsonl$/],
   ["urlProtocolFlip", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
-  ["urlHasInstance", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
+  // URL is frozen under a restriction (its getters steer Node's module resolver): no redefining it.
+  ["urlHasInstance", /^Cannot define property Symbol\(Symbol\.hasInstance\), object is not extensible$/],
   ["envFile", /^permission denied: FileSystem Read \/proc\/\d+\/environ$/],
   // SQLite (Node ≥ 22.5) opens and creates files past the broker and Node's permission model.
   ["sqliteFile", /^permission denied: Process Execute sqlite/],

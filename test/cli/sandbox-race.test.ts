@@ -76,6 +76,42 @@ export function copyPromise() { return race(() => fs.promises.copyFile(SECRET, O
 export function copyCallback() { return race(() => callback((cb) => fs.copyFile(SECRET, OUT + "/copy.txt", cb))).then(() => fs.readFileSync(OUT + "/copy.txt", "utf8")); }
 export function truncatePathPromise() { return race(() => fs.promises.truncate(SECRET)).then(() => "truncated"); }
 export function truncatePathCallback() { return race(() => callback((cb) => fs.truncate(SECRET, cb))).then(() => "truncated"); }
+export function statPromise() { return race(() => fs.promises.stat(SECRET)).then((stats) => stats.size); }
+export function statCallback() { return race(() => callback((cb) => fs.stat(SECRET, cb))).then((stats) => stats.size); }
+export function lstatPromise() { return race(() => fs.promises.lstat(SECRET, { bigint: true })).then((stats) => String(stats.size)); }
+export function lstatCallback() { return race(() => callback((cb) => fs.lstat(SECRET, {}, cb))).then((stats) => stats.size); }
+export function existsCallback() { return race(() => new Promise((resolve) => fs.exists(OUT + "/cur/box/only-outside.txt", resolve))); }
+export function accessPromise() { return race(() => fs.promises.access(OUT + "/cur/box/only-outside.txt")).then(() => "there"); }
+export function accessCallback() { return race(() => callback((cb) => fs.access(OUT + "/cur/box/only-outside.txt", fs.constants.F_OK, cb))).then(() => "there"); }
+// stat and lstat of what is there (and is not), every way round, as Node answers them.
+export async function looks() {
+  const file = OUT + "/real/box/secret.txt";
+  const missing = OUT + "/real/box/missing.txt";
+  const sizes = [
+    fs.statSync(file).size,
+    fs.lstatSync(file, { bigint: true }).size,
+    (await fs.promises.stat(file)).size,
+    (await fs.promises.lstat(OUT + "/real/box")).isDirectory(),
+    (await callback((cb) => fs.stat(file, cb))).isFile(),
+    (await callback((cb) => fs.lstat(file, { bigint: true }, cb))).size,
+    fs.statSync(missing, { throwIfNoEntry: false }),
+    fs.lstatSync(missing, { throwIfNoEntry: false }),
+    fs.existsSync(file),
+    fs.existsSync(missing),
+    await new Promise((resolve) => fs.exists(file, resolve)),
+    await new Promise((resolve) => fs.exists(missing, resolve)),
+    fs.accessSync(file) ?? "accessible",
+    await fs.promises.access(file, fs.constants.R_OK).then(() => "readable"),
+  ];
+  const errors = await Promise.all([
+    Promise.resolve().then(() => fs.statSync(missing)).catch((e) => e),
+    fs.promises.lstat(missing).catch((e) => e),
+    callback((cb) => fs.stat(missing, cb)).catch((e) => e),
+    fs.promises.access(missing).catch((e) => e),
+    callback((cb) => fs.access(missing, cb)).catch((e) => e),
+  ]);
+  return [...sizes, ...errors.map((e) => [e.code, e.syscall, e.path === missing, e.message.replace(OUT, "OUT")].join(" "))].join("|");
+}
 // What the jail allows still works, every way round (truncation waits for the check of what was opened).
 export async function inside() {
   const file = OUT + "/real/box/new.txt";
@@ -117,6 +153,12 @@ const RACE_ATTEMPTS: [string, RegExp][] = [
   ["copyCallback", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
   ["truncatePathPromise", /^permission denied: FileSystem Write \S*\/outside\/secret\.txt$/],
   ["truncatePathCallback", /^permission denied: FileSystem (Read|Write) \S*\/outside\/secret\.txt$/],
+  ["statPromise", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["statCallback", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["lstatPromise", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["lstatCallback", /^permission denied: FileSystem Read \S*\/outside\/secret\.txt$/],
+  ["accessPromise", /^permission denied: FileSystem Read \S*\/outside\/only-outside\.txt$/],
+  ["accessCallback", /^permission denied: FileSystem Read \S*\/outside\/only-outside\.txt$/],
 ];
 
 /**
@@ -175,6 +217,7 @@ describe("sandbox races: a path swapped between the check and the open", () => {
     const { bin } = await buildTestCli();
     dir = scratch({
       "outside/secret.txt": SECRET,
+      "outside/only-outside.txt": "",
       "jail/data.txt": "read-only",
       "jail/out/real/box/secret.txt": "benign",
     });
@@ -208,6 +251,19 @@ describe("sandbox races: a path swapped between the check and the open", () => {
 
   it("what the jail allows reads, writes, appends, copies and truncates as before", async () => {
     expect((await session.call("inside")).result).toBe("ONE two three four five||benign|benbeEEXIST");
+    const missing = (syscall: string) =>
+      `ENOENT ${syscall} true ENOENT: no such file or directory, ${syscall} 'OUT/real/box/missing.txt'`;
+    const looks = await session.call("looks");
+    expect(looks.result, JSON.stringify(looks)).toBe(
+      [
+        "6|6|6|true|true|6|||true|false|true|false|accessible|readable",
+        missing("stat"),
+        missing("lstat"),
+        missing("stat"),
+        missing("access"),
+        missing("access"),
+      ].join("|"),
+    );
   });
 
   it("the file opened is checked again: one out of the grants is closed and refused", async () => {
@@ -216,6 +272,8 @@ describe("sandbox races: a path swapped between the check and the open", () => {
       const message = (response.error as { message?: string } | undefined)?.message;
       expect(message ?? JSON.stringify(response), tool).toMatch(expected);
     }
+    // What is there only out of the grants does not exist for the tool.
+    expect((await session.call("existsCallback")).result).toBe(false);
     expect((await session.call("add", { a: 20, b: 22 })).result).toBe(42);
     await session.close();
     // Nothing was read, truncated or written out there, and the refusals are on the record.

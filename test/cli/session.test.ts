@@ -143,7 +143,13 @@ describe("amber session", () => {
       { id: 13, method: "tools/call", params: { name: "square", arguments: { n: 4 } } },
     ];
     const input = requests.map((r) => (typeof r === "string" ? r : JSON.stringify({ jsonrpc: "2.0", ...r })));
-    const result = runCli(bin, ["session", "tools.ts"], { cwd: dir, input: `${input.join("\n")}\n` });
+    // Order, not the grace: a loaded machine can take the 2 s default to start a tool host, and then
+    // a ready reply rightly leaves early (test/cli/liveness.test.ts covers the grace itself).
+    const result = runCli(bin, ["session", "tools.ts"], {
+      cwd: dir,
+      input: `${input.join("\n")}\n`,
+      env: { AMBER_REPLY_ORDER_GRACE_MS: "60000" },
+    });
     expect(result.status).toBe(0);
     const lines = result.stdout
       .trimEnd()

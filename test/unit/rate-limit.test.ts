@@ -10,6 +10,7 @@ import {
   RateLimitedError,
   RateLimiterUnavailableError,
   REFUSAL_MEMORY_MS,
+  rateLimitAddress,
   rateLimiter,
   withProjectLimit,
 } from "../../src/worker/rate-limit.ts";
@@ -142,5 +143,38 @@ describe("rate-limit port", () => {
     expect(() => app("p1").inBackground?.("mcp:p1:user:5", "caller 5")).toThrow(RateLimitedError);
     // Another app is untouched.
     await app("p2")("mcp:p2:user:1", "caller 1");
+  });
+});
+
+describe("rateLimitAddress", () => {
+  it("counts an IPv6 address by its /64, an IPv4 one (also IPv4-mapped) as it is", () => {
+    for (const [ip, key] of [
+      ["203.0.113.7", "203.0.113.7"],
+      ["2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"],
+      ["2001:DB8:1:2::9", "2001:db8:1:2::/64"],
+      ["2001:0db8:0001:0002:ffff::1", "2001:db8:1:2::/64"],
+      ["2001:db8::7:1234", "2001:db8:0:0::/64"],
+      ["::1", "0:0:0:0::/64"],
+      ["::", "0:0:0:0::/64"],
+      ["fe80::1:2:3:4", "fe80:0:0:0::/64"],
+      ["::ffff:198.51.100.4", "198.51.100.4"],
+      ["64:ff9b::198.51.100.4", "64:ff9b:0:0::/64"],
+    ]) {
+      expect(rateLimitAddress(ip as string), ip).toBe(key);
+    }
+  });
+
+  it("keeps what is no address as it came (its own key)", () => {
+    for (const ip of [
+      "1::2::3",
+      "1:2:3:4:5:6:7:8:9",
+      "1:2:3",
+      "12345::1",
+      "::ffff:300.1.1.1",
+      "g::1",
+      "unknown",
+    ]) {
+      expect(rateLimitAddress(ip)).toBe(ip);
+    }
   });
 });

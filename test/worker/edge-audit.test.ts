@@ -132,7 +132,8 @@ describe("edge audit", () => {
     expect(statuses.filter((s) => s !== 201)).toEqual([]);
     const refused = await register();
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toMatchObject({ error: { code: "rate_limited" } });
+    // An OAuth error body (RFC 7591 §3.2.2): `error` is a string.
+    expect(await refused.json()).toMatchObject({ error: "temporarily_unavailable" });
     const elsewhere = await api("https://mcp.amba.dev/oauth/register", {
       method: "POST",
       headers: { "content-type": "application/json", "cf-connecting-ip": "203.0.113.78" },

@@ -4,7 +4,7 @@
  * `--typed` (ours) derives JSON Schemas from TypeScript types and `@param` tags.
  */
 import { resolve } from "node:path";
-import { NO_AUDIT, openAuditLog } from "../audit-log.ts";
+import { type AuditSink, NO_AUDIT, openAuditLog } from "../audit-log.ts";
 import { CliError, defineCommand } from "../command.ts";
 import {
   assertEntryFile,
@@ -62,7 +62,12 @@ export const runCommand = defineCommand<RunArgs>({
     } catch (error) {
       throw fail((error as Error).message);
     }
-    const audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
+    let audit: AuditSink;
+    try {
+      audit = args.auditLog ? openAuditLog(args.auditLog) : NO_AUDIT;
+    } catch (error) {
+      throw fail((error as Error).message);
+    }
     try {
       const checkRead = (path: string) => {
         const resource = canonicalPath(path);

@@ -21,8 +21,8 @@ import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
 import os from "node:os";
-import { basename, dirname, resolve as resolvePath } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, dirname, isAbsolute as isAbsolutePath, resolve as resolvePath } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { types } from "node:util";
 import v8 from "node:v8";
 import wasi from "node:wasi";
@@ -290,17 +290,23 @@ const NODE_OWN_VARIABLES = new Set([
 
 // Captured before anything is patched: the broker's own file-system access.
 const realpathOriginal = fs.realpathSync.bind(fs);
+const statSyncOriginal = fs.statSync.bind(fs);
+const isBuiltin = moduleApi.isBuiltin;
 const openSyncOriginal = fs.openSync.bind(fs);
 const openOriginal = fs.open.bind(fs);
 const promisesOpenOriginal = fs.promises.open.bind(fs.promises);
 const closeSyncOriginal = fs.closeSync.bind(fs);
 const ftruncateSyncOriginal = fs.ftruncateSync.bind(fs);
 const fstatSyncOriginal = fs.fstatSync.bind(fs);
+const fstatOriginal = fs.fstat.bind(fs);
 const readSyncOriginal = fs.readSync.bind(fs);
 const writeSyncOriginal = fs.writeSync.bind(fs);
 const allocBuffer = Buffer.allocUnsafe.bind(Buffer);
 const cwdOriginal = process.cwd.bind(process);
 const fileUrlToPath = fileURLToPath;
+const pathToFileUrl = pathToFileURL;
+const UrlClass = URL;
+const canParseUrl = URL.canParse;
 const textDecoder = new TextDecoder();
 const decodeBytes = textDecoder.decode.bind(textDecoder);
 const FS_CONSTANTS = { ...fs.constants };
@@ -309,6 +315,51 @@ const nextTick = process.nextTick.bind(process);
 const isProxy = types.isProxy;
 const hasInstanceOriginal = Function.prototype[Symbol.hasInstance];
 const UV_EACCES = -13;
+
+/** `module.registerHooks` (Node ≥ 22.15), as far as the broker uses it. */
+type RegisterHooks = (hooks: {
+  resolve: (
+    specifier: string,
+    context: { conditions?: string[]; parentURL?: string },
+    nextResolve: (specifier: string, context: unknown) => { url?: unknown },
+  ) => { url?: unknown };
+}) => unknown;
+
+/**
+ * What an ES module specifier names, as Node's resolver reads it, before any file is looked at: a
+ * path or `file:` URL (`/`, `./`, `../` against the importing module, else an absolute URL) is
+ * that file; a package name is looked for in `node_modules` of the importing module's directory
+ * and each one above. Undefined for `#imports`, builtins, other URLs and what Node refuses anyway.
+ * `URL.prototype` is frozen by the host before tool code runs, so what is read here is what Node
+ * reads.
+ */
+function moduleTarget(
+  specifier: string,
+  parentURL: string | undefined,
+): { file: string } | { packageName: string; from: string } | undefined {
+  try {
+    const relative = /^\.{0,2}\//.test(specifier) || specifier === "." || specifier === "..";
+    if (relative || canParseUrl(specifier)) {
+      const url = relative ? new UrlClass(specifier, parentURL) : new UrlClass(specifier);
+      return url.protocol === "file:" ? { file: fileUrlToPath(url) } : undefined;
+    }
+    if (specifier.startsWith("#") || isBuiltin(specifier) || !parentURL?.startsWith("file:"))
+      return undefined;
+    const [first = "", second = ""] = specifier.split("/", 2);
+    return {
+      packageName: first.startsWith("@") ? `${first}/${second}` : first,
+      from: fileUrlToPath(parentURL),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `path` is a directory (the mode read from the stat, not through `Stats`' methods). */
+function isDirectory(path: string): boolean {
+  const mode = statSyncOriginal(path, { throwIfNoEntry: false })?.mode;
+  return mode !== undefined && (mode & FS_CONSTANTS.S_IFMT) === FS_CONSTANTS.S_IFDIR;
+}
 
 /** Installs the broker. Call once, before any tool code runs; `reserved` are the host's own pipes. */
 export function installBroker(
@@ -774,6 +825,68 @@ export function installBroker(
       return statOriginal(file);
     };
   }
+  // ES module resolution (`import()`, a `data:` module's imports, `import.meta.resolve`) looks at
+  // the file in Node's C++ before its permission model is asked: a missing file was told from a
+  // refused one (`ERR_MODULE_NOT_FOUND` against `ERR_ACCESS_DENIED`). A resolve hook (Node ≥ 22.15,
+  // in this thread, registered before any tool code, its handle kept here; tool code may register
+  // none ahead of it, below) decides before Node looks: on the file a path or URL names, and on
+  // each `node_modules/<package>` Node will look in for a package name, nearest first, up to the
+  // first directory there (as `_stat` does for CommonJS, which keeps that check); then on the file
+  // Node resolved to.
+  const checkModule = (file: string) => {
+    const { resource, escaped } = fileResource(file);
+    if (escaped) check("FileSystem", "Read", resource, true);
+    else refuseIfDenied("FileSystem", "Read", resource);
+  };
+  /** Checks what `specifier` names before Node looks (see above). */
+  const checkSpecifier = (specifier: string, parentURL: string | undefined) => {
+    const target = moduleTarget(specifier, parentURL);
+    if (target && "file" in target) checkModule(target.file);
+    else if (target) {
+      for (let dir = dirname(target.from), above = dirname(dir); ; dir = above, above = dirname(dir)) {
+        const candidate = resolvePath(dir, "node_modules", target.packageName);
+        checkModule(candidate);
+        if (isDirectory(candidate) || above === dir) break;
+      }
+    }
+  };
+  const registerHooks = (moduleApi as unknown as { registerHooks?: RegisterHooks }).registerHooks;
+  if (options.fsRestricted && typeof registerHooks === "function") {
+    registerHooks({
+      resolve(specifier, context, nextResolve) {
+        if (context.conditions?.includes("require")) return nextResolve(specifier, context);
+        checkSpecifier(specifier, context.parentURL);
+        const resolved = nextResolve(specifier, context);
+        const url = resolved?.url;
+        if (typeof url === "string" && url.startsWith("file:")) checkModule(fileUrlToPath(url));
+        return resolved;
+      },
+    });
+  }
+  // `module.findPackageJSON` (Node ≥ 22.14) looks, past Node's permission model, for a package the
+  // same way (checked the same way first; its base read once), or for the package.json nearest
+  // above a file, up past the grants: one found out of them is answered as none was found.
+  if (options.fsRestricted)
+    replace(
+      moduleApi as unknown as Target,
+      "findPackageJSON",
+      (original) =>
+        function findPackageJSON(this: unknown, ...a: unknown[]) {
+          const base = a[1] === undefined ? undefined : String(a[1]);
+          if (base !== undefined) a[1] = base;
+          const parentURL = base !== undefined && isAbsolutePath(base) ? pathToFileUrl(base).href : base;
+          if (typeof a[0] === "string") checkSpecifier(a[0], parentURL);
+          const found = Reflect.apply(original, this, a);
+          if (typeof found !== "string") return found;
+          try {
+            checkModule(found);
+          } catch (error) {
+            if (error instanceof PermissionDeniedError) return undefined;
+            throw error;
+          }
+          return found;
+        },
+    );
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
 
@@ -991,6 +1104,216 @@ export function installBroker(
               await handle.close();
             }
           });
+        },
+    );
+  }
+  // `stat`, `lstat`, `exists` and `access` for existence (sync, callback, promise) look at what a
+  // descriptor the broker opened and the CLI confirmed names, as the opens above: `O_PATH` (Linux;
+  // no access to the file itself needed, as for stat(2)), with `O_NOFOLLOW` for `lstat` (the
+  // descriptor is then the link's own), then `fstat`. A directory swapped on the path after the
+  // check shows nothing out of the grants (`exists` answers false). Errors read as the call's
+  // (`stat '…'`, not `open '…'`). Under a file restriction on Linux only: elsewhere every file may
+  // be looked at. `access` for a mode, `readdir` and `opendir` have no call on a descriptor in Node
+  // (README "Outside the model").
+  if (options.fsRestricted && process.platform === "linux") {
+    const O_PATH = 0o10000000;
+    const looking: Opening = { flag: undefined, mode: undefined, read: true, write: false };
+    /** An `open` error made the `syscall`'s: its name and message. */
+    const asCall = (error: unknown, syscall: string): unknown => {
+      const e = error as NodeJS.ErrnoException;
+      if (e?.syscall !== "open") return error;
+      e.syscall = syscall;
+      e.message = e.message.replace(", open '", `, ${syscall} '`);
+      return error;
+    };
+    for (const [name, flags] of [
+      ["stat", O_PATH],
+      ["lstat", O_PATH | FS_CONSTANTS.O_NOFOLLOW],
+    ] as const) {
+      replace(
+        fsTarget,
+        `${name}Sync`,
+        (original) =>
+          function (this: unknown, ...a: unknown[]) {
+            checkArg(a, 0, "Read");
+            if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+            const o = a[1] as { bigint?: boolean; throwIfNoEntry?: boolean } | undefined;
+            let fd: number;
+            try {
+              fd = openSyncOriginal(a[0], flags);
+            } catch (error) {
+              if (o?.throwIfNoEntry === false && (error as NodeJS.ErrnoException).code === "ENOENT")
+                return undefined;
+              throw asCall(error, name);
+            }
+            try {
+              const refusal = refusalOf(fd, looking);
+              if (refusal) throw refusal;
+              return fstatSyncOriginal(fd, { bigint: o?.bigint === true });
+            } finally {
+              closeSyncOriginal(fd);
+            }
+          },
+      );
+      replace(
+        fsTarget,
+        name,
+        (original) =>
+          function (this: unknown, ...a: unknown[]) {
+            checkArg(a, 0, "Read");
+            const callback = a[a.length - 1];
+            if (typeof a[0] !== "string" || typeof callback !== "function")
+              return Reflect.apply(original, this, a);
+            const o = a.length > 2 ? (a[1] as { bigint?: boolean } | undefined) : undefined;
+            openOriginal(a[0], flags, (error, fd) => {
+              if (error) return (callback as AnyFunction)(asCall(error, name));
+              const refusal = refusalOf(fd, looking);
+              if (refusal) {
+                closeSyncOriginal(fd);
+                return (callback as AnyFunction)(refusal);
+              }
+              fstatOriginal(fd, { bigint: o?.bigint === true }, (statError, stats) => {
+                closeSyncOriginal(fd);
+                (callback as AnyFunction)(statError, stats);
+              });
+            });
+          },
+      );
+      replace(
+        promisesTarget,
+        name,
+        (original) =>
+          async function (this: unknown, ...a: unknown[]) {
+            checkArg(a, 0, "Read");
+            if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+            const o = a[1] as { bigint?: boolean } | undefined;
+            const handle = await promisesOpenOriginal(a[0], flags).catch((error: unknown) => {
+              throw asCall(error, name);
+            });
+            learnFileHandle(handle);
+            try {
+              const refusal = refusalOf(handle.fd, looking);
+              if (refusal) throw refusal;
+              return await handle.stat({ bigint: o?.bigint === true });
+            } finally {
+              await handle.close();
+            }
+          },
+      );
+    }
+    // `access` for existence (`F_OK`, the default) the same way; a mode that asks for more goes to
+    // Node by path (no `access` on a descriptor in Node).
+    const existenceOnly = (mode: unknown) => mode === undefined || mode === FS_CONSTANTS.F_OK;
+    /** Opens `path` with `O_PATH` and has the CLI confirm it (an error reads as `access`'s). */
+    const confirmPath = (path: string): void => {
+      let fd: number;
+      try {
+        fd = openSyncOriginal(path, O_PATH);
+      } catch (error) {
+        throw asCall(error, "access");
+      }
+      try {
+        const refusal = refusalOf(fd, looking);
+        if (refusal) throw refusal;
+      } finally {
+        closeSyncOriginal(fd);
+      }
+    };
+    replace(
+      fsTarget,
+      "accessSync",
+      (original) =>
+        function accessSync(this: unknown, ...a: unknown[]) {
+          if (!existenceOnly(a[1])) return Reflect.apply(original, this, a);
+          checkArg(a, 0, "Read");
+          if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+          confirmPath(a[0]);
+        },
+    );
+    replace(
+      fsTarget,
+      "access",
+      (original) =>
+        function access(this: unknown, ...a: unknown[]) {
+          const callback = a[a.length - 1];
+          if (typeof callback !== "function" || !existenceOnly(a.length > 2 ? a[1] : undefined))
+            return Reflect.apply(original, this, a);
+          checkArg(a, 0, "Read");
+          const path = a[0];
+          if (typeof path !== "string") return Reflect.apply(original, this, a);
+          openOriginal(path, O_PATH, (error, fd) => {
+            if (error) return (callback as AnyFunction)(asCall(error, "access"));
+            const refusal = refusalOf(fd, looking);
+            closeSyncOriginal(fd);
+            (callback as AnyFunction)(refusal ?? null);
+          });
+        },
+    );
+    replace(
+      promisesTarget,
+      "access",
+      (original) =>
+        async function access(this: unknown, ...a: unknown[]) {
+          if (!existenceOnly(a[1])) return Reflect.apply(original, this, a);
+          checkArg(a, 0, "Read");
+          if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+          const handle = await promisesOpenOriginal(a[0], O_PATH).catch((error: unknown) => {
+            throw asCall(error, "access");
+          });
+          learnFileHandle(handle);
+          try {
+            const refusal = refusalOf(handle.fd, looking);
+            if (refusal) throw refusal;
+          } finally {
+            await handle.close();
+          }
+        },
+    );
+    // `exists` the same way: what a confirmed descriptor names (false for what is out of the grants).
+    const existsConfirmed = (fd: number): boolean => {
+      try {
+        return refusalOf(fd, looking) === undefined;
+      } finally {
+        closeSyncOriginal(fd);
+      }
+    };
+    replace(
+      fsTarget,
+      "existsSync",
+      () =>
+        function existsSync(...a: unknown[]) {
+          try {
+            checkExists(a);
+          } catch (error) {
+            if (error instanceof PermissionDeniedError) return false;
+            throw error;
+          }
+          if (typeof a[0] !== "string") return false;
+          let fd: number;
+          try {
+            fd = openSyncOriginal(a[0], O_PATH);
+          } catch {
+            return false;
+          }
+          return existsConfirmed(fd);
+        },
+    );
+    replace(
+      fsTarget,
+      "exists",
+      (original) =>
+        function exists(this: unknown, ...a: unknown[]) {
+          const callback = a.at(-1);
+          if (typeof callback !== "function") return Reflect.apply(original, this, a);
+          const answer = (value: boolean) => nextTick(callback as AnyFunction, value);
+          try {
+            checkExists(a);
+          } catch (error) {
+            if (error instanceof PermissionDeniedError) return answer(false);
+            throw error;
+          }
+          if (typeof a[0] !== "string") return answer(false);
+          openOriginal(a[0], O_PATH, (error, fd) => answer(!error && existsConfirmed(fd)));
         },
     );
   }
@@ -1445,6 +1768,8 @@ export function installBroker(
     checkWorker("inspector"),
   );
   wrap(moduleApi as unknown as Target, "register", () => checkWorker("module.register"));
+  // A hook of the tool's would run before the broker's resolve hook, and could skip it.
+  wrap(moduleApi as unknown as Target, "registerHooks", () => checkWorker("module.registerHooks"));
   // Node ≥ 22.1 writes V8's code cache into any directory named here, checked only by its
   // permission model (no line, and a write grant over the files the sandbox stands on would do).
   wrap(moduleApi as unknown as Target, "enableCompileCache", () => checkWorker("module.enableCompileCache"));

@@ -110,6 +110,10 @@ function lockGlobals(): void {
         configurable: false,
       });
   }
+  // Node's ES module resolver and the broker's resolve hook read a URL through its prototype's
+  // getters: one the tool redefined could name one file to the check and another to Node.
+  Object.freeze(URL.prototype);
+  Object.freeze(URL);
   // The broker resolves paths with node:path; nothing may replace its functions.
   Object.freeze(path.posix);
   Object.freeze(path.win32);

@@ -36,6 +36,61 @@ export function escapedPipe(): (chunk: Buffer) => Buffer {
   return (chunk) => Buffer.from(printableLines(decoder.write(chunk)));
 }
 
+/** Where V8's or Node's report of a fatal error starts (V8 heads an out-of-memory one with its last collections). */
+const FATAL_REPORT = /\n?<--- Last few GCs --->|FATAL ERROR: /;
+
+/** The most of a fatal report held back: V8's and Node's are a few KiB; past this it was the tool's text. */
+const MAX_FATAL_REPORT_BYTES = 64 * 1024;
+
+/**
+ * A host's stderr on its way out, with V8's and Node's report of a fatal error held back: from its
+ * first line (the last collections, then `FATAL ERROR: …` and a native stack with addresses) to
+ * the host's end, which it precedes, it is Node's, not the tool's, and it means nothing to the
+ * user; {@link summary} is the one line said instead. Tool code can print the same text, and then
+ * only delays its own output: what is held is let go ({@link release}) when the host lives on to
+ * the next call, or grows past any report's size.
+ */
+export class FatalReport {
+  #held: Buffer[] = [];
+  #heldBytes = 0;
+
+  /** What of `chunk` goes out now (the rest is held). */
+  take(chunk: Buffer): Buffer[] {
+    if (this.#heldBytes === 0) {
+      const start = FATAL_REPORT.exec(chunk.toString("latin1"))?.index;
+      if (start === undefined) return [chunk];
+      this.#hold(chunk.subarray(start));
+      return start === 0 ? [] : [chunk.subarray(0, start)];
+    }
+    this.#hold(chunk);
+    return this.#heldBytes > MAX_FATAL_REPORT_BYTES ? this.release() : [];
+  }
+
+  #hold(chunk: Buffer): void {
+    this.#held.push(chunk);
+    this.#heldBytes += chunk.length;
+  }
+
+  /** What was held, to go out after all (the host did not end). */
+  release(): Buffer[] {
+    const held = this.#held;
+    this.#held = [];
+    this.#heldBytes = 0;
+    return held;
+  }
+
+  /** Whether what is held reports that V8 ran out of memory. */
+  outOfMemory(): boolean {
+    return /heap out of memory|Allocation failed/.test(Buffer.concat(this.#held).toString("latin1"));
+  }
+
+  /** The report's one line (`FATAL ERROR: …`), for a host that ended of something else than memory. */
+  summary(): string | undefined {
+    const line = /FATAL ERROR: ([^\n]*)/.exec(Buffer.concat(this.#held).toString())?.[1];
+    return line === undefined ? undefined : printable(line.trim());
+  }
+}
+
 /** The forwarding state of one tool host. */
 export class ToolOutput {
   readonly #sink: OutputSink;
@@ -61,6 +116,11 @@ export class ToolOutput {
     } else {
       this.#dropped += chunk.length;
     }
+  }
+
+  /** Says `what` (one line of amber's own, never counted against the limit) of the current window. */
+  notice(what: string, detail = ""): void {
+    this.#sink.write(`amber: ${what} ${this.#where}${detail}\n`);
   }
 
   /** Closes the window (its note, if anything was dropped) and opens the one of call `name`. */

@@ -26,7 +26,7 @@ import type {
   ResultMessage,
   WarmMessage,
 } from "./protocol.ts";
-import { escapedPipe, ToolOutput } from "./tool-output.ts";
+import { escapedPipe, FatalReport, ToolOutput } from "./tool-output.ts";
 
 /** The outcome of one call: the tool's return value, or the message of what went wrong. */
 export type CallOutcome = { ok: true; value: unknown } | { ok: false; error: string };
@@ -97,7 +97,10 @@ interface Worker {
   key: string;
   ready: Promise<string | undefined>;
   pending: Map<number, Pending>;
-  stderrTail: string;
+  /** V8's report of a fatal error (out of memory), held back from our stderr. */
+  fatal: FatalReport;
+  /** Sends a chunk of the host's stderr on to ours (escaped under a restriction). */
+  forwardStderr: (chunk: Buffer) => void;
   /** What the host prints, on its way to our stderr (bounded per call). */
   output: ToolOutput;
   baselineRss: number;
@@ -228,6 +231,8 @@ export class ToolProcess {
         pending.cancelTimer ??= setTimeout(() => this.#kill(worker, CANCELLED, id), CANCEL_GRACE_MS);
       });
       this.#startWatchdog();
+      // The host lived on: what looked like the start of a fatal report was the tool's own text.
+      for (const part of worker.fatal.release()) worker.forwardStderr(part);
       worker.output.beginCall(name);
       worker.host.post(line);
     });
@@ -302,7 +307,8 @@ export class ToolProcess {
       host: undefined as unknown as Host,
       key,
       pending: new Map(),
-      stderrTail: "",
+      fatal: new FatalReport(),
+      forwardStderr: () => {},
       output: new ToolOutput(o.diagnostics ?? process.stderr),
       baselineRss: 0,
       checks: Promise.resolve(),
@@ -319,20 +325,29 @@ export class ToolProcess {
       ? [escapedPipe(), escapedPipe()]
       : [(c: Buffer) => c, (c: Buffer) => c];
     const onStdout = (chunk: Buffer) => worker.output.write(stdoutText(chunk));
+    worker.forwardStderr = (chunk) => worker.output.write(stderrText(chunk));
     const onStderr = (chunk: Buffer) => {
-      worker.stderrTail = (worker.stderrTail + chunk.toString()).slice(-4096);
-      worker.output.write(stderrText(chunk));
+      for (const part of worker.fatal.take(chunk)) worker.forwardStderr(part);
     };
     const onMessage = (message: ChildMessage) => this.#onMessage(worker, message, markReady);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
-      worker.output.end();
-      if (worker.exited && worker.killedFor === undefined) return;
+      if (worker.exited && worker.killedFor === undefined) {
+        worker.output.end();
+        return;
+      }
       worker.exited = true;
+      // V8's report is not the tool's output: one line says what it would have. Held text that is
+      // no report of the host's own end (it was killed, or the text was the tool's) goes out.
+      const outOfMemory = worker.fatal.outOfMemory();
+      const fatal = worker.killedFor === undefined && !outOfMemory ? worker.fatal.summary() : undefined;
+      if (fatal !== undefined) worker.output.notice(`tool process ended on a fatal error (${fatal})`);
+      else if (!outOfMemory) for (const part of worker.fatal.release()) worker.forwardStderr(part);
       const reason =
         worker.killedFor ??
-        (/heap out of memory|Allocation failed/i.test(worker.stderrTail)
-          ? `tool exceeded the memory limit${o.maxMemoryMb ? ` (${o.maxMemoryMb} MB)` : ""}`
+        (outOfMemory
+          ? this.#ranOutOfMemory(worker)
           : `tool process exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`})`);
+      worker.output.end();
       markReady(reason);
       this.#failAll(worker, reason);
     };
@@ -510,6 +525,16 @@ export class ToolProcess {
     worker.host.kill();
   }
 
+  /**
+   * Says on our stderr, in one line, that the host ran out of memory in its current call (V8's heap
+   * limit or the watchdog, whichever came first), and returns the call's error.
+   */
+  #ranOutOfMemory(worker: Worker): string {
+    const { maxMemoryMb } = this.#options;
+    worker.output.notice("tool ran out of memory", maxMemoryMb ? ` (--max-memory ${maxMemoryMb} MB)` : "");
+    return `tool exceeded the memory limit${maxMemoryMb ? ` (${maxMemoryMb} MB)` : ""}`;
+  }
+
   #startWatchdog(): void {
     const { maxMemoryMb } = this.#options;
     if (!maxMemoryMb || this.#watchdog) return;
@@ -521,9 +546,8 @@ export class ToolProcess {
         return;
       }
       const rss = worker.host.rss();
-      if (rss > worker.baselineRss + maxMemoryMb * 1024 * 1024) {
-        this.#kill(worker, `tool exceeded the memory limit (${maxMemoryMb} MB)`);
-      }
+      if (rss > worker.baselineRss + maxMemoryMb * 1024 * 1024)
+        this.#kill(worker, this.#ranOutOfMemory(worker));
     }, 20);
     this.#watchdog.unref();
   }

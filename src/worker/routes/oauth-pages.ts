@@ -5,6 +5,7 @@
  */
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import { printable } from "../../cli/printable.ts";
 
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -36,10 +37,29 @@ function layout(title: string, body: Html): Html {
 </html>`;
 }
 
+/**
+ * The most characters of a name the page shows: a client's name is whatever its registrant (or its
+ * metadata document) chose, up to the 8 KiB a registration may hold, and a long one could push the
+ * page's own words — where the browser goes back to — out of view. Project names are at most 100.
+ */
+const MAX_SHOWN_NAME = 100;
+
+/**
+ * A name chosen by others (a client's, an app's) as the consent page shows it and a grant keeps
+ * it: control and bidi characters as their visible escapes (`printable`: U+202E would reorder the
+ * sentence around it, so "Connect X to Y" could read as something else), at most
+ * {@link MAX_SHOWN_NAME} characters, then `…`. Pure.
+ */
+export function shownName(name: string): string {
+  const chars = Array.from(printable(name.trim()));
+  return chars.length > MAX_SHOWN_NAME ? `${chars.slice(0, MAX_SHOWN_NAME - 1).join("")}…` : chars.join("");
+}
+
 /** What the authorize page offers for one request. */
 export interface AuthorizePageModel {
+  /** The client's name, as {@link shownName} makes it. */
   clientName: string;
-  /** The app's name, or "the Amba platform". */
+  /** The app's name (as {@link shownName} makes it), or "the Amba platform". */
   appName: string;
   platform: boolean;
   /** Where the browser goes back to after Allow (the redirect URI's host). */

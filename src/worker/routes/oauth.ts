@@ -17,7 +17,7 @@ import {
   CimdFetchError,
   type OAuthHelpers,
 } from "@cloudflare/workers-oauth-provider";
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
@@ -32,6 +32,7 @@ import {
   revokeProjectGrant,
   revokeSubjectGrant,
 } from "../../oauth/grants.ts";
+import { markRetried, type RotationRecord, refreshUse } from "../../oauth/refresh-reuse.ts";
 import {
   appResource,
   hostOrigin,
@@ -42,11 +43,12 @@ import {
 } from "../../oauth/resources.ts";
 import {
   authorizationServer,
+  checkGrantsWith,
   type GrantMetadata,
-  grantResource,
   MAX_CLIENT_METADATA_BYTES,
   OAUTH_PATHS,
   type OAuthProps,
+  readGrantRecord,
   validateAccessToken,
 } from "../../oauth/server.ts";
 import {
@@ -58,19 +60,21 @@ import {
 } from "../../oauth/tokens.ts";
 import {
   authenticateOAuthDeveloper,
+  authenticateOAuthProject,
   bearerToken,
   isUuid,
   type ProjectSelector,
   projectForSignin,
   verifyDeveloperToken,
 } from "../auth.ts";
+import type { Env } from "../env.ts";
 import type { AppEnv } from "../hono.ts";
-import { INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
+import { grantPrincipal, INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
 import { clientIp, enforceRateLimit, RateLimitedError, RateLimiterUnavailableError } from "../rate-limit.ts";
 import { formBody } from "../request.ts";
 import { requireEndUser, requireProjectAdmin } from "../require.ts";
 import { checkSigninPassword } from "./auth.ts";
-import { authorizePage, errorPage } from "./oauth-pages.ts";
+import { authorizePage, errorPage, shownName } from "./oauth-pages.ts";
 
 type Ctx = Context<AppEnv>;
 
@@ -110,6 +114,22 @@ export async function revokeProjectGrantOr404<E extends AppEnv>(
     throw notFound("grant not found");
   return { id: grantId, revoked: true };
 }
+
+// A grant whose principal is gone for good ends at its next code exchange or refresh
+// (src/oauth/server.ts `endDeadGrants`): the same checks as at every MCP request, in one statement.
+checkGrantsWith(async (env, props) => {
+  const { createDb } = await import("../db.ts");
+  const db = createDb(env as Env);
+  try {
+    if (props.projectId !== null)
+      await authenticateOAuthProject(db, grantPrincipal(props, ""), { projectId: props.projectId });
+    else if (props.kind === "developer") await authenticateOAuthDeveloper(db, props);
+    return true;
+  } catch (err) {
+    if (err instanceof AppError && (err.status === 401 || err.status === 404)) return false;
+    throw err;
+  }
+});
 
 export const oauthRoutes = new Hono<AppEnv>();
 
@@ -180,6 +200,34 @@ oauthRoutes.get("/.well-known/oauth-protected-resource/app/:projectId/mcp", (c) 
   return protectedResource(c, appResource(issuer(c), projectId), "Amba app MCP");
 });
 
+/**
+ * RFC 6749 §5.2 and RFC 7591 §3.2.2: the token and registration endpoints answer errors as
+ * `{error, error_description}` with `error` a string — also the platform's own failures there (a
+ * store past its deadline, a rate limit, an unexpected error), which the rest of the API answers
+ * as `{error: {code, message}}`, a shape an OAuth client cannot read. Status and headers
+ * (`Retry-After`) are kept; 429 and 503 are `temporarily_unavailable`, other 5xx `server_error`.
+ */
+const oauthErrorBody = async (c: Ctx, next: Next) => {
+  await next();
+  if (!c.error) return;
+  const { status, headers } = c.res;
+  const body = (await c.res.json().catch(() => null)) as { error?: { message?: unknown } } | null;
+  const error =
+    status === 429 || status === 503
+      ? "temporarily_unavailable"
+      : status >= 500
+        ? "server_error"
+        : "invalid_request";
+  const description = typeof body?.error?.message === "string" ? body.error.message : "internal error";
+  const res = Response.json({ error, error_description: description }, { status, headers });
+  res.headers.delete("content-length");
+  res.headers.set("cache-control", "no-store");
+  c.res = undefined; // replaced, not merged with the JSON error's headers
+  c.res = res;
+};
+oauthRoutes.use(OAUTH_PATHS.token, oauthErrorBody);
+oauthRoutes.use(OAUTH_PATHS.register, oauthErrorBody);
+
 /** Metadata and registration need no particular resource; the platform's stands in. */
 const asFetch = (c: Ctx, resource: string) =>
   authorizationServer(issuer(c), [resource]).fetch(
@@ -202,8 +250,9 @@ oauthRoutes.on(["GET", "HEAD", "OPTIONS"], OAUTH_PATHS.metadata, async (c) => {
 });
 // Registration is open (RFC 7591) and the provider keeps every client for 90 days, so each address
 // gets AUTH_IP_RATE_LIMITER's budget of registrations (under its own key), each of a bounded size.
-oauthRoutes.on(
-  ["POST", "OPTIONS"],
+// Every method goes to the provider, which answers one other than POST and OPTIONS with 405 and an
+// OAuth error body (a client reads `error` as a string), not the API's 404 `{error: {code, message}}`.
+oauthRoutes.all(
   OAUTH_PATHS.register,
   bodyLimit({
     maxSize: MAX_CLIENT_METADATA_BYTES,
@@ -267,7 +316,59 @@ function oversizedTokenRequest(form: FormData | null, authorization: string | un
   return named.some((value) => typeof value === "string" && oauthIdTooLong(value));
 }
 
-oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
+/**
+ * The code, refresh token or token to revoke a token request presents, by its grant type
+ * (RFC 6749 §4.1.3 and §6, RFC 7009 §2.1); null for none.
+ */
+function presentedToken(form: FormData | null): string | null {
+  const grantType = form?.get("grant_type");
+  const field =
+    grantType === "authorization_code" ? "code" : grantType === "refresh_token" ? "refresh_token" : "token";
+  const value = form?.get(field);
+  return typeof value === "string" ? value : null;
+}
+
+/** The `error` of an OAuth error response (RFC 6749 §5.2), read from a copy; undefined for none. */
+async function oauthErrorCode(res: Response): Promise<unknown> {
+  const body = (await res
+    .clone()
+    .json()
+    .catch(() => null)) as { error?: unknown } | null;
+  return body?.error;
+}
+
+const REUSED: { error: string; error_description: string } = {
+  error: "invalid_grant",
+  error_description:
+    "refresh token reused: it was already rotated out, so the authorization is revoked; authorize again",
+};
+
+/**
+ * A refresh through the provider, with reuse detection (src/oauth/refresh-reuse.ts): the previous
+ * token retries once, and a replay revokes the grant. A replay is acted on only once the provider
+ * has authenticated the client — its answer is tokens or `invalid_grant`, not `invalid_client` — so
+ * a request that cannot authenticate as a confidential client cannot revoke that client's grant.
+ */
+async function refreshWithReuseDetection(
+  c: Ctx,
+  resource: string,
+  ref: { subject: string; grantId: string },
+  token: string,
+  grant: RotationRecord,
+): Promise<Response> {
+  const { use, hash } = await refreshUse(c.env, ref, token, grant);
+  const res = await asFetch(c, resource);
+  if (use === "current") return res;
+  if (use === "retry") {
+    if (res.ok) await markRetried(c.env, ref, hash);
+    return res;
+  }
+  if (!res.ok && (res.status !== 400 || (await oauthErrorCode(res)) !== "invalid_grant")) return res;
+  await oauthHelpers(c).revokeGrant(ref.grantId, ref.subject);
+  return c.json(REUSED, 400, { "cache-control": "no-store", pragma: "no-cache" });
+}
+
+oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
   // A code, refresh token or revoked token names its grant; the grant names its one resource.
   let resource = platformResource(issuer(c));
   if (c.req.method === "POST") {
@@ -283,14 +384,15 @@ oauthRoutes.on(["POST", "OPTIONS"], OAUTH_PATHS.token, async (c) => {
         },
         400,
       );
-    const presented = form?.get("code") ?? form?.get("refresh_token") ?? form?.get("token");
-    if (typeof presented === "string") {
-      resource = (await grantResource(c.env, presented)) ?? resource;
-      // A revocation, or a refused code or refresh token (which revokes its grant), ends tokens of
-      // the subject the presented one names: its resolutions cached here are forgotten.
-      const named = tokenGrantRef(presented);
-      if (named) c.set("credentialHolder", { subject: named.subject });
-    }
+    const token = presentedToken(form);
+    const ref = token ? tokenGrantRef(token) : null;
+    // A revocation, or a refused code or refresh token (which revokes its grant), ends tokens of
+    // the subject the presented one names: its resolutions cached here are forgotten.
+    if (ref) c.set("credentialHolder", { subject: ref.subject });
+    const grant = ref ? await readGrantRecord(c.env, ref.subject, ref.grantId) : null;
+    if (typeof grant?.resource === "string") resource = grant.resource;
+    if (token && ref && grant && form?.get("grant_type") === "refresh_token")
+      return refreshWithReuseDetection(c, resource, ref, token, grant);
   }
   return asFetch(c, resource);
 });
@@ -370,25 +472,27 @@ async function signinTarget(c: Ctx, target: ResourceTarget): Promise<SigninTarge
       "This MCP endpoint names no app. Check the URL you gave your assistant.",
     );
   const { project, config } = found;
+  // The name its developer chose, shown to people who are not that developer: see shownName.
+  const appName = shownName(project.name);
   if (!config.enabled)
     return refuse(
       c,
       403,
       "This app's MCP endpoint is turned off",
-      `${project.name} does not accept MCP connections right now.`,
+      `${appName} does not accept MCP connections right now.`,
     );
   const endUserAllowed = config.authMode !== "developer_only";
   const developerAllowed = config.authMode !== "client_only";
   return {
     selector,
     projectId: project.id,
-    appName: project.name,
+    appName,
     endUserAllowed,
     developerAllowed,
     ...(endUserAllowed
       ? {}
       : {
-          notice: `${project.name} accepts only its developer on this MCP endpoint (auth mode developer_only): signing in with an app account is not available.`,
+          notice: `${appName} accepts only its developer on this MCP endpoint (auth mode developer_only): signing in with an app account is not available.`,
         }),
   };
 }
@@ -442,6 +546,15 @@ async function parseRequest(
 }
 
 /**
+ * What the page says about the request: the provider's description, with the client's self-chosen
+ * name as {@link shownName} makes it (the grant keeps that spelling too).
+ */
+async function describeConsent(oauth: OAuthHelpers, authRequest: AuthRequest) {
+  const consent = await oauth.describeConsent(authRequest);
+  return { ...consent, clientName: shownName(consent.clientName) };
+}
+
+/**
  * The sign-in page is read by a person: a failure the platform names and the person can wait out
  * (a database or store that did not answer in time: a 5xx `AppError`) is shown as a page, with its
  * `Retry-After`, instead of the JSON the API routes answer with.
@@ -471,7 +584,7 @@ oauthRoutes.get(OAUTH_PATHS.authorize, async (c) => {
   if (parsed instanceof Response) return parsed;
   const target = await signinTarget(c, parsed.target);
   if (target instanceof Response) return target;
-  const consent = await parsed.oauth.describeConsent(parsed.authRequest);
+  const consent = await describeConsent(parsed.oauth, parsed.authRequest);
   const tx = randomSecret();
   await c.env.OAUTH_KV.put(txKey(tx), JSON.stringify({ query: new URL(c.req.url).search }), {
     expirationTtl: TX_TTL_S,
@@ -537,7 +650,7 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
     await finish();
     return c.redirect(authorizationErrorRedirect(authRequest, "access_denied"), 302);
   }
-  const consent = await oauth.describeConsent(authRequest);
+  const consent = await describeConsent(oauth, authRequest);
   const again = (status: number, error: string) =>
     page(
       c,

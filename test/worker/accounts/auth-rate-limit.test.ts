@@ -21,12 +21,12 @@ import {
   withinOneRateLimitWindow,
 } from "../helpers.ts";
 
-/** A fresh documentation-range address per test (the limiter's state lives as long as the run). */
+/**
+ * A fresh documentation-range address per test, in a /64 of its own (per-IP limits count IPv6 by
+ * /64, and the limiter's state lives as long as the run).
+ */
 const freshIp = () =>
-  `2001:db8::${crypto
-    .getRandomValues(new Uint16Array(3))
-    .join(":")
-    .replace(/(\d+)/g, (n) => Number(n).toString(16))}`;
+  `2001:db8:${Array.from(crypto.getRandomValues(new Uint16Array(3)), (n) => n.toString(16)).join(":")}::1`;
 
 const RATE_LIMITED = { code: "rate_limited", message: expect.stringContaining("retry in 60 s") };
 

@@ -1,7 +1,8 @@
 /**
  * The OAuth store (`OAUTH_KV`) under a deadline (src/worker/kv-deadline.ts): when the store stops
  * answering, the OAuth endpoints and an OAuth token presented at the app MCP fail within the
- * deadline with 503 `storage_timeout` and `Retry-After`, instead of hanging.
+ * deadline with 503 and `Retry-After`, instead of hanging: `storage_timeout` on the app MCP,
+ * `temporarily_unavailable` (an OAuth error body) at the token and registration endpoints.
  */
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -25,18 +26,28 @@ const app = createApp();
 const call = (path: string, init: RequestInit = {}) =>
   app.fetch(new Request(new URL(path, "https://mcp.amba.dev"), init), stalledEnv, createExecutionContext());
 
+const TIMEOUT = /did not answer KV \w+ within 3000 ms/;
+
 async function expectStorageTimeout(res: Response): Promise<void> {
   expect(res.status).toBe(503);
   expect(res.headers.get("retry-after")).toBe("5");
   if (res.headers.get("content-type")?.includes("text/html")) {
-    expect(await res.text()).toMatch(/did not answer KV \w+ within 3000 ms/);
+    expect(await res.text()).toMatch(TIMEOUT);
     return;
   }
   expect(await res.json()).toEqual({
-    error: {
-      code: "storage_timeout",
-      message: expect.stringMatching(/did not answer KV \w+ within 3000 ms/),
-    },
+    error: { code: "storage_timeout", message: expect.stringMatching(TIMEOUT) },
+  });
+}
+
+/** The token and registration endpoints answer as OAuth does (RFC 6749 §5.2): `error` is a string. */
+async function expectOAuthStorageTimeout(res: Response): Promise<void> {
+  expect(res.status).toBe(503);
+  expect(res.headers.get("retry-after")).toBe("5");
+  expect(res.headers.get("cache-control")).toBe("no-store");
+  expect(await res.json()).toEqual({
+    error: "temporarily_unavailable",
+    error_description: expect.stringMatching(TIMEOUT),
   });
 }
 
@@ -46,7 +57,7 @@ describe("a stalled OAuth store", () => {
     const clientId = await registerClient(); // through the healthy store
     const { challenge } = await pkce();
     const resource = `https://mcp.amba.dev/app/${dev.projectId}/mcp`;
-    const ip = { "cf-connecting-ip": `2001:db8::7:${Date.now() % 65536}` };
+    const ip = { "cf-connecting-ip": `2001:db8:7:${(Date.now() % 65536).toString(16)}::1` };
     const [register, token, page, mcp] = await Promise.all([
       call("/oauth/register", {
         method: "POST",
@@ -79,8 +90,8 @@ describe("a stalled OAuth store", () => {
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
       }),
     ]);
-    await expectStorageTimeout(register);
-    await expectStorageTimeout(token);
+    await expectOAuthStorageTimeout(register);
+    await expectOAuthStorageTimeout(token);
     await expectStorageTimeout(page);
     // A person reads this one: a page, not the API's JSON.
     expect(page.headers.get("content-type")).toContain("text/html");

@@ -1,0 +1,45 @@
+/**
+ * Refresh token reuse detection (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2) around the provider's
+ * rotation. The provider rotates the refresh token on every use and keeps the one before the
+ * current valid, so a client whose answer was lost in transit can retry. It keeps it valid for good,
+ * though (a use of the previous token leaves it the previous one, so a thief holding it could
+ * refresh for the whole life of the grant), and it only refuses a token older than that.
+ *
+ * Here the previous token is accepted once, and any other use — the previous token again, or an
+ * older one — is a replay: one of its two holders is not the client, and which one cannot be told,
+ * so the grant is revoked and both lose what it issued (the person authorizes again).
+ */
+import { constantTimeEqual, sha256Hex } from "../accounts/crypto.ts";
+import { type OAuthEnv, REFRESH_TOKEN_TTL_S } from "./server.ts";
+
+/** How a refresh token is being used: the current one, the one retry of the previous one, or a replay. */
+export type RefreshUse = "current" | "retry" | "replay";
+
+/** The rotation fields of a grant as the provider stores it (hex SHA-256 of each refresh token). */
+export interface RotationRecord {
+  refreshTokenId?: unknown;
+  previousRefreshTokenId?: unknown;
+}
+
+/** Where the hash of a grant's previous refresh token is kept once it has been retried. */
+const retriedKey = (subject: string, grantId: string) => `amba-oauth:refresh-retried:${subject}:${grantId}`;
+
+const same = (hash: string, stored: unknown) => typeof stored === "string" && constantTimeEqual(hash, stored);
+
+/** Classify a refresh token presented for `grant` (one KV read, only for the previous token). */
+export async function refreshUse(
+  env: OAuthEnv,
+  ref: { subject: string; grantId: string },
+  token: string,
+  grant: RotationRecord,
+): Promise<{ use: RefreshUse; hash: string }> {
+  const hash = await sha256Hex(token);
+  if (same(hash, grant.refreshTokenId)) return { use: "current", hash };
+  if (!same(hash, grant.previousRefreshTokenId)) return { use: "replay", hash };
+  const retried = await env.OAUTH_KV.get(retriedKey(ref.subject, ref.grantId));
+  return { use: retried !== null && same(hash, retried) ? "replay" : "retry", hash };
+}
+
+/** Remember that the previous refresh token (`hash`) had its one retry. */
+export const markRetried = (env: OAuthEnv, ref: { subject: string; grantId: string }, hash: string) =>
+  env.OAUTH_KV.put(retriedKey(ref.subject, ref.grantId), hash, { expirationTtl: REFRESH_TOKEN_TTL_S });
