@@ -40,6 +40,7 @@ export default defineConfig({
                 AUTH_IP_RATE_LIMITER: { namespace_id: "1003", simple: { limit: 60, period: 60 } },
                 ADMIN_RATE_LIMITER: { namespace_id: "1006", simple: { limit: 400, period: 60 } },
                 PROJECT_RATE_LIMITER: { namespace_id: "1007", simple: { limit: 6000, period: 60 } },
+                CREDENTIAL_RATE_LIMITER: { namespace_id: "1008", simple: { limit: 100, period: 60 } },
               },
             },
           })),

@@ -29,12 +29,13 @@ import type { AppMcpRuntime, AppMcpSettings, AuthMode } from "../app-mcp/admin.t
 
 import { UUID } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
-import { notFound, unauthorized } from "../errors.ts";
+import { AppError, notFound, unauthorized } from "../errors.ts";
 import { signingKeysFrom } from "../functions/signing.ts";
 import { isOAuthToken } from "../oauth/tokens.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimitTier } from "../rate-limit.ts";
 import type { Db } from "./db.ts";
 import type { AppEnv } from "./hono.ts";
+import { failedCredentialGuard } from "./rate-limit.ts";
 
 /** The project a request addresses, as resolved with its credentials. */
 export interface ProjectRef {
@@ -199,6 +200,35 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
   return result.rows[0] as unknown as ResolvedRow;
 }
 
+/** {@link resolve} for one request's credentials, as {@link budgeted} hands it to a check. */
+type ResolveRow = (creds: Credentials, join: ProjectJoin) => Promise<ResolvedRow>;
+
+/**
+ * Run a credential check of `c` under its address's budget of failed checks (the guard in
+ * src/worker/rate-limit.ts): the statement is refused (429) while the address is over it, and a
+ * 401 once the statement has run counts one failure. A check refused before the database (no
+ * credential, a malformed one) counts nothing.
+ */
+async function budgeted<E extends AppEnv, T>(
+  c: Context<E>,
+  check: (resolveRow: ResolveRow) => Promise<T>,
+): Promise<T> {
+  const guard = failedCredentialGuard(c.env, c.req.raw.headers, (promise) =>
+    c.executionCtx.waitUntil(promise),
+  );
+  let reached = false;
+  try {
+    return await check((creds, join) => {
+      guard.before();
+      reached = true;
+      return resolve(c.var.db, creds, join);
+    });
+  } catch (err) {
+    if (reached && err instanceof AppError && err.status === 401) guard.failed();
+    throw err;
+  }
+}
+
 async function secretMatches(secret: string, stored: string | null): Promise<boolean> {
   const digest = await sha256Hex(secret);
   // Compare against a same-length dummy when the row is absent so both paths do the same work.
@@ -290,9 +320,11 @@ function sessionCredential(c: Context): ParsedCredential {
 export async function authenticateDeveloper<E extends AppEnv>(
   c: Context<E>,
 ): Promise<{ developerId: string }> {
-  const cred = developerCredential(c);
-  const row = await resolve(c.var.db, { developer: cred }, { none: true });
-  return { developerId: await checkDeveloper(cred, row) };
+  return budgeted(c, async (resolveRow) => {
+    const cred = developerCredential(c);
+    const row = await resolveRow({ developer: cred }, { none: true });
+    return { developerId: await checkDeveloper(cred, row) };
+  });
 }
 
 /**
@@ -304,34 +336,36 @@ export async function authenticateProject<E extends AppEnv>(
   c: Context<E>,
   ref: ProjectSelector,
 ): Promise<ProjectAccess> {
-  const bearer = bearerToken(c);
-  const developerMode = bearer?.startsWith(CREDENTIAL_PREFIX.developer) || apiKeyHeader(c) === undefined;
-  if (developerMode && bearer?.startsWith(CREDENTIAL_PREFIX.session)) {
-    throw unauthorized("an end-user session token must come with X-Api-Key: <client key>");
-  }
-  const creds: Credentials = developerMode
-    ? { developer: developerCredential(c) }
-    : { clientKey: clientKeyCredential(c), session: sessionCredential(c) };
-  // A malformed id can name no project; answer like an unknown one (after the credential check).
-  const join: ProjectJoin = "projectId" in ref && !isUuid(ref.projectId) ? { none: true } : ref;
-  const row = await resolve(c.var.db, creds, join);
+  return budgeted(c, async (resolveRow) => {
+    const bearer = bearerToken(c);
+    const developerMode = bearer?.startsWith(CREDENTIAL_PREFIX.developer) || apiKeyHeader(c) === undefined;
+    if (developerMode && bearer?.startsWith(CREDENTIAL_PREFIX.session)) {
+      throw unauthorized("an end-user session token must come with X-Api-Key: <client key>");
+    }
+    const creds: Credentials = developerMode
+      ? { developer: developerCredential(c) }
+      : { clientKey: clientKeyCredential(c), session: sessionCredential(c) };
+    // A malformed id can name no project; answer like an unknown one (after the credential check).
+    const join: ProjectJoin = "projectId" in ref && !isUuid(ref.projectId) ? { none: true } : ref;
+    const row = await resolveRow(creds, join);
 
-  if (creds.developer) {
-    const developerId = await checkDeveloper(creds.developer, row);
+    if (creds.developer) {
+      const developerId = await checkDeveloper(creds.developer, row);
+      const project = projectFrom(row);
+      if (!project || project.developerId !== developerId) throw notFound("project not found");
+      return { principal: { scope: "developer", developerId, project }, config: settingsFrom(row) };
+    }
+    const keyCred = creds.clientKey as ParsedCredential;
+    const keyProjectId = await checkClientKey(keyCred, row);
+    const user = await checkSession(creds.session as ParsedCredential, row, keyProjectId);
     const project = projectFrom(row);
-    if (!project || project.developerId !== developerId) throw notFound("project not found");
-    return { principal: { scope: "developer", developerId, project }, config: settingsFrom(row) };
-  }
-  const keyCred = creds.clientKey as ParsedCredential;
-  const keyProjectId = await checkClientKey(keyCred, row);
-  const user = await checkSession(creds.session as ParsedCredential, row, keyProjectId);
-  const project = projectFrom(row);
-  if (!project) throw notFound("project not found");
-  if (project.id !== keyProjectId) throw unauthorized("client key does not belong to this project");
-  return {
-    principal: { scope: "end_user", project, user, clientKeyId: keyCred.id },
-    config: settingsFrom(row),
-  };
+    if (!project) throw notFound("project not found");
+    if (project.id !== keyProjectId) throw unauthorized("client key does not belong to this project");
+    return {
+      principal: { scope: "end_user", project, user, clientKeyId: keyCred.id },
+      config: settingsFrom(row),
+    };
+  });
 }
 
 /**
@@ -342,16 +376,14 @@ export async function authenticateProjectAdmin<E extends AppEnv>(
   c: Context<E>,
   projectId: string,
 ): Promise<{ developerId: string; project: ProjectRef; config: AppMcpSettings }> {
-  const cred = developerCredential(c);
-  const row = await resolve(
-    c.var.db,
-    { developer: cred },
-    isUuid(projectId) ? { projectId } : { none: true },
-  );
-  const developerId = await checkDeveloper(cred, row);
-  const project = projectFrom(row);
-  if (!project || project.developerId !== developerId) throw notFound("project not found");
-  return { developerId, project, config: settingsFrom(row) };
+  return budgeted(c, async (resolveRow) => {
+    const cred = developerCredential(c);
+    const row = await resolveRow({ developer: cred }, isUuid(projectId) ? { projectId } : { none: true });
+    const developerId = await checkDeveloper(cred, row);
+    const project = projectFrom(row);
+    if (!project || project.developerId !== developerId) throw notFound("project not found");
+    return { developerId, project, config: settingsFrom(row) };
+  });
 }
 
 /** A project user's stored password, as read for sign-in. */
@@ -378,16 +410,17 @@ export async function authenticateClientKey<E extends AppEnv>(
   c: Context<E>,
   options: { signinEmail?: string } = {},
 ): Promise<{ clientKeyId: string; project: ProjectRef; signinUser: SigninCandidate | null }> {
-  const cred = clientKeyCredential(c);
-  const row = await resolve(
-    c.var.db,
-    { clientKey: cred, signinEmail: options.signinEmail },
-    { fromClientKey: true },
-  );
-  await checkClientKey(cred, row);
-  const project = projectFrom(row);
-  if (!project) throw unauthorized("invalid or revoked client key");
-  return { clientKeyId: cred.id, project, signinUser: signinCandidate(row) };
+  return budgeted(c, async (resolveRow) => {
+    const cred = clientKeyCredential(c);
+    const row = await resolveRow(
+      { clientKey: cred, signinEmail: options.signinEmail },
+      { fromClientKey: true },
+    );
+    await checkClientKey(cred, row);
+    const project = projectFrom(row);
+    if (!project) throw unauthorized("invalid or revoked client key");
+    return { clientKeyId: cred.id, project, signinUser: signinCandidate(row) };
+  });
 }
 
 /** `X-Api-Key` + session Bearer without a project in the path (`/v1/auth/me`, sign-out). */
@@ -399,14 +432,16 @@ export async function authenticateEndUser<E extends AppEnv>(
   project: ProjectRef;
   user: { id: string; email: string };
 }> {
-  const keyCred = clientKeyCredential(c);
-  const sessionCred = sessionCredential(c);
-  const row = await resolve(c.var.db, { clientKey: keyCred, session: sessionCred }, { fromClientKey: true });
-  const keyProjectId = await checkClientKey(keyCred, row);
-  const user = await checkSession(sessionCred, row, keyProjectId);
-  const project = projectFrom(row);
-  if (!project) throw unauthorized("invalid or revoked client key");
-  return { clientKeyId: keyCred.id, sessionId: sessionCred.id, project, user };
+  return budgeted(c, async (resolveRow) => {
+    const keyCred = clientKeyCredential(c);
+    const sessionCred = sessionCredential(c);
+    const row = await resolveRow({ clientKey: keyCred, session: sessionCred }, { fromClientKey: true });
+    const keyProjectId = await checkClientKey(keyCred, row);
+    const user = await checkSession(sessionCred, row, keyProjectId);
+    const project = projectFrom(row);
+    if (!project) throw unauthorized("invalid or revoked client key");
+    return { clientKeyId: keyCred.id, sessionId: sessionCred.id, project, user };
+  });
 }
 
 /** The principal an OAuth grant acts as (its props, src/oauth), re-checked on every request. */

@@ -16,6 +16,8 @@
  *   platform MCP tool calls, console requests ({@link enforceDeveloperRateLimit}).
  * - `PROJECT_RATE_LIMITER` (60,000/min): everything an app's callers send to the data plane
  *   together, whatever tier the app chose ({@link withProjectLimit}).
+ * - `CREDENTIAL_RATE_LIMITER` (600/min): credentials that failed their database check, per client
+ *   address ({@link failedCredentialGuard}).
  *
  * A binding that fails or answers late lets the request go on (fail open), except the two AUTH
  * limiters ({@link FAIL_CLOSED}): they are what slows password guessing, so without an answer the
@@ -33,7 +35,8 @@ export type RateLimiterName =
   | "AUTH_RATE_LIMITER"
   | "AUTH_IP_RATE_LIMITER"
   | "ADMIN_RATE_LIMITER"
-  | "PROJECT_RATE_LIMITER";
+  | "PROJECT_RATE_LIMITER"
+  | "CREDENTIAL_RATE_LIMITER";
 
 /** The binding behind each app-MCP caller tier (wrangler.toml `[[ratelimits]]` with that limit). */
 export const TIER_LIMITERS: Record<RateLimitTier, RateLimiterName> = {
@@ -313,6 +316,40 @@ export function rateLimitAddress(ip: string): string {
     .slice(0, 4)
     .map((h) => h.toString(16))
     .join(":")}::/64`;
+}
+
+/**
+ * The budget of credential checks that fail, per client address. Failed checks are never cached
+ * (src/worker/credential-cache.ts), and requests refused before a tool runs (`initialize`, `ping`,
+ * anything with a wrong credential) count against no caller: without this, one address could send
+ * well-formed made-up credentials without end, each a statement on the database every tenant
+ * shares. `before` runs where a check is about to reach the database and refuses, from this
+ * isolate's memory alone, an address whose failures the binding refused within the last
+ * {@link REFUSAL_MEMORY_MS}; `failed` counts one failure in the background. Only failures count —
+ * a missing credential reaches no database and is not one: hosted assistants share their egress
+ * addresses, and every MCP connection they open starts with a request without one. Credentials
+ * this isolate has already resolved never reach `before` (the cache answers), so a refused address
+ * slows only new credentials, for a second at a time; at most about one failing check a second per
+ * isolate reaches the database from it.
+ */
+export function failedCredentialGuard(
+  env: Partial<Pick<Env, RateLimiterName>>,
+  headers: Headers,
+  waitUntil: (promise: Promise<unknown>) => void,
+): { before(): void; failed(): void } {
+  const ip = clientIp(headers);
+  const key = `failed-credentials:${ip}`;
+  const what = "failed credential checks from this address";
+  return {
+    before() {
+      if (ip !== null && refusedRecently(`CREDENTIAL_RATE_LIMITER|${key}`)) throw new RateLimitedError(what);
+    },
+    failed() {
+      if (ip === null) return;
+      const binding = env.CREDENTIAL_RATE_LIMITER;
+      if (binding) waitUntil(answer(binding, key, `CREDENTIAL_RATE_LIMITER|${key}`, "CREDENTIAL_RATE_LIMITER"));
+    },
+  };
 }
 
 /** The control-plane rate-limit key of a developer (`ADMIN_RATE_LIMITER`). */
