@@ -347,7 +347,8 @@ export function failedCredentialGuard(
     failed() {
       if (ip === null) return;
       const binding = env.CREDENTIAL_RATE_LIMITER;
-      if (binding) waitUntil(answer(binding, key, `CREDENTIAL_RATE_LIMITER|${key}`, "CREDENTIAL_RATE_LIMITER"));
+      if (binding)
+        waitUntil(answer(binding, key, `CREDENTIAL_RATE_LIMITER|${key}`, "CREDENTIAL_RATE_LIMITER"));
     },
   };
 }
