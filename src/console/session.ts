@@ -45,13 +45,30 @@ export function scriptNonce(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(16)));
 }
 
-/** Headers of every console page: no caching, no framing, scripts only with the nonce. */
+/** What every console response carries, pages and errors alike: no caching, no framing, no sniffing. */
+const BASE_HEADERS = {
+  "cache-control": "no-store",
+  "x-frame-options": "DENY",
+  "referrer-policy": "same-origin",
+  "x-content-type-options": "nosniff",
+} as const;
+
+/** Headers of every console page: {@link BASE_HEADERS}, and scripts only with the nonce. */
 export function pageHeaders(nonce: string): Record<string, string> {
   return {
-    "cache-control": "no-store",
-    "x-frame-options": "DENY",
-    "referrer-policy": "same-origin",
-    "x-content-type-options": "nosniff",
+    ...BASE_HEADERS,
     "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; connect-src 'self'`,
   };
 }
+
+/**
+ * Headers of a console response that is not a page — an error rendered as JSON (unknown path,
+ * another developer's project, a refused form), a redirect: the same no-store, no-framing and
+ * no-sniffing as a page, and a CSP that allows nothing. Errors echo input (`no route for GET
+ * /console/<path>`) and are shown in the developer's browser: they get no weaker headers than pages.
+ */
+export const NON_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  ...BASE_HEADERS,
+  "content-security-policy":
+    "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+};
