@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import { connectionBase } from "../../app-mcp/admin.ts";
 import { CONSOLE_OPERATIONS } from "../../console/operations.ts";
+import { scriptNonce } from "../../console/session.ts";
 import { WeightedLru } from "../../mcp/lru.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../openapi/document.ts";
 import { OPERATIONS } from "../../openapi/operations.ts";
@@ -38,11 +39,16 @@ openApiRoutes.get("/openapi.json", (c) => c.json(documentOf(c)));
  * The reference page takes a developer token into its "Try it" form and sends requests with it, so
  * no other site may frame it (a framed page can be overlaid to make a person click "Send").
  */
-const DOCS_HEADERS = {
+const docsHeaders = (nonce: string) => ({
   "x-frame-options": "DENY",
-  "content-security-policy": "frame-ancestors 'none'",
+  // Only the page's own script runs (by its nonce): a token is typed into this page, and no
+  // injected markup may run script beside it (the console pages' policy, src/console/session.ts).
+  "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
-};
+});
 
-openApiRoutes.get("/docs", (c) => c.html(referencePage(documentOf(c)), 200, DOCS_HEADERS));
+openApiRoutes.get("/docs", (c) => {
+  const nonce = scriptNonce();
+  return c.html(referencePage(documentOf(c), nonce), 200, docsHeaders(nonce));
+});

@@ -124,4 +124,19 @@ describe("console red team", () => {
       expect(csp, what).toContain("frame-ancestors 'none'");
     }
   });
+
+  it("runs only its own script on /docs, the console-linked page that takes a developer token", async () => {
+    const res = await api("/docs");
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    const scriptSrc = /script-src ([^;]+)/.exec(csp)?.[1] ?? "";
+    expect(scriptSrc).not.toContain("unsafe-inline");
+    const nonce = /^'nonce-([^']+)'$/.exec(scriptSrc)?.[1];
+    expect(nonce).toBeTruthy();
+    const page = await res.text();
+    expect(page.match(/<script[^>]*>/g)).toEqual([`<script nonce="${nonce}">`]);
+    // Another response, another nonce.
+    expect((await api("/docs")).headers.get("content-security-policy")).not.toContain(nonce);
+  });
 });
