@@ -139,4 +139,29 @@ describe("console red team", () => {
     // Another response, another nonce.
     expect((await api("/docs")).headers.get("content-security-policy")).not.toContain(nonce);
   });
+
+  it("held: the session cookie's flags, CSRF on every form (sign-out too), no sign-out by GET", async () => {
+    const login = await api("/console/login", {
+      method: "POST",
+      redirect: "manual",
+      headers: FORM,
+      body: new URLSearchParams({ token: dev.token }).toString(),
+    });
+    const flags = (login.headers.get("set-cookie") ?? "").split(/;\s*/).slice(1);
+    expect(flags.sort()).toEqual(["HttpOnly", "Max-Age=28800", "Path=/console", "SameSite=Strict", "Secure"]);
+
+    const exposure = async () =>
+      (await apiJson(admin("/app-mcp/exposure"), { token: dev.token })).body as Record<string, string[]>;
+    const before = await exposure();
+    for (const form of [{}, { csrf: "" }, { csrf: `${csrf}x` }, { csrf: csrf.toUpperCase() }]) {
+      for (const path of ["/console/logout", `${projectPath()}/exposure`, `${projectPath()}/config`]) {
+        const res = await post(path, { ...form, collections: "notes" });
+        expect(res.status, `${path} ${JSON.stringify(form)}`).toBe(403);
+        expect(res.headers.get("set-cookie"), path).toBeNull();
+      }
+    }
+    expect(await exposure()).toEqual(before);
+    expect((await api("/console/logout", { headers: { cookie } })).status).toBe(404);
+    expect((await api(projectPath(), { headers: { cookie } })).status).toBe(200);
+  });
 });
