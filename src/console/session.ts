@@ -53,11 +53,16 @@ const BASE_HEADERS = {
   "x-content-type-options": "nosniff",
 } as const;
 
-/** Headers of every console page: {@link BASE_HEADERS}, and scripts only with the nonce. */
+/**
+ * Headers of every console page (and of `/docs`, which takes a developer token too):
+ * {@link BASE_HEADERS}, scripts only with the nonce, and Trusted Types required with no policy
+ * allowed — the pages' scripts only set `textContent`, so no string can ever reach an HTML or
+ * script sink (`innerHTML`, `eval`) even if a later change added one.
+ */
 export function pageHeaders(nonce: string): Record<string, string> {
   return {
     ...BASE_HEADERS,
-    "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; connect-src 'self'`,
+    "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; connect-src 'self'; require-trusted-types-for 'script'; trusted-types 'none'`,
   };
 }
 

@@ -153,7 +153,13 @@ describe("console red team", () => {
     const exposure = async () =>
       (await apiJson(admin("/app-mcp/exposure"), { token: dev.token })).body as Record<string, string[]>;
     const before = await exposure();
-    for (const form of [{}, { csrf: "" }, { csrf: `${csrf}x` }, { csrf: csrf.toUpperCase() }]) {
+    const forged: Record<string, string>[] = [
+      {},
+      { csrf: "" },
+      { csrf: `${csrf}x` },
+      { csrf: csrf.toUpperCase() },
+    ];
+    for (const form of forged) {
       for (const path of ["/console/logout", `${projectPath()}/exposure`, `${projectPath()}/config`]) {
         const res = await post(path, { ...form, collections: "notes" });
         expect(res.status, `${path} ${JSON.stringify(form)}`).toBe(403);
@@ -163,5 +169,22 @@ describe("console red team", () => {
     expect(await exposure()).toEqual(before);
     expect((await api("/console/logout", { headers: { cookie } })).status).toBe(404);
     expect((await api(projectPath(), { headers: { cookie } })).status).toBe(200);
+  });
+
+  it("has every HTML page of the console's origin require Trusted Types (no DOM XSS sink takes a string)", async () => {
+    const pages = {
+      "sign-in": await api("/console"),
+      projects: await api("/console", { headers: { cookie } }),
+      project: await api(projectPath(), { headers: { cookie } }),
+      docs: await api("/docs"),
+    };
+    for (const [what, res] of Object.entries(pages)) {
+      const page = await res.text();
+      expect(page, what).toContain("<script nonce=");
+      expect(page, what).not.toContain(dev.token);
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp, what).toContain("require-trusted-types-for 'script'");
+      expect(csp, what).toContain("trusted-types 'none'");
+    }
   });
 });
