@@ -51,17 +51,17 @@ type C = Context<AppEnv>;
 export const consoleRoutes = new Hono<AppEnv>();
 
 /**
- * Every response under /console that is not a rendered page (errors the platform's renderer writes
- * as JSON, 404s of unknown paths, redirects) gets the console's headers too: a page sets its own
- * CSP, anything else is given {@link NON_PAGE_HEADERS}.
+ * Middleware for `/console/*` (which matches `/console` too), installed by the cold app outside the
+ * platform's own middleware: every response under /console that is not a rendered page (errors the
+ * platform's renderer writes as JSON, the body limit's 413, the path guard's 400, 404s of unknown
+ * paths, redirects) gets the console's headers too. A page sets its own CSP; anything else is given
+ * {@link NON_PAGE_HEADERS}.
  */
-async function consoleHeaders(c: C, next: () => Promise<void>) {
+export async function consoleHeaders(c: C, next: () => Promise<void>) {
   await next();
   if (c.res.headers.has("content-security-policy")) return;
   for (const [name, value] of Object.entries(NON_PAGE_HEADERS)) c.res.headers.set(name, value);
 }
-// `/console/*` matches `/console` itself too.
-consoleRoutes.use("/console/*", consoleHeaders);
 
 /**
  * Make `token` the request's developer credential for the admin authentication functions. The

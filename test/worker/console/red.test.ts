@@ -95,7 +95,7 @@ describe("console red team", () => {
     }
   });
 
-  it("sends every console error (404, 403, 400) with the pages' no-framing, no-sniffing, no-store headers", async () => {
+  it("sends every console error (404, 403, 400, 413) with the pages' no-framing, no-sniffing, no-store headers", async () => {
     const intruder = await signupDeveloper();
     const responses = {
       "unknown page": await api("/console/nope%3Cscript%3E", { headers: { cookie } }),
@@ -107,6 +107,12 @@ describe("console red team", () => {
         method: "POST",
         headers: { cookie, "content-type": "multipart/form-data" },
         body: "x",
+      }),
+      "path the guard refuses": await api("/console/projects/a%00b", { headers: { cookie } }),
+      "body over the limit": await api("/console/login", {
+        method: "POST",
+        headers: FORM,
+        body: `token=${"x".repeat(1024 * 1024 + 1)}`,
       }),
       "sign-in from another origin": await api("/console/login", {
         method: "POST",
