@@ -45,9 +45,15 @@ export function scriptNonce(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(16)));
 }
 
-/** What every console response carries, pages and errors alike: no caching, no framing, no sniffing. */
+/**
+ * What every console response carries, pages and errors alike: no caching, no framing, no
+ * sniffing, and HTTPS only for a year (HSTS: the sign-in form takes a developer token, and a
+ * network attacker must not serve a later visit over plain HTTP; browsers ignore the header on
+ * plain-HTTP responses, so `npm run dev` on 127.0.0.1 is unaffected).
+ */
 const BASE_HEADERS = {
   "cache-control": "no-store",
+  "strict-transport-security": "max-age=31536000",
   "x-frame-options": "DENY",
   "referrer-policy": "same-origin",
   "x-content-type-options": "nosniff",

@@ -177,7 +177,7 @@ describe("console red team", () => {
     expect((await api(projectPath(), { headers: { cookie } })).status).toBe(200);
   });
 
-  it("has every HTML page of the console's origin require Trusted Types (no DOM XSS sink takes a string)", async () => {
+  it("has every HTML page of the console's origin require Trusted Types and HTTPS (HSTS)", async () => {
     const pages = {
       "sign-in": await api("/console"),
       projects: await api("/console", { headers: { cookie } }),
@@ -191,6 +191,8 @@ describe("console red team", () => {
       const csp = res.headers.get("content-security-policy") ?? "";
       expect(csp, what).toContain("require-trusted-types-for 'script'");
       expect(csp, what).toContain("trusted-types 'none'");
+      // A network attacker cannot strip TLS from a later visit and read the token typed into the form.
+      expect(res.headers.get("strict-transport-security"), what).toBe("max-age=31536000");
     }
   });
 });
