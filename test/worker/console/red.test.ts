@@ -2,7 +2,7 @@
  * Red team of the developer console, as someone who writes the strings it renders (names,
  * descriptions, input schemas, form input echoed in messages) or who gets a developer's browser to
  * load or post to it. One signed-in developer whose project holds hostile strings serves every case.
- * One regression test per hole found (each failed before its fix), and one of what held that
+ * One regression test per hole found (each failed before its fix), and tests of what held that
  * config-form.test.ts and web-red.test.ts do not already prove.
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -22,7 +22,7 @@ const admin = (path: string) => `/v1/admin/projects/${dev.projectId}${path}`;
 beforeAll(async () => {
   dev = await signupDeveloper();
   const created = [
-    await apiJson("/v1/admin/projects/" + dev.projectId, {
+    await apiJson(admin(""), {
       method: "PATCH",
       token: dev.token,
       json: { name: HOSTILE },
