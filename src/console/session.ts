@@ -45,13 +45,41 @@ export function scriptNonce(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(16)));
 }
 
-/** Headers of every console page: no caching, no framing, scripts only with the nonce. */
+/**
+ * What every console response carries, pages and errors alike: no caching, no framing, no
+ * sniffing, and HTTPS only for a year (HSTS: the sign-in form takes a developer token, and a
+ * network attacker must not serve a later visit over plain HTTP; browsers ignore the header on
+ * plain-HTTP responses, so `npm run dev` on 127.0.0.1 is unaffected).
+ */
+const BASE_HEADERS = {
+  "cache-control": "no-store",
+  "strict-transport-security": "max-age=31536000",
+  "x-frame-options": "DENY",
+  "referrer-policy": "same-origin",
+  "x-content-type-options": "nosniff",
+} as const;
+
+/**
+ * Headers of every console page (and of `/docs`, which takes a developer token too):
+ * {@link BASE_HEADERS}, scripts only with the nonce, and Trusted Types required with no policy
+ * allowed — the pages' scripts only set `textContent`, so no string can ever reach an HTML or
+ * script sink (`innerHTML`, `eval`) even if a later change added one.
+ */
 export function pageHeaders(nonce: string): Record<string, string> {
   return {
-    "cache-control": "no-store",
-    "x-frame-options": "DENY",
-    "referrer-policy": "same-origin",
-    "x-content-type-options": "nosniff",
-    "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; connect-src 'self'`,
+    ...BASE_HEADERS,
+    "content-security-policy": `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; connect-src 'self'; require-trusted-types-for 'script'; trusted-types 'none'`,
   };
 }
+
+/**
+ * Headers of a console response that is not a page — an error rendered as JSON (unknown path,
+ * another developer's project, a refused form), a redirect: the same no-store, no-framing and
+ * no-sniffing as a page, and a CSP that allows nothing. Errors echo input (`no route for GET
+ * /console/<path>`) and are shown in the developer's browser: they get no weaker headers than pages.
+ */
+export const NON_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  ...BASE_HEADERS,
+  "content-security-policy":
+    "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+};

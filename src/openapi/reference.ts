@@ -92,8 +92,8 @@ form.try{border-top:1px dashed #d8dce6;margin-top:8px;padding-top:8px;display:gr
 textarea,input{font:13px monospace;width:100%;box-sizing:border-box}
 .auth{display:grid;grid-template-columns:1fr 1fr;gap:8px;background:#fff;border:1px solid #d8dce6;padding:12px;border-radius:6px}`;
 
-/** The reference page for `doc`. */
-export function referencePage(doc: OpenApiDocument) {
+/** The reference page for `doc`; its one script carries `nonce` (the response's CSP names it). */
+export function referencePage(doc: OpenApiDocument, nonce: string) {
   const info = doc.info as { title: string; version: string; description: string };
   const byTag = new Map<string, ReturnType<typeof operationView>[]>();
   for (const [path, methods] of Object.entries(doc.paths)) {
@@ -117,5 +117,5 @@ export function referencePage(doc: OpenApiDocument) {
 </section>
 <nav><p>${tags.map((t) => html`<a href="#tag-${t.name}">${t.name}</a> · `)}</p></nav>
 ${tags.map((t) => html`<h2 id="tag-${t.name}">${t.name}</h2><p>${t.description}</p>${byTag.get(t.name)}`)}
-</main><script>${raw(SCRIPT)}</script></body></html>`;
+</main><script nonce="${nonce}">${raw(SCRIPT)}</script></body></html>`;
 }

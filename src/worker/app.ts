@@ -81,12 +81,20 @@ function onAppHost(url: string, env: Pick<Env, "APP_MCP_HOST_SUFFIX" | "PUBLIC_B
   return !base || !URL.canParse(base) || new URL(base).hostname !== hostname;
 }
 
-/** A Hono app with the platform's middleware and error handling, then the routes `mount` adds. */
-export function buildApp(mount: (app: Hono<AppEnv>) => void): Hono<AppEnv> {
+/**
+ * A Hono app with the platform's middleware and error handling, then the routes `mount` adds.
+ * `outermost` adds middleware that runs before the platform's own, so it also sees what they
+ * answer themselves (the body limit's 413, the path guard's 400).
+ */
+export function buildApp(
+  mount: (app: Hono<AppEnv>) => void,
+  outermost: (app: Hono<AppEnv>) => void = () => {},
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.onError(renderError);
   app.notFound(renderNotFound);
+  outermost(app);
 
   app.use(
     "*",

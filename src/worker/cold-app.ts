@@ -9,7 +9,7 @@ import type { AppEnv } from "./hono.ts";
 import { appMcpAdminRoutes } from "./routes/app-mcp-admin.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { collectionRoutes } from "./routes/collections.ts";
-import { consoleRoutes } from "./routes/console.ts";
+import { consoleHeaders, consoleRoutes } from "./routes/console.ts";
 import { developerRoutes } from "./routes/developers.ts";
 import { functionRoutes } from "./routes/functions.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
@@ -19,16 +19,22 @@ import { projectRoutes } from "./routes/projects.ts";
 
 export function coldApp(): Hono<AppEnv> {
   // Each sub-app declares its full paths (they span /v1/admin/…, /v1/auth/…, /console, /.well-known…).
-  return buildApp((app) => {
-    app.route("/", developerRoutes);
-    app.route("/", projectRoutes);
-    app.route("/", authRoutes);
-    app.route("/", collectionRoutes);
-    app.route("/", functionRoutes);
-    app.route("/", appMcpAdminRoutes);
-    app.route("/", platformMcpRoutes);
-    app.route("/", openApiRoutes);
-    app.route("/", consoleRoutes);
-    app.route("/", oauthRoutes);
-  });
+  return buildApp(
+    (app) => {
+      app.route("/", developerRoutes);
+      app.route("/", projectRoutes);
+      app.route("/", authRoutes);
+      app.route("/", collectionRoutes);
+      app.route("/", functionRoutes);
+      app.route("/", appMcpAdminRoutes);
+      app.route("/", platformMcpRoutes);
+      app.route("/", openApiRoutes);
+      app.route("/", consoleRoutes);
+      app.route("/", oauthRoutes);
+    },
+    (app) => {
+      // Before the body limit and the path guard: their refusals under /console get its headers too.
+      app.use("/console/*", consoleHeaders);
+    },
+  );
 }

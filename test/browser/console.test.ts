@@ -36,6 +36,7 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
   let browser: Browser;
   let page: Page;
   let dev: { token: string; projectId: string };
+  const policyViolations: string[] = [];
 
   const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
   const admin = (path: string, method: string, json: unknown) =>
@@ -63,6 +64,10 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
     });
     expect(created.status).toBe(201);
     page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    // What Chromium reports when a page's CSP (nonce'd script only, Trusted Types) refuses something.
+    page.on("console", (message) => {
+      if (/Content Security Policy|Trusted/i.test(message.text())) policyViolations.push(message.text());
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -95,6 +100,8 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
     await expect(page.locator('table.columns[data-collection="notes"]').textContent()).resolves.toContain(
       "body",
     );
+    // The page's own script ran under its CSP: it unhides the copy buttons.
+    expect(await page.locator('button[data-copy="config-claude"]').evaluate((b) => b.hidden)).toBe(false);
   });
 
   it("toggles exposure and the tools preview follows", async () => {
@@ -247,5 +254,10 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
     await projects.locator("pre.result").filter({ hasText: "200" }).waitFor();
     expect(await projects.locator("pre.result").textContent()).toMatch(/^200 OK\n/);
     await shot("06-docs");
+    // Nothing any page did in these tests was refused by its CSP or Trusted Types…
+    expect(policyViolations).toEqual([]);
+    // …which Chromium enforces: a string reaches no HTML sink, not even from script on the page.
+    const sink = `try { document.body.insertAdjacentHTML("beforeend", "<b>x</b>"); "assigned" } catch (e) { e.name }`;
+    expect(await page.evaluate(sink)).toBe("TypeError");
   });
 });

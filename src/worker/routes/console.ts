@@ -26,6 +26,7 @@ import { type Notice, projectPage, projectsPage, signInPage } from "../../consol
 import {
   csrfMatches,
   csrfToken,
+  NON_PAGE_HEADERS,
   pageHeaders,
   SESSION_COOKIE,
   SESSION_MAX_AGE_SECONDS,
@@ -48,6 +49,19 @@ import { formBody } from "../request.ts";
 type C = Context<AppEnv>;
 
 export const consoleRoutes = new Hono<AppEnv>();
+
+/**
+ * Middleware for `/console/*` (which matches `/console` too), installed by the cold app outside the
+ * platform's own middleware: every response under /console that is not a rendered page (errors the
+ * platform's renderer writes as JSON, the body limit's 413, the path guard's 400, 404s of unknown
+ * paths, redirects) gets the console's headers too. A page sets its own CSP; anything else is given
+ * {@link NON_PAGE_HEADERS}.
+ */
+export async function consoleHeaders(c: C, next: () => Promise<void>) {
+  await next();
+  if (c.res.headers.has("content-security-policy")) return;
+  for (const [name, value] of Object.entries(NON_PAGE_HEADERS)) c.res.headers.set(name, value);
+}
 
 /**
  * Make `token` the request's developer credential for the admin authentication functions. The

@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import { connectionBase } from "../../app-mcp/admin.ts";
 import { CONSOLE_OPERATIONS } from "../../console/operations.ts";
+import { pageHeaders, scriptNonce } from "../../console/session.ts";
 import { WeightedLru } from "../../mcp/lru.ts";
 import { buildOpenApiDocument, type OpenApiDocument } from "../../openapi/document.ts";
 import { OPERATIONS } from "../../openapi/operations.ts";
@@ -35,14 +36,11 @@ const documentOf = (c: { env: AppEnv["Bindings"]; req: { url: string } }) =>
 openApiRoutes.get("/openapi.json", (c) => c.json(documentOf(c)));
 
 /**
- * The reference page takes a developer token into its "Try it" form and sends requests with it, so
- * no other site may frame it (a framed page can be overlaid to make a person click "Send").
+ * The reference page takes a developer token into its "Try it" form and sends requests with it: it
+ * is sent with the console pages' headers (src/console/session.ts) — no other site may frame it (a
+ * framed page can be overlaid to make a person click "Send"), and only its own nonce'd script runs.
  */
-const DOCS_HEADERS = {
-  "x-frame-options": "DENY",
-  "content-security-policy": "frame-ancestors 'none'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "same-origin",
-};
-
-openApiRoutes.get("/docs", (c) => c.html(referencePage(documentOf(c)), 200, DOCS_HEADERS));
+openApiRoutes.get("/docs", (c) => {
+  const nonce = scriptNonce();
+  return c.html(referencePage(documentOf(c), nonce), 200, pageHeaders(nonce));
+});
