@@ -12,9 +12,11 @@ import {
   METHOD_NOT_FOUND,
   MISSING_CLIENT_CAPABILITY,
   RawJson,
+  withRawMembers,
   RpcError,
   UNSUPPORTED_PROTOCOL_VERSION,
 } from "./jsonrpc.ts";
+import { quoteJsonText } from "./json-text.ts";
 import { WeightedLru } from "./lru.ts";
 
 /** Versions negotiated through `initialize`, oldest first. */
@@ -271,16 +273,26 @@ export function toolsPageEnd(
 /**
  * Renders a tool outcome as an MCP `CallToolResult` for `protocolVersion`: one text item (strings
  * as-is, other values as JSON, `undefined` as `null`), `isError` always present, and
- * `structuredContent` when the version allows it and the value is a JSON object. Pure.
+ * `structuredContent` when the version allows it and the value is a JSON object. The value is
+ * serialised once: the text item's JSON string and `structuredContent` are spliced from that one
+ * text on the wire ({@link withRawMembers}) — serialising it again (and escaping the text item in
+ * V8's per-character pass) was most of the JS of a large answer (BENCHMARKS.md "Serialising a tool
+ * answer once"). Pure.
  */
 export function renderToolResult(outcome: ToolOutcome, protocolVersion: string): CallToolResult {
   const { value } = outcome;
+  const json = outcome.content || typeof value === "string" ? undefined : (JSON.stringify(value) ?? "null");
   const content: ContentItem[] = outcome.content ?? [
-    { type: "text", text: typeof value === "string" ? value : (JSON.stringify(value) ?? "null") },
+    { type: "text", text: typeof value === "string" ? value : (json as string) },
   ];
   const result: CallToolResult = { content, isError: outcome.isError === true };
   if (isPlainObject(value) && supportsStructuredContent(protocolVersion)) result.structuredContent = value;
-  return result;
+  if (json === undefined) return result;
+  const texts: { content: string; structuredContent?: string } = {
+    content: `[{"type":"text","text":${quoteJsonText(json)}}]`,
+  };
+  if (result.structuredContent !== undefined) texts.structuredContent = json;
+  return withRawMembers(result, texts);
 }
 
 /** Shapes a tool definition for `protocolVersion`, dropping fields that version does not know. */
@@ -359,7 +371,8 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
     const extra = cacheable
       ? { resultType: "complete", cacheScope: cache.scope, ttlMs: cache.ttlMs, _meta: resultMeta }
       : { resultType: "complete", _meta: resultMeta };
-    return { ...result, ...extra };
+    // Onto the result itself (built for this answer): a copy would drop its withRawMembers texts.
+    return Object.assign(result, extra);
   };
 
   const legacyOnly = (method: string, params: unknown, transport?: TransportInfo): McpRequestInfo => {
