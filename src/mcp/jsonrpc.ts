@@ -192,7 +192,10 @@ type RawMember = { value: unknown; text: string };
  * a second time. The texts sit behind a non-enumerable symbol: an in-process caller, a comparison
  * and any other serialiser see the plain object, and its `JSON.stringify` is the same text.
  */
-export function withRawMembers<T extends object>(result: T, texts: Partial<Record<keyof T & string, string>>): T {
+export function withRawMembers<T extends object>(
+  result: T,
+  texts: Partial<Record<keyof T & string, string>>,
+): T {
   const known = new Map<string, RawMember>();
   for (const [key, text] of Object.entries(texts) as [keyof T & string, string][])
     known.set(key, { value: result[key], text });

@@ -6,17 +6,17 @@
  * so the Worker can generate them per request and the CLI from a tool file.
  */
 import type { Handlers, McpSession, TransportInfo } from "./dispatch.ts";
+import { quoteJsonText } from "./json-text.ts";
 import {
   INVALID_PARAMS,
   isPlainObject,
   METHOD_NOT_FOUND,
   MISSING_CLIENT_CAPABILITY,
   RawJson,
-  withRawMembers,
   RpcError,
   UNSUPPORTED_PROTOCOL_VERSION,
+  withRawMembers,
 } from "./jsonrpc.ts";
-import { quoteJsonText } from "./json-text.ts";
 import { WeightedLru } from "./lru.ts";
 
 /** Versions negotiated through `initialize`, oldest first. */
