@@ -205,18 +205,20 @@ export function withRawMembers<T extends object>(
 
 /**
  * `JSON.stringify(object)` with each member's text from `textOf` (undefined leaves the member out,
- * as `JSON.stringify` leaves out `undefined`), in the order `JSON.stringify` writes them.
+ * as `JSON.stringify` leaves out `undefined`), in the order `JSON.stringify` writes them. Joined
+ * with `+`, not `Array.join`: a join copies a large member's text into a new flat string, and the
+ * `Response` (or stdio write) that takes the message copies it once more anyway.
  */
 function encodeMembers(
   object: Record<string, unknown>,
   textOf: (key: string, value: unknown) => string | undefined,
 ): string {
-  const members: string[] = [];
+  let members = "";
   for (const key of Object.keys(object)) {
     const text = textOf(key, object[key]);
-    if (text !== undefined) members.push(`${JSON.stringify(key)}:${text}`);
+    if (text !== undefined) members += `${members === "" ? "" : ","}${JSON.stringify(key)}:${text}`;
   }
-  return `{${members.join(",")}}`;
+  return `{${members}}`;
 }
 
 /** The JSON text of a result that is (partly) serialised already, else undefined. */
