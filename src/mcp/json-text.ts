@@ -5,8 +5,7 @@
  * costs 1.4 ms of JS (BENCHMARKS.md "Worst-case CPU per request"; Node 22 took 0.3 s for 100,000
  * levels). The input limits (src/limits.ts: 32 levels) can only be checked on the parsed value, so
  * the text is refused first when it nests deeper than anything they would let through by far.
- * Also the quoting of JSON text as a JSON string, where the text is known to come from
- * `JSON.stringify` (a tool result's text item). Runtime-neutral and pure.
+ * Runtime-neutral and pure.
  */
 
 /**
@@ -46,15 +45,4 @@ function closingQuote(text: string, open: number): number {
     if (backslashes % 2 === 0) return at;
   }
   return -1;
-}
-
-/**
- * `JSON.stringify(json)` for a `json` that `JSON.stringify` produced. Such text holds no control
- * character and no lone surrogate (inside its strings both are written as escapes), so `\` and `"`
- * are the only characters `JSON.stringify` would escape in it: two `replaceAll`s give the same text
- * without V8's escaping pass over every character (≈ 0.4 against ≈ 8–13 ms for the 3.9 MB answer of
- * BENCHMARKS.md's `find_nearest` of 100 rows × 2,000 dimensions, in Node). Pure.
- */
-export function quoteJsonText(json: string): string {
-  return `"${json.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 }

@@ -179,73 +179,18 @@ export class RawJson {
   }
 }
 
-/** Where {@link withRawMembers} keeps the known texts: a symbol no serialiser or comparison reads. */
-const RAW_MEMBERS = Symbol("rawMembers");
-
-/** A member's value and the JSON text it was serialised to. */
-type RawMember = { value: unknown; text: string };
-
-/**
- * `result` (returned, not copied) with the JSON text of some of its members already known:
- * {@link encodeJsonRpc} splices each text in while the member still holds that same value (by
- * identity), so a value whose text was needed anyway (a tool result's text item) is not serialised
- * a second time. The texts sit behind a non-enumerable symbol: an in-process caller, a comparison
- * and any other serialiser see the plain object, and its `JSON.stringify` is the same text.
- */
-export function withRawMembers<T extends object>(
-  result: T,
-  texts: Partial<Record<keyof T & string, string>>,
-): T {
-  const known = new Map<string, RawMember>();
-  for (const [key, text] of Object.entries(texts) as [keyof T & string, string][])
-    known.set(key, { value: result[key], text });
-  Object.defineProperty(result, RAW_MEMBERS, { value: known });
-  return result;
-}
-
-/**
- * `JSON.stringify(object)` with each member's text from `textOf` (undefined leaves the member out,
- * as `JSON.stringify` leaves out `undefined`), in the order `JSON.stringify` writes them. Joined
- * with `+`, not `Array.join`: a join copies a large member's text into a new flat string, and the
- * `Response` (or stdio write) that takes the message copies it once more anyway.
- */
-function encodeMembers(
-  object: Record<string, unknown>,
-  textOf: (key: string, value: unknown) => string | undefined,
-): string {
-  let members = "";
-  for (const key of Object.keys(object)) {
-    const text = textOf(key, object[key]);
-    if (text !== undefined) members += `${members === "" ? "" : ","}${JSON.stringify(key)}:${text}`;
-  }
-  return `{${members}}`;
-}
-
-/** The JSON text of a result that is (partly) serialised already, else undefined. */
-function knownResultText(result: unknown): string | undefined {
-  if (result instanceof RawJson) return result.text;
-  if (!isPlainObject(result)) return undefined;
-  const known = (result as { [RAW_MEMBERS]?: Map<string, RawMember> })[RAW_MEMBERS];
-  if (known === undefined) return undefined;
-  return encodeMembers(result, (key, value) => {
-    const raw = known.get(key);
-    return raw !== undefined && raw.value === value ? raw.text : JSON.stringify(value);
-  });
-}
-
-/** One message's JSON text, a result that is (partly) JSON text already spliced in as it is. */
+/** One message's JSON text, its {@link RawJson} result spliced in after `jsonrpc` and `id`. */
 function encodeOne(message: unknown): string {
-  const text = isPlainObject(message) ? knownResultText(message.result) : undefined;
-  if (text === undefined) return JSON.stringify(message) ?? "null";
-  return encodeMembers(message as Record<string, unknown>, (key, value) =>
-    key === "result" ? text : JSON.stringify(value),
-  );
+  if (!isPlainObject(message) || !(message.result instanceof RawJson))
+    return JSON.stringify(message) ?? "null";
+  const { result, ...head } = message;
+  const prefix = JSON.stringify(head).slice(0, -1);
+  return `${prefix}${prefix === "{" ? "" : ","}"result":${result.text}}`;
 }
 
 /**
  * The wire text of a message or a batch: `JSON.stringify`, except that a response whose `result` is
- * a {@link RawJson}, or carries {@link withRawMembers} texts, gets those texts verbatim. Every
- * transport of this core serialises through it.
+ * a {@link RawJson} gets that text verbatim. Every transport of this core serialises through it.
  */
 export function encodeJsonRpc(message: unknown): string {
   return Array.isArray(message) ? `[${message.map(encodeOne).join(",")}]` : encodeOne(message);

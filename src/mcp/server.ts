@@ -6,7 +6,6 @@
  * so the Worker can generate them per request and the CLI from a tool file.
  */
 import type { Handlers, McpSession, TransportInfo } from "./dispatch.ts";
-import { quoteJsonText } from "./json-text.ts";
 import {
   INVALID_PARAMS,
   isPlainObject,
@@ -15,7 +14,6 @@ import {
   RawJson,
   RpcError,
   UNSUPPORTED_PROTOCOL_VERSION,
-  withRawMembers,
 } from "./jsonrpc.ts";
 import { WeightedLru } from "./lru.ts";
 
@@ -273,26 +271,16 @@ export function toolsPageEnd(
 /**
  * Renders a tool outcome as an MCP `CallToolResult` for `protocolVersion`: one text item (strings
  * as-is, other values as JSON, `undefined` as `null`), `isError` always present, and
- * `structuredContent` when the version allows it and the value is a JSON object. The value is
- * serialised once: the text item's JSON string and `structuredContent` are spliced from that one
- * text on the wire ({@link withRawMembers}) — serialising it again (and escaping the text item in
- * V8's per-character pass) was most of the JS of a large answer (BENCHMARKS.md "Serialising a tool
- * answer once"). Pure.
+ * `structuredContent` when the version allows it and the value is a JSON object. Pure.
  */
 export function renderToolResult(outcome: ToolOutcome, protocolVersion: string): CallToolResult {
   const { value } = outcome;
-  const json = outcome.content || typeof value === "string" ? undefined : (JSON.stringify(value) ?? "null");
   const content: ContentItem[] = outcome.content ?? [
-    { type: "text", text: typeof value === "string" ? value : (json as string) },
+    { type: "text", text: typeof value === "string" ? value : (JSON.stringify(value) ?? "null") },
   ];
   const result: CallToolResult = { content, isError: outcome.isError === true };
   if (isPlainObject(value) && supportsStructuredContent(protocolVersion)) result.structuredContent = value;
-  if (json === undefined) return result;
-  const texts: { content: string; structuredContent?: string } = {
-    content: `[{"type":"text","text":${quoteJsonText(json)}}]`,
-  };
-  if (result.structuredContent !== undefined) texts.structuredContent = json;
-  return withRawMembers(result, texts);
+  return result;
 }
 
 /** Shapes a tool definition for `protocolVersion`, dropping fields that version does not know. */
@@ -371,8 +359,7 @@ export function createMcpHandlers<Ctx>(options: McpServerOptions<Ctx>): Handlers
     const extra = cacheable
       ? { resultType: "complete", cacheScope: cache.scope, ttlMs: cache.ttlMs, _meta: resultMeta }
       : { resultType: "complete", _meta: resultMeta };
-    // Onto the result itself (built for this answer): a copy would drop its withRawMembers texts.
-    return Object.assign(result, extra);
+    return { ...result, ...extra };
   };
 
   const legacyOnly = (method: string, params: unknown, transport?: TransportInfo): McpRequestInfo => {
