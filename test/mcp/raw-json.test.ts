@@ -1,16 +1,21 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
 import {
   createMcpHandlers,
   dispatch,
+  dispatchPayload,
   dispatchText,
   encodeJsonRpc,
   encodeMessage,
   handleMcpHttpRequest,
   type McpServerOptions,
   RawJson,
+  RpcError,
   success,
   type ToolDefinition,
   type ToolList,
+  type ToolOutcome,
 } from "../../src/mcp/index.ts";
 
 describe("encodeJsonRpc", () => {
@@ -192,4 +197,131 @@ describe("tools/list with rawToolPages", () => {
     const page = ((await list(raw, {}, "2025-06-18")) as { result: RawJson }).result;
     expect(text).toBe(`{"jsonrpc":"2.0","id":3,"result":${page.text}}`);
   });
+});
+
+/** Values whose JSON text escapes everything JSON.stringify escapes, in every position. */
+const TRICKY = {
+  rows: [
+    { id: 'a"b\\c', text: "line\nbreak\ttab\u0000nul\u001f\u2028\u2029 é 😀 \ud800 lone \udfff", n: -0.1e-7 },
+    { 'key "quoted" \\ \n': [1, 2.5, null, true, false, 1e21, '\\\\""'], nested: { deep: [[[{}]]] } },
+  ],
+  big: Array.from({ length: 200 }, (_, i) => i / 7),
+  absent: undefined,
+};
+const OUTCOMES: Record<string, ToolOutcome> = {
+  object: { value: TRICKY },
+  array: { value: [TRICKY, 'x"y'] },
+  number: { value: 3.25 },
+  null: { value: null },
+  undefined: { value: undefined },
+  string: { value: 'plain "text" \\ as is' },
+  failed: { value: { error: { code: 'bad"input', message: "no\nway" } }, isError: true },
+  content: { value: { ignored: true }, content: [{ type: "image", data: "AAAA", mimeType: "image/png" }] },
+};
+/** The object path, as every answer was serialised before (JSON.stringify of the response). */
+const outcomeHandlers = createMcpHandlers<null>({
+  serverInfo: { name: "once", version: "1" },
+  tools: {
+    list: () => [{ name: "out", inputSchema: { type: "object" } }],
+    async call(name, args) {
+      if (name !== "out") throw new RpcError(-32602, `Unknown tool: ${name}`);
+      return OUTCOMES[String(args.which)] as ToolOutcome;
+    },
+  },
+});
+const callMessage = (id: number, which: string, params: Record<string, unknown> = {}) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "out", arguments: { which }, ...params },
+});
+
+/**
+ * A tool answer's text item must be exactly the JSON text of its value and `structuredContent` the
+ * same object, for every version, in batches and beside errors: what any change to how answers are
+ * serialised (BENCHMARKS.md "Serialising a tool answer once") has to keep byte for byte.
+ */
+describe("tools/call answers on the wire", () => {
+  const versions = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+  const paramsOf = (version: string) => (version === "2026-07-28" ? { _meta: meta2026 } : {});
+
+  it.each(versions)(
+    "writes, under %s, byte for byte what JSON.stringify of the answer writes",
+    async (version) => {
+      for (const [id, which] of Object.keys(OUTCOMES).entries()) {
+        const message = callMessage(id, which, paramsOf(version));
+        const response = await dispatch(message, outcomeHandlers, null, {
+          transport: { protocolVersion: version },
+        });
+        const wire = encodeJsonRpc(response);
+        expect(wire, which).toBe(JSON.stringify(response));
+        const { result } = JSON.parse(wire);
+        const { value } = OUTCOMES[which] as ToolOutcome;
+        if (which !== "content")
+          expect(result.content, which).toEqual([
+            { type: "text", text: typeof value === "string" ? value : (JSON.stringify(value) ?? "null") },
+          ]);
+        const structured = version >= "2025-06-18" && ["object", "failed", "content"].includes(which);
+        expect(result.structuredContent, which).toEqual(
+          structured ? JSON.parse(JSON.stringify(value)) : undefined,
+        );
+      }
+    },
+  );
+
+  it("writes batches (2025-03-26) and errors as JSON.stringify does", async () => {
+    const batch = [
+      ...Object.keys(OUTCOMES).map((which, id) => callMessage(id, which)),
+      { jsonrpc: "2.0", id: 90, method: "tools/call", params: { name: "nope" } },
+      { jsonrpc: "2.0", id: 91, method: "tools/call", params: { name: "out", arguments: 7 } },
+    ];
+    const options = { transport: { protocolVersion: "2025-03-26" } };
+    const response = await dispatchPayload(batch, outcomeHandlers, null, options);
+    expect(Array.isArray(response)).toBe(true);
+    expect(encodeJsonRpc(response)).toBe(JSON.stringify(response));
+    const text = await dispatchText(JSON.stringify(batch), outcomeHandlers, null, options);
+    expect(text).toBe(JSON.stringify(response));
+    expect(
+      JSON.parse(text!)
+        .slice(-2)
+        .map((r: { error: { code: number } }) => r.error.code),
+    ).toEqual([-32602, -32602]);
+  });
+
+  it.each(["2025-03-26", "2025-11-25"])(
+    "answers the official SDK client over HTTP (%s) with those bytes",
+    async (version) => {
+      const exchanges: { body: string; text: string }[] = [];
+      const fetch = async (url: string | URL, init?: RequestInit) => {
+        const response = await handleMcpHttpRequest(new Request(url, init), {
+          handlers: outcomeHandlers,
+          ctx: null,
+        });
+        const text = await response.clone().text();
+        if (text.includes('"content"')) exchanges.push({ body: String(init?.body), text });
+        return response;
+      };
+      const client = new Client({ name: "vitest", version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(new URL("http://localhost/mcp"), { fetch });
+      await client.connect(transport);
+      transport.setProtocolVersion(version);
+      for (const which of ["object", "failed", "string"]) {
+        const got = await client.callTool({ name: "out", arguments: { which } });
+        const { value } = OUTCOMES[which] as ToolOutcome;
+        const text = typeof value === "string" ? value : JSON.stringify(value);
+        expect(got.content).toEqual([{ type: "text", text }]);
+        if (version >= "2025-06-18" && which !== "string")
+          expect(got.structuredContent).toEqual(JSON.parse(JSON.stringify(value)));
+        else expect(got).not.toHaveProperty("structuredContent");
+      }
+      await client.close();
+      expect(exchanges).toHaveLength(3);
+      for (const { body, text } of exchanges) {
+        const response = await dispatch(JSON.parse(body), outcomeHandlers, null, {
+          transport: { protocolVersion: version },
+        });
+        expect(text).toBe(JSON.stringify(response));
+      }
+    },
+  );
 });
