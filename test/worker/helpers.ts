@@ -183,3 +183,10 @@ export async function withinOneRateLimitWindow(periodSeconds = 60, needMs = 20_0
   const left = periodMs - (Date.now() % periodMs);
   if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
 }
+
+/**
+ * A fresh documentation-range client address (`cf-connecting-ip`) in a /64 of its own: per-IP
+ * limits count IPv6 by /64, and the limiters' state lives as long as the run.
+ */
+export const freshIp = (): string =>
+  `2001:db8:${Array.from(crypto.getRandomValues(new Uint16Array(3)), (n) => n.toString(16)).join(":")}::1`;

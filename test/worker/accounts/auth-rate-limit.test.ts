@@ -15,18 +15,12 @@ import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
 import {
   api,
   apiJson,
+  freshIp,
   signupDeveloper,
   signupUser,
   uniqueEmail,
   withinOneRateLimitWindow,
 } from "../helpers.ts";
-
-/**
- * A fresh documentation-range address per test, in a /64 of its own (per-IP limits count IPv6 by
- * /64, and the limiter's state lives as long as the run).
- */
-const freshIp = () =>
-  `2001:db8:${Array.from(crypto.getRandomValues(new Uint16Array(3)), (n) => n.toString(16)).join(":")}::1`;
 
 const RATE_LIMITED = { code: "rate_limited", message: expect.stringContaining("retry in 60 s") };
 

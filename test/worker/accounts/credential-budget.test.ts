@@ -7,11 +7,7 @@
  */
 
 import { beforeEach, describe, expect, it } from "vitest";
-import { api, mcpPostHeaders, signupDeveloper, withinOneRateLimitWindow } from "../helpers.ts";
-
-/** A fresh documentation-range address in a /64 of its own (the limiter's state lives as long as the run). */
-const freshIp = () =>
-  `2001:db8:${Array.from(crypto.getRandomValues(new Uint16Array(3)), (n) => n.toString(16)).join(":")}::1`;
+import { api, freshIp, mcpPostHeaders, signupDeveloper, withinOneRateLimitWindow } from "../helpers.ts";
 
 const BUDGET = 100;
 const PING = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
