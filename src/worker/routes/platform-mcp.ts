@@ -22,6 +22,11 @@
  * with the admin REST routes and the console).
  */
 import { type Context, Hono } from "hono";
+import {
+  createDeveloperToken,
+  listDeveloperTokens,
+  revokeDeveloperToken,
+} from "../../accounts/developer-tokens.ts";
 import { signupDeveloper, whoami } from "../../accounts/developers.ts";
 import { createClientKey, createProject, listProjects } from "../../accounts/projects.ts";
 import {
@@ -84,10 +89,14 @@ import { enforceDeveloperRateLimit } from "../rate-limit.ts";
 import { developerSignupOrigin } from "./developers.ts";
 import { authenticatePlatformMcpOAuth, oauthHelpers, revokeProjectGrantOr404 } from "./oauth.ts";
 
-/** One platform-MCP request: the Hono context and the developer its token names (null: none given). */
+/**
+ * One platform-MCP request: the Hono context, the developer its token names (null: none given) and
+ * that token's row id (for an OAuth connection, the token its grant was made with).
+ */
 export interface PlatformMcpContext {
   c: Context<AppEnv>;
   developerId: string | null;
+  tokenId: string | null;
   /** Set when the developer came with an OAuth access token instead of their developer token. */
   oauth?: { developerId: string; tokenId: string };
 }
@@ -98,6 +107,7 @@ interface OpenScope {
 }
 interface DeveloperScope extends OpenScope {
   developerId: string;
+  tokenId: string;
 }
 interface ProjectScope extends DeveloperScope {
   project: ProjectRef;
@@ -117,6 +127,12 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
   amba_developer_signup: ({ body }, { c, db }) =>
     signupDeveloper(db, body, developerSignupOrigin(c.env, c.req.raw.headers)),
   amba_whoami: (_call, { db, developerId }) => whoami(db, developerId),
+  amba_tokens_list: async (_call, { db, developerId, tokenId }) => ({
+    tokens: await listDeveloperTokens(db, developerId, tokenId),
+  }),
+  amba_tokens_create: ({ body }, { db, developerId }) => createDeveloperToken(db, developerId, body),
+  amba_tokens_revoke: ({ params }, { db, developerId, tokenId }) =>
+    revokeDeveloperToken(db, developerId, params.token_id, tokenId),
   amba_projects_list: async (_call, { db, developerId }) => ({
     projects: await listProjects(db, developerId),
   }),
@@ -162,7 +178,7 @@ const NO_TOKEN =
 async function runTool<N extends PlatformToolName>(
   name: N,
   args: Record<string, unknown>,
-  { c, developerId, oauth }: PlatformMcpContext,
+  { c, developerId, tokenId, oauth }: PlatformMcpContext,
 ): Promise<unknown> {
   const { auth } = PLATFORM_TOOLS[name];
   if (auth !== "none" && developerId === null) throw unauthorized(NO_TOKEN);
@@ -173,7 +189,8 @@ async function runTool<N extends PlatformToolName>(
   const run = RUN[name] as Runner<PlatformToolName>;
   const db = c.var.db;
   if (auth === "none") return run(call, { c, db } as ScopeOf<PlatformToolName>);
-  if (auth === "developer") return run(call, { c, db, developerId } as ScopeOf<PlatformToolName>);
+  if (auth === "developer")
+    return run(call, { c, db, developerId, tokenId } as ScopeOf<PlatformToolName>);
   const projectId = (call.params as unknown as { project_id: string }).project_id;
   // An OAuth developer has no developer token header: its grant's token id is checked instead.
   const access = oauth
@@ -214,11 +231,12 @@ platformMcpRoutes.all("/mcp", async (c) => {
   // Stateless server: no SSE stream (GET), no session to end (DELETE).
   if (c.req.method !== "POST") return methodNotAllowed();
   let developerId: string | null = null;
+  let tokenId: string | null = null;
   let oauth: PlatformMcpContext["oauth"];
   if (c.req.header("authorization") !== undefined) {
     try {
       oauth = (await authenticatePlatformMcpOAuth(c)) ?? undefined;
-      ({ developerId } = oauth ?? (await authenticateDeveloper(c)));
+      ({ developerId, tokenId } = oauth ?? (await authenticateDeveloper(c)));
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 401) throw err;
       return mcpUnauthorized(c, mcpResource(c, "platform"), err);
@@ -227,7 +245,7 @@ platformMcpRoutes.all("/mcp", async (c) => {
   }
   return handleMcpHttpRequest(c.req.raw, {
     handlers: platformMcpHandlers,
-    ctx: { c, developerId, oauth },
+    ctx: { c, developerId, tokenId, oauth },
     onInternalError: (err, method) => console.error(`platform MCP ${method} failed`, err),
   });
 });
