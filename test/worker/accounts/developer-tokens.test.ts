@@ -36,9 +36,8 @@ describe("/v1/admin/tokens", () => {
   it("creates a working token, lists both without secrets, and revokes the old one everywhere", async () => {
     const dev = await signupDeveloper();
     const appMcp = `http://local/app/${dev.projectId}/mcp`;
-    // The old token's app-MCP and platform-MCP connections, made (and cached) before the revocation.
+    // The old token's app-MCP and platform-MCP connections, made before the revocation.
     const oldApp = await connectClient(appMcp, bearer(dev.token));
-    await oldApp.listTools();
     const oldPlatform = await connectClient(PLATFORM_MCP, bearer(dev.token));
     expect(await consoleSignedIn(dev.token, dev.email)).toBe(true);
 
@@ -71,6 +70,7 @@ describe("/v1/admin/tokens", () => {
     for (const row of rows as { secret_hash: string }[]) expect(text).not.toContain(row.secret_hash);
     const oldId = tokens[0]?.id as string;
 
+    await oldApp.listTools(); // its resolution is in the isolate's credential cache now
     const revoked = await apiJson(`${TOKENS}/${oldId}`, { token: fresh, method: "DELETE" });
     expect(revoked.status).toBe(200);
     expect(revoked.body).toMatchObject({ id: oldId, revoked: true, revoked_at: expect.any(String), current: false });
