@@ -16,7 +16,8 @@ import { CREDENTIAL_PREFIX, issueCredential } from "./crypto.ts";
 import { CreateClientKeySchema, CreateProjectSchema, UpdateProjectSchema } from "./schemas.ts";
 
 /** A timestamp column as ISO 8601 (null stays null). */
-export const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+export const iso = (d: Date | string | null): string | null =>
+  d === null ? null : new Date(d).toISOString();
 
 /** A project as the admin API shows it. */
 export interface ProjectView {

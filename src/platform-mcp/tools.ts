@@ -140,7 +140,10 @@ export const PLATFORM_TOOLS = {
       "Revoke one of your developer tokens: it stops working at once (within 5 seconds everywhere), and OAuth grants made with it end at their next refresh. Idempotent; revoking the token this connection uses is allowed and ends the connection's access. Returns the token as amba_tokens_list shows it (same as DELETE /v1/admin/tokens/:id).",
     auth: "developer",
     params: {
-      token_id: v.pipe(v.string("must be a string"), v.description("The token's id (from amba_tokens_list).")),
+      token_id: v.pipe(
+        v.string("must be a string"),
+        v.description("The token's id (from amba_tokens_list)."),
+      ),
     },
     annotations: REPLACES,
   }),

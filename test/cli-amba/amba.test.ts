@@ -274,7 +274,10 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     const listed = json(amba(["tokens", "list", "--json"], { AMBA_TOKEN: created.token }));
     const current = listed.tokens.filter((t: { current: boolean }) => t.current);
     expect(current.map((t: { id: string }) => t.id)).toEqual([created.id]);
-    expect(json(amba(["tokens", "revoke", created.id, "--json"]))).toMatchObject({ id: created.id, revoked: true });
+    expect(json(amba(["tokens", "revoke", created.id, "--json"]))).toMatchObject({
+      id: created.id,
+      revoked: true,
+    });
     const refused = amba(["whoami"], { AMBA_TOKEN: created.token });
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toContain("invalid developer token");

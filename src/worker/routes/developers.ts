@@ -46,7 +46,5 @@ developerRoutes.post("/v1/admin/tokens", requireDeveloper(), async (c) => {
 
 developerRoutes.delete("/v1/admin/tokens/:tokenId", requireDeveloper(), async (c) => {
   const { developerId, developerTokenId } = c.var;
-  return c.json(
-    await revokeDeveloperToken(c.var.db, developerId, c.req.param("tokenId"), developerTokenId),
-  );
+  return c.json(await revokeDeveloperToken(c.var.db, developerId, c.req.param("tokenId"), developerTokenId));
 });

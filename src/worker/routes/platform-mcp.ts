@@ -189,8 +189,7 @@ async function runTool<N extends PlatformToolName>(
   const run = RUN[name] as Runner<PlatformToolName>;
   const db = c.var.db;
   if (auth === "none") return run(call, { c, db } as ScopeOf<PlatformToolName>);
-  if (auth === "developer")
-    return run(call, { c, db, developerId, tokenId } as ScopeOf<PlatformToolName>);
+  if (auth === "developer") return run(call, { c, db, developerId, tokenId } as ScopeOf<PlatformToolName>);
   const projectId = (call.params as unknown as { project_id: string }).project_id;
   // An OAuth developer has no developer token header: its grant's token id is checked instead.
   const access = oauth

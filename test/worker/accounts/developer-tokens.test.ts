@@ -73,7 +73,12 @@ describe("/v1/admin/tokens", () => {
     await oldApp.listTools(); // its resolution is in the isolate's credential cache now
     const revoked = await apiJson(`${TOKENS}/${oldId}`, { token: fresh, method: "DELETE" });
     expect(revoked.status).toBe(200);
-    expect(revoked.body).toMatchObject({ id: oldId, revoked: true, revoked_at: expect.any(String), current: false });
+    expect(revoked.body).toMatchObject({
+      id: oldId,
+      revoked: true,
+      revoked_at: expect.any(String),
+      current: false,
+    });
     const again = await apiJson(`${TOKENS}/${oldId}`, { token: fresh, method: "DELETE" });
     expect(again.body.revoked_at).toBe(revoked.body.revoked_at);
 
@@ -139,7 +144,11 @@ describe("amba_tokens_* platform tools", () => {
     const dev = await signupDeveloper();
     const first = await connectClient(PLATFORM_MCP, bearer(dev.token));
     const created = await tool(first, "amba_tokens_create", { name: "agent" });
-    expect(created).toMatchObject({ name: "agent", current: false, token: expect.stringMatching(/^amba_dev_/) });
+    expect(created).toMatchObject({
+      name: "agent",
+      current: false,
+      token: expect.stringMatching(/^amba_dev_/),
+    });
     const second = await connectClient(PLATFORM_MCP, bearer(created.token));
     const { tokens } = await tool(second, "amba_tokens_list");
     expect(tokens.map((t: { name: string; current: boolean }) => [t.name, t.current])).toEqual([
@@ -154,7 +163,10 @@ describe("amba_tokens_* platform tools", () => {
     );
     const foreign = await signupDeveloper();
     const outsider = await connectClient(PLATFORM_MCP, bearer(foreign.token));
-    const result = await outsider.callTool({ name: "amba_tokens_revoke", arguments: { token_id: created.id } });
+    const result = await outsider.callTool({
+      name: "amba_tokens_revoke",
+      arguments: { token_id: created.id },
+    });
     expect(result.isError).toBe(true);
     expect(resultJson(result).error.code).toBe("not_found");
     expect((await tool(second, "amba_whoami")).developer.id).toBe(dev.developerId);
