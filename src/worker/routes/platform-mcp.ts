@@ -43,7 +43,7 @@ import {
   dropCollection,
   listCollectionViews,
 } from "../../data/collections.ts";
-import { AppError, toolFailure, unauthorized } from "../../errors.ts";
+import { AppError, forbidden, toolFailure, unauthorized } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -174,6 +174,13 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
 const NO_TOKEN =
   "unauthorized: this tool needs a developer token — reconnect to this MCP server with the header Authorization: Bearer <developer token> (amba_developer_signup returns one)";
 
+/**
+ * An OAuth grant is revocable (by the developer, and with the token it was made with); a developer
+ * token minted through it would outlive both. So only a developer token creates another.
+ */
+const NO_TOKENS_OVER_OAUTH =
+  "a developer token cannot be created over an OAuth connection (it would outlive the grant); connect with Authorization: Bearer <developer token> or use POST /v1/admin/tokens";
+
 /** Authorize, validate the params, then run the operation. */
 async function runTool<N extends PlatformToolName>(
   name: N,
@@ -186,6 +193,7 @@ async function runTool<N extends PlatformToolName>(
   if (developerId !== null) await enforceDeveloperRateLimit(c.env, developerId);
   checkInputLimits(args, "arguments");
   const call = parseToolArguments(name, args);
+  if (oauth && name === "amba_tokens_create") throw forbidden(NO_TOKENS_OVER_OAUTH);
   const run = RUN[name] as Runner<PlatformToolName>;
   const db = c.var.db;
   if (auth === "none") return run(call, { c, db } as ScopeOf<PlatformToolName>);
