@@ -283,6 +283,7 @@ export const usageActiveUsers = pgTable(
 );
 
 export type Developer = typeof developers.$inferSelect;
+export type DeveloperToken = typeof developerTokens.$inferSelect;
 export type Project = typeof projects.$inferSelect;
 export type ClientKey = typeof clientKeys.$inferSelect;
 export type AppUser = typeof appUsers.$inferSelect;

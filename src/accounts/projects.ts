@@ -15,7 +15,9 @@ import { parseInput } from "../validate.ts";
 import { CREDENTIAL_PREFIX, issueCredential } from "./crypto.ts";
 import { CreateClientKeySchema, CreateProjectSchema, UpdateProjectSchema } from "./schemas.ts";
 
-const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+/** A timestamp column as ISO 8601 (null stays null). */
+export const iso = (d: Date | string | null): string | null =>
+  d === null ? null : new Date(d).toISOString();
 
 /** A project as the admin API shows it. */
 export interface ProjectView {

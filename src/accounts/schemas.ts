@@ -45,6 +45,9 @@ export const CreateClientKeySchema = v.strictObject({
 });
 export type CreateClientKey = v.InferOutput<typeof CreateClientKeySchema>;
 
+/** A new developer token: an optional label, as for client keys. */
+export const CreateDeveloperTokenSchema = CreateClientKeySchema;
+
 /** Password rules: 8–1024 characters (the upper bound caps PBKDF2 input work). */
 export const PasswordSchema = v.pipe(
   v.string(),

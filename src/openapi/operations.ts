@@ -7,6 +7,7 @@
 import type * as v from "valibot";
 import {
   CreateClientKeySchema,
+  CreateDeveloperTokenSchema,
   CreateProjectSchema,
   DeveloperSignupSchema,
   EndUserCredentialsSchema,
@@ -95,6 +96,35 @@ export const OPERATIONS: readonly OperationSpec[] = [
     access: "none",
     body: DeveloperSignupSchema,
     response: { status: 201, schema: "DeveloperSignup", description: "Created" },
+  },
+  {
+    method: "get",
+    path: "/v1/admin/tokens",
+    tag: "developers",
+    summary: "List your developer tokens (no secrets)",
+    description: "Oldest first; `current` marks the token the request came with.",
+    access: "developer",
+    response: { status: 200, schema: "DeveloperTokenList", description: "Developer tokens" },
+  },
+  {
+    method: "post",
+    path: "/v1/admin/tokens",
+    tag: "developers",
+    summary: "Create a developer token",
+    description: "At most 20 live tokens per developer (403 quota_exceeded); the secret is shown once.",
+    access: "developer",
+    body: CreateDeveloperTokenSchema,
+    response: { status: 201, schema: "DeveloperToken", description: "Created; token is shown once" },
+  },
+  {
+    method: "delete",
+    path: "/v1/admin/tokens/{tokenId}",
+    tag: "developers",
+    summary: "Revoke a developer token",
+    description:
+      "Idempotent; may revoke the token making the request. Another developer's token answers 404. OAuth grants made with the token end at their next refresh.",
+    access: "developer",
+    response: { status: 200, schema: "DeveloperToken", description: "Revoked" },
   },
   {
     method: "get",

@@ -73,6 +73,21 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
     },
     ["id", "name", "prefix", "created_at", "revoked", "revoked_at"],
   ),
+  DeveloperToken: obj(
+    {
+      id: str,
+      name: str,
+      created_at: nullable(dateTime),
+      revoked: { type: "boolean" },
+      revoked_at: nullable(dateTime),
+      current: { type: "boolean", description: "Whether this is the token the request came with." },
+      token: { type: "string", description: "The secret; only in the creation response." },
+    },
+    ["id", "name", "created_at", "revoked", "revoked_at", "current"],
+  ),
+  DeveloperTokenList: obj({
+    tokens: { type: "array", items: { $ref: "#/components/schemas/DeveloperToken" } },
+  }),
   ClientKeyList: obj({ client_keys: { type: "array", items: { $ref: "#/components/schemas/ClientKey" } } }),
   Collection: obj({
     name: str,

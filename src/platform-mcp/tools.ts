@@ -16,7 +16,12 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import { CreateClientKeySchema, CreateProjectSchema, DeveloperSignupSchema } from "../accounts/schemas.ts";
+import {
+  CreateClientKeySchema,
+  CreateDeveloperTokenSchema,
+  CreateProjectSchema,
+  DeveloperSignupSchema,
+} from "../accounts/schemas.ts";
 import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
 import {
@@ -111,6 +116,36 @@ export const PLATFORM_TOOLS = {
     auth: "developer",
     params: {},
     annotations: READ_ONLY,
+  }),
+  amba_tokens_list: spec({
+    title: "List developer tokens",
+    description:
+      'Your developer tokens, oldest first, never their secrets: {"tokens": [{id, name, created_at, revoked, revoked_at, current}]}; current marks the token this connection uses (same as GET /v1/admin/tokens).',
+    auth: "developer",
+    params: {},
+    annotations: READ_ONLY,
+  }),
+  amba_tokens_create: spec({
+    title: "Create a developer token",
+    description: `Create a developer token: returns {id, name, created_at, revoked, revoked_at, current, "token"} — the secret token is shown only this once (same as POST /v1/admin/tokens). To rotate a leaked token: create one, switch your clients to it, revoke the old one with amba_tokens_revoke. At most 20 live tokens (403 quota_exceeded).`,
+    auth: "developer",
+    params: {},
+    body: CreateDeveloperTokenSchema,
+    fields: { name: 'A label for the token (default "default").' },
+    annotations: CREATES,
+  }),
+  amba_tokens_revoke: spec({
+    title: "Revoke a developer token",
+    description:
+      "Revoke one of your developer tokens: it stops working at once (within 5 seconds everywhere), and OAuth grants made with it end at their next refresh. Idempotent; revoking the token this connection uses is allowed and ends the connection's access. Returns the token as amba_tokens_list shows it (same as DELETE /v1/admin/tokens/:id).",
+    auth: "developer",
+    params: {
+      token_id: v.pipe(
+        v.string("must be a string"),
+        v.description("The token's id (from amba_tokens_list)."),
+      ),
+    },
+    annotations: REPLACES,
   }),
   amba_projects_list: spec({
     title: "List projects",

@@ -319,11 +319,11 @@ function sessionCredential(c: Context): ParsedCredential {
 /** Developer scope: `Authorization: Bearer <developer token>` → the developer (401 otherwise). */
 export async function authenticateDeveloper<E extends AppEnv>(
   c: Context<E>,
-): Promise<{ developerId: string }> {
+): Promise<{ developerId: string; tokenId: string }> {
   return budgeted(c, async (resolveRow) => {
     const cred = developerCredential(c);
     const row = await resolveRow({ developer: cred }, { none: true });
-    return { developerId: await checkDeveloper(cred, row) };
+    return { developerId: await checkDeveloper(cred, row), tokenId: cred.id };
   });
 }
 

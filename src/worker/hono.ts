@@ -29,6 +29,8 @@ export interface AppEnv {
 export interface CallerVariables {
   /** The developer (developer token): `requireDeveloper()`, `requireProjectAdmin()`. */
   developerId: string;
+  /** The row id of the developer token the request came with: `requireDeveloper()`. */
+  developerTokenId: string;
   /** The addressed project: `requireProjectAdmin()`, `requireClientKey()`, `requireEndUser()`. */
   project: ProjectRef;
   /** The project's app-MCP config, from the same statement: `requireProjectAdmin()`. */

@@ -23,13 +23,17 @@ import type { Authenticated } from "./hono.ts";
 import { noteActiveUser } from "./metering.ts";
 import { enforceDeveloperRateLimit } from "./rate-limit.ts";
 
-/** Developer Bearer → `c.var.developerId` (401 otherwise), counted against the developer's rate limit. */
-export const requireDeveloper = (): MiddlewareHandler<Authenticated<"developerId">> =>
+/**
+ * Developer Bearer → `c.var.developerId` and `c.var.developerTokenId` (401 otherwise), counted
+ * against the developer's rate limit.
+ */
+export const requireDeveloper = (): MiddlewareHandler<Authenticated<"developerId" | "developerTokenId">> =>
   async function requireDeveloper(c, next) {
-    const { developerId } = await authenticateDeveloper(c);
+    const { developerId, tokenId } = await authenticateDeveloper(c);
     c.set("credentialHolder", { developerId });
     await enforceDeveloperRateLimit(c.env, developerId);
     c.set("developerId", developerId);
+    c.set("developerTokenId", tokenId);
     await next();
   };
 

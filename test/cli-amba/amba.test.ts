@@ -268,6 +268,21 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     expect(names).toContain("recipes_list");
   });
 
+  it("creates, lists and revokes developer tokens", () => {
+    const created = json(amba(["tokens", "create", "--name", "ci", "--json"]));
+    expect(created).toMatchObject({ name: "ci", revoked: false, token: expect.stringMatching(/^amba_dev_/) });
+    const listed = json(amba(["tokens", "list", "--json"], { AMBA_TOKEN: created.token }));
+    const current = listed.tokens.filter((t: { current: boolean }) => t.current);
+    expect(current.map((t: { id: string }) => t.id)).toEqual([created.id]);
+    expect(json(amba(["tokens", "revoke", created.id, "--json"]))).toMatchObject({
+      id: created.id,
+      revoked: true,
+    });
+    const refused = amba(["whoami"], { AMBA_TOKEN: created.token });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain("invalid developer token");
+  });
+
   it("fails with one readable line and a non-zero status", async () => {
     const invalid = amba(["config", "set", "--auth-mode", "everyone"]);
     expect(invalid.status).toBe(1);

@@ -49,6 +49,7 @@ const ROUTES = (): [string, string, Auth][] => {
   return [
     ["POST", "/v1/developers/signup", "none"],
     ["POST", "/v1/admin/projects", "developer"],
+    ["POST", "/v1/admin/tokens", "developer"],
     ["PATCH", p, "developer"],
     ["POST", `${p}/client-keys`, "developer"],
     ["POST", `${p}/collections`, "developer"],

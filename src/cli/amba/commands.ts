@@ -15,6 +15,18 @@ export interface ToolCommand {
 /** Every catalogue-backed command, in help order. */
 export const TOOL_COMMANDS: readonly ToolCommand[] = [
   { path: ["whoami"], tool: "amba_whoami", summary: "the developer this token belongs to" },
+  { path: ["tokens", "list"], tool: "amba_tokens_list", summary: "your developer tokens (no secrets)" },
+  {
+    path: ["tokens", "create"],
+    tool: "amba_tokens_create",
+    summary: "create a developer token (shown once; --name label)",
+  },
+  {
+    path: ["tokens", "revoke"],
+    tool: "amba_tokens_revoke",
+    positionals: ["token_id"],
+    summary: "revoke a developer token (a leaked one: create, switch, then revoke)",
+  },
   { path: ["projects"], tool: "amba_projects_list", summary: "your projects" },
   {
     path: ["projects", "create"],

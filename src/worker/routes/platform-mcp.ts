@@ -22,6 +22,11 @@
  * with the admin REST routes and the console).
  */
 import { type Context, Hono } from "hono";
+import {
+  createDeveloperToken,
+  listDeveloperTokens,
+  revokeDeveloperToken,
+} from "../../accounts/developer-tokens.ts";
 import { signupDeveloper, whoami } from "../../accounts/developers.ts";
 import { createClientKey, createProject, listProjects } from "../../accounts/projects.ts";
 import {
@@ -38,7 +43,7 @@ import {
   dropCollection,
   listCollectionViews,
 } from "../../data/collections.ts";
-import { AppError, toolFailure, unauthorized } from "../../errors.ts";
+import { AppError, forbidden, toolFailure, unauthorized } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -84,10 +89,14 @@ import { enforceDeveloperRateLimit } from "../rate-limit.ts";
 import { developerSignupOrigin } from "./developers.ts";
 import { authenticatePlatformMcpOAuth, oauthHelpers, revokeProjectGrantOr404 } from "./oauth.ts";
 
-/** One platform-MCP request: the Hono context and the developer its token names (null: none given). */
+/**
+ * One platform-MCP request: the Hono context, the developer its token names (null: none given) and
+ * that token's row id (for an OAuth connection, the token its grant was made with).
+ */
 export interface PlatformMcpContext {
   c: Context<AppEnv>;
   developerId: string | null;
+  tokenId: string | null;
   /** Set when the developer came with an OAuth access token instead of their developer token. */
   oauth?: { developerId: string; tokenId: string };
 }
@@ -98,6 +107,7 @@ interface OpenScope {
 }
 interface DeveloperScope extends OpenScope {
   developerId: string;
+  tokenId: string;
 }
 interface ProjectScope extends DeveloperScope {
   project: ProjectRef;
@@ -117,6 +127,12 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
   amba_developer_signup: ({ body }, { c, db }) =>
     signupDeveloper(db, body, developerSignupOrigin(c.env, c.req.raw.headers)),
   amba_whoami: (_call, { db, developerId }) => whoami(db, developerId),
+  amba_tokens_list: async (_call, { db, developerId, tokenId }) => ({
+    tokens: await listDeveloperTokens(db, developerId, tokenId),
+  }),
+  amba_tokens_create: ({ body }, { db, developerId }) => createDeveloperToken(db, developerId, body),
+  amba_tokens_revoke: ({ params }, { db, developerId, tokenId }) =>
+    revokeDeveloperToken(db, developerId, params.token_id, tokenId),
   amba_projects_list: async (_call, { db, developerId }) => ({
     projects: await listProjects(db, developerId),
   }),
@@ -158,11 +174,18 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
 const NO_TOKEN =
   "unauthorized: this tool needs a developer token — reconnect to this MCP server with the header Authorization: Bearer <developer token> (amba_developer_signup returns one)";
 
+/**
+ * An OAuth grant is revocable (by the developer, and with the token it was made with); a developer
+ * token minted through it would outlive both. So only a developer token creates another.
+ */
+const NO_TOKENS_OVER_OAUTH =
+  "a developer token cannot be created over an OAuth connection (it would outlive the grant); connect with Authorization: Bearer <developer token> or use POST /v1/admin/tokens";
+
 /** Authorize, validate the params, then run the operation. */
 async function runTool<N extends PlatformToolName>(
   name: N,
   args: Record<string, unknown>,
-  { c, developerId, oauth }: PlatformMcpContext,
+  { c, developerId, tokenId, oauth }: PlatformMcpContext,
 ): Promise<unknown> {
   const { auth } = PLATFORM_TOOLS[name];
   if (auth !== "none" && developerId === null) throw unauthorized(NO_TOKEN);
@@ -170,10 +193,11 @@ async function runTool<N extends PlatformToolName>(
   if (developerId !== null) await enforceDeveloperRateLimit(c.env, developerId);
   checkInputLimits(args, "arguments");
   const call = parseToolArguments(name, args);
+  if (oauth && name === "amba_tokens_create") throw forbidden(NO_TOKENS_OVER_OAUTH);
   const run = RUN[name] as Runner<PlatformToolName>;
   const db = c.var.db;
   if (auth === "none") return run(call, { c, db } as ScopeOf<PlatformToolName>);
-  if (auth === "developer") return run(call, { c, db, developerId } as ScopeOf<PlatformToolName>);
+  if (auth === "developer") return run(call, { c, db, developerId, tokenId } as ScopeOf<PlatformToolName>);
   const projectId = (call.params as unknown as { project_id: string }).project_id;
   // An OAuth developer has no developer token header: its grant's token id is checked instead.
   const access = oauth
@@ -214,11 +238,12 @@ platformMcpRoutes.all("/mcp", async (c) => {
   // Stateless server: no SSE stream (GET), no session to end (DELETE).
   if (c.req.method !== "POST") return methodNotAllowed();
   let developerId: string | null = null;
+  let tokenId: string | null = null;
   let oauth: PlatformMcpContext["oauth"];
   if (c.req.header("authorization") !== undefined) {
     try {
       oauth = (await authenticatePlatformMcpOAuth(c)) ?? undefined;
-      ({ developerId } = oauth ?? (await authenticateDeveloper(c)));
+      ({ developerId, tokenId } = oauth ?? (await authenticateDeveloper(c)));
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 401) throw err;
       return mcpUnauthorized(c, mcpResource(c, "platform"), err);
@@ -227,7 +252,7 @@ platformMcpRoutes.all("/mcp", async (c) => {
   }
   return handleMcpHttpRequest(c.req.raw, {
     handlers: platformMcpHandlers,
-    ctx: { c, developerId, oauth },
+    ctx: { c, developerId, tokenId, oauth },
     onInternalError: (err, method) => console.error(`platform MCP ${method} failed`, err),
   });
 });

@@ -26,6 +26,9 @@ describe("platform tool catalogue", () => {
     expect(specs.filter(([, t]) => t.auth === "none").map(([n]) => n)).toEqual(["amba_developer_signup"]);
     expect(specs.filter(([, t]) => t.auth === "developer").map(([n]) => n)).toEqual([
       "amba_whoami",
+      "amba_tokens_list",
+      "amba_tokens_create",
+      "amba_tokens_revoke",
       "amba_projects_list",
       "amba_projects_create",
     ]);
@@ -54,6 +57,7 @@ describe("platform tool catalogue", () => {
     const readOnly = tools.filter((t) => t.annotations?.readOnlyHint).map((t) => t.name);
     expect(readOnly).toEqual([
       "amba_whoami",
+      "amba_tokens_list",
       "amba_projects_list",
       "amba_collections_list",
       "amba_functions_list",

@@ -457,6 +457,13 @@ describe("MCP authorization refusals", () => {
     });
     expect(JSON.stringify(await foreign.json())).toContain("project not found");
     expect((await rawToolsList(url, access_token)).status).toBe(401);
+    // The grant's token is the connection's `current` one; no token is minted through a grant.
+    const tokens = await rawToolCall(platformUrl, access_token, "amba_tokens_list");
+    expect(JSON.stringify(await tokens.json())).toContain('\\"current\\":true');
+    const minted = await rawToolCall(platformUrl, access_token, "amba_tokens_create");
+    const mintedText = JSON.stringify(await minted.json());
+    expect(mintedText).toContain("forbidden");
+    expect(mintedText).not.toContain("amba_dev_");
   });
 
   it("connects through the hostname endpoint with its own resource metadata", async () => {

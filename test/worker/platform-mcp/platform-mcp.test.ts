@@ -16,6 +16,9 @@ const MCP_URL = "http://local/mcp";
 const ALL_TOOLS = [
   "amba_developer_signup",
   "amba_whoami",
+  "amba_tokens_list",
+  "amba_tokens_create",
+  "amba_tokens_revoke",
   "amba_projects_list",
   "amba_projects_create",
   "amba_client_keys_create",
@@ -491,6 +494,7 @@ describe("platform MCP: every tool names its bad argument", () => {
       project_id: dev.projectId,
       name: "nothing_here",
       grant_id: "u_0:nothing_here",
+      token_id: crypto.randomUUID(),
     };
     return Object.fromEntries(
       Object.keys(PLATFORM_TOOLS[name].params)
