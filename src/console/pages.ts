@@ -1,7 +1,7 @@
 /**
  * The console's pages, server-rendered with `hono/html` (interpolations are escaped): sign-in, the
  * project list, and a project's page — collections with columns and policy, exposure toggles,
- * config, connection panel, live tools preview per scope, usage. Pure: data in, markup out. The
+ * config, connection panel, live tools preview per scope, usage — and the developer's own tokens. Pure: data in, markup out. The
  * inline script (copy buttons) is progressive enhancement; every action is a plain form.
  */
 import { html, raw } from "hono/html";
@@ -47,7 +47,7 @@ function layout(title: string, nonce: string, body: Markup | Markup[], header: M
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${title} — Amba console</title><style>${raw(STYLE)}</style></head>
-<body><header><b>Amba console</b> <a href="/console">Projects</a> <a href="/docs">API reference</a>${header}</header>
+<body><header><b>Amba console</b> <a href="/console">Projects</a> <a href="/console/tokens">Tokens</a> <a href="/docs">API reference</a>${header}</header>
 <main>${body}</main><script nonce="${nonce}">${raw(COPY_SCRIPT)}</script></body></html>`;
 }
 
@@ -89,6 +89,65 @@ ${projects.map((p) => html`<tr><td><a href="/console/projects/${p.id}">${p.name}
   );
 }
 
+const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
+
+/** A developer token as the tokens page lists it (the service's view: never a secret or digest). */
+export interface TokenRow {
+  id: string;
+  name: string;
+  created_at: string | null;
+  revoked: boolean;
+  current: boolean;
+}
+
+/** A token just created: its secret, shown on this one answer page and never again. */
+export interface CreatedToken {
+  id: string;
+  name: string;
+  token: string;
+}
+
+/**
+ * The developer's tokens: a list with a revoke form per live token, a create form, and — on the
+ * answer to a create — the new secret once. Revoking the session's own token signs the console out,
+ * and without script there is no confirm: the warning stands before that button instead.
+ */
+export function tokensPage(
+  nonce: string,
+  csrf: string,
+  tokens: TokenRow[],
+  opts: { created?: CreatedToken; message?: Notice } = {},
+) {
+  const { created, message } = opts;
+  const revokeForm = (t: TokenRow) =>
+    t.revoked
+      ? ""
+      : html`${t.current ? html`<span class="notice error">Revoking this token signs the console out.</span> ` : ""}<form method="post" action="/console/tokens/${t.id}/revoke">${csrfField(csrf)}<button type="submit">Revoke</button></form>`;
+  return layout(
+    "Tokens",
+    nonce,
+    html`${
+      created
+        ? html`<section id="new-token-section"><h2>New token ${created.name}</h2>
+<p class="notice ok" role="status">Copy the token now: it is shown only this once.</p>
+<pre id="new-token">${created.token}</pre><button type="button" data-copy="new-token" hidden>Copy</button></section>`
+        : ""
+    }<section id="tokens"><h2>Developer tokens</h2>${notice(message)}
+<table><tr><th>name</th><th>id</th><th>created</th><th>status</th><th></th></tr>
+${tokens.map(
+  (t) =>
+    html`<tr data-token="${t.id}"><td>${t.name}${t.current ? html` <span class="tag">this session's token</span>` : ""}</td><td><code>${t.id}</code></td><td>${t.created_at ?? ""}</td><td>${t.revoked ? "revoked" : "live"}</td><td>${revokeForm(t)}</td></tr>`,
+)}
+</table></section>
+<section id="create-token"><h2>Create a token</h2>
+<form method="post" action="/console/tokens">${csrfField(csrf)}
+<label>name <input name="name" maxlength="100" placeholder="default" autocomplete="off"></label>
+<button type="submit">Create token</button></form>
+<p class="muted">To rotate a leaked token: create one, switch your clients to it, revoke the old one.</p></section>`,
+    signOut(csrf),
+  );
+}
+
 /** Everything a project's page shows. */
 export interface ProjectPageData {
   project: { id: string; name: string };
@@ -116,8 +175,6 @@ export interface ProjectPageData {
   billing: { period: string; usage: Record<string, number> };
   notices: { exposure?: Notice; config?: Notice };
 }
-
-const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
 
 function collectionsSection(d: ProjectPageData) {
   return html`<section id="collections"><h2>Collections</h2>

@@ -9,6 +9,11 @@
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { parseCredential } from "../../accounts/crypto.ts";
+import {
+  createDeveloperToken,
+  listDeveloperTokens,
+  revokeDeveloperToken,
+} from "../../accounts/developer-tokens.ts";
 import { whoami } from "../../accounts/developers.ts";
 import {
   type AppMcpSettings,
@@ -22,7 +27,14 @@ import {
 import { appToolDefinitions } from "../../app-mcp/definitions.ts";
 import { loadAppMeta } from "../../app-mcp/surface.ts";
 import type { Scope } from "../../app-mcp/tools.ts";
-import { type Notice, projectPage, projectsPage, signInPage } from "../../console/pages.ts";
+import {
+  type CreatedToken,
+  type Notice,
+  projectPage,
+  projectsPage,
+  signInPage,
+  tokensPage,
+} from "../../console/pages.ts";
 import {
   csrfMatches,
   csrfToken,
@@ -81,14 +93,22 @@ function render(c: C, page: (nonce: string) => ReturnType<typeof signInPage>, st
   return c.html(page(nonce), status as 200, pageHeaders(nonce));
 }
 
+/** A console session: the developer, the cookie's token and that token's id. */
+interface Session {
+  developerId: string;
+  token: string;
+  tokenId: string;
+}
+
 /** The signed-in developer, or null (no cookie, or a token that no longer works: cookie cleared). */
-async function signedIn(c: C): Promise<{ developerId: string; token: string } | null> {
+async function signedIn(c: C): Promise<Session | null> {
   const token = getCookie(c, SESSION_COOKIE);
   if (!token) return null;
   let developerId: string;
+  let tokenId: string;
   try {
     useToken(c, token);
-    ({ developerId } = await authenticateDeveloper(c));
+    ({ developerId, tokenId } = await authenticateDeveloper(c));
   } catch (err) {
     if (!(err instanceof AppError) || err.status !== 401) throw err;
     deleteCookie(c, SESSION_COOKIE, { path: "/console" });
@@ -97,19 +117,19 @@ async function signedIn(c: C): Promise<{ developerId: string; token: string } | 
   c.set("credentialHolder", { developerId });
   // Every signed-in console request counts against the developer's control-plane rate limit.
   await enforceDeveloperRateLimit(c.env, developerId);
-  return { developerId, token };
+  return { developerId, token, tokenId };
 }
 
 /** A state-changing form: same origin, signed in, CSRF token of this session. Returns the form. */
 async function checkedForm(
   c: C,
-): Promise<{ token: string; form: Record<string, string | File | (string | File)[]> } | null> {
+): Promise<(Session & { form: Record<string, string | File | (string | File)[]> }) | null> {
   if (!sameOrigin(c.req.header("origin"), c.req.url)) throw forbidden("cross-origin form post refused");
   const form = await formBody(c, { all: true });
   const session = await signedIn(c);
   if (!session) return null;
   if (!(await csrfMatches(session.token, form.csrf))) throw forbidden("invalid CSRF token: reload the page");
-  return { token: session.token, form };
+  return { ...session, form };
 }
 
 /**
@@ -282,3 +302,56 @@ consoleRoutes.post("/console/projects/:id/config", (c) =>
     });
   }),
 );
+
+/** Render the tokens page (with the just-created secret or a notice), reading through the service. */
+async function showTokens(
+  c: C,
+  session: Session,
+  opts: { created?: CreatedToken; message?: Notice } = {},
+  status = 200,
+) {
+  const [tokens, csrf] = await Promise.all([
+    listDeveloperTokens(c.var.db, session.developerId, session.tokenId),
+    csrfToken(session.token),
+  ]);
+  return render(c, (nonce) => tokensPage(nonce, csrf, tokens, opts), status);
+}
+
+consoleRoutes.get("/console/tokens", async (c) => {
+  const session = await signedIn(c);
+  if (!session) return c.redirect("/console", 303);
+  return showTokens(c, session);
+});
+
+/**
+ * Create a token and answer with the page showing its secret — the only time it is shown (the page
+ * is no-store like every console page). A refusal (bad name, quota) re-renders with the message.
+ */
+consoleRoutes.post("/console/tokens", async (c) => {
+  const checked = await checkedForm(c);
+  if (!checked) return c.redirect("/console", 303);
+  const name = typeof checked.form.name === "string" ? checked.form.name.trim() : "";
+  try {
+    const created = await createDeveloperToken(c.var.db, checked.developerId, name ? { name } : {});
+    return showTokens(c, checked, { created });
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status === 401) throw err;
+    return showTokens(c, checked, { message: { kind: "error", text: err.message } }, err.status);
+  }
+});
+
+/**
+ * Revoke one of the developer's tokens. Revoking the session's own token is allowed (a leaked token
+ * must be able to end itself): the cookie then stops working, so the answer goes to the sign-in page.
+ */
+consoleRoutes.post("/console/tokens/:tokenId/revoke", async (c) => {
+  const checked = await checkedForm(c);
+  if (!checked) return c.redirect("/console", 303);
+  const revoked = await revokeDeveloperToken(
+    c.var.db,
+    checked.developerId,
+    c.req.param("tokenId"),
+    checked.tokenId,
+  );
+  return c.redirect(revoked.current ? "/console" : "/console/tokens#tokens", 303);
+});
