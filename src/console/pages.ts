@@ -1,8 +1,9 @@
 /**
  * The console's pages, server-rendered with `hono/html` (interpolations are escaped): sign-in, the
  * project list, and a project's page — collections with columns and policy, exposure toggles,
- * config, connection panel, live tools preview per scope, usage — and the developer's own tokens. Pure: data in, markup out. The
- * inline script (copy buttons) is progressive enhancement; every action is a plain form.
+ * config, connection panel, live tools preview per scope, usage — and the developer's own tokens.
+ * Pure: data in, markup out. The inline script (copy buttons) is progressive enhancement; every
+ * action is a plain form.
  */
 import { html, raw } from "hono/html";
 import type { CollectionView } from "../data/collections.ts";
@@ -122,7 +123,7 @@ export function tokensPage(
   const revokeForm = (t: TokenRow) =>
     t.revoked
       ? ""
-      : html`${t.current ? html`<span class="notice error">Revoking this token signs the console out.</span> ` : ""}<form method="post" action="/console/tokens/${t.id}/revoke">${csrfField(csrf)}<button type="submit">Revoke</button></form>`;
+      : html`${t.current ? html`<span class="notice error">Revoking this token signs the console out.</span> ` : ""}<form method="post" action="/console/tokens/${t.id}/revoke">${csrfField(csrf)}<button type="submit" aria-label="Revoke ${t.name}">Revoke</button></form>`;
   return layout(
     "Tokens",
     nonce,
