@@ -325,7 +325,8 @@ export function rateLimitAddress(ip: string): string {
  * well-formed made-up credentials without end, each a statement on the database every tenant
  * shares. `before` runs where a check is about to reach the database and refuses, from this
  * isolate's memory alone, an address whose failures the binding refused within the last
- * {@link REFUSAL_MEMORY_MS}; `failed` counts one failure in the background. Only failures count —
+ * {@link REFUSAL_MEMORY_MS}; `failed` counts one failure in the background ({@link countInBackground}:
+ * a refusal that arrived meanwhile makes this answer the 429 the next check would get). Only failures count —
  * a missing credential reaches no database and is not one: hosted assistants share their egress
  * addresses, and every MCP connection they open starts with a request without one. Credentials
  * this isolate has already resolved never reach `before` (the cache answers), so a refused address
@@ -345,10 +346,7 @@ export function failedCredentialGuard(
       if (ip !== null && refusedRecently(`CREDENTIAL_RATE_LIMITER|${key}`)) throw new RateLimitedError(what);
     },
     failed() {
-      if (ip === null) return;
-      const binding = env.CREDENTIAL_RATE_LIMITER;
-      if (binding)
-        waitUntil(answer(binding, key, `CREDENTIAL_RATE_LIMITER|${key}`, "CREDENTIAL_RATE_LIMITER"));
+      if (ip !== null) countInBackground(env, key, what, "CREDENTIAL_RATE_LIMITER", waitUntil);
     },
   };
 }
