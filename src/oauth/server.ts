@@ -145,7 +145,16 @@ export interface OAuthCaller {
   clientId: string;
 }
 
-/** Validate an access token presented at `resource`; null when it is not valid there (unknown, expired, revoked, other audience). */
+/**
+ * Validate an access token presented at `resource`; null when it is not valid there (unknown,
+ * expired, revoked, other audience), and also when its grant is gone. The provider revokes a grant
+ * by listing the grant's token records and deleting each, then the grant record; a KV list is
+ * eventually consistent, so a token issued moments before elsewhere (a refresh at another location)
+ * can be missed and would stay valid for the rest of its hour. The grant record is one key, deleted
+ * last: reading it next to the token (in parallel, so no added latency) bounds every token by its
+ * grant. Two KV reads per validation — the MCP endpoints validate on a credential-cache miss only
+ * (at most once per `CREDENTIAL_TTL_MS` per token and isolate on the app MCP).
+ */
 export async function validateAccessToken(
   env: OAuthEnv,
   issuer: string,
@@ -154,7 +163,10 @@ export async function validateAccessToken(
 ): Promise<OAuthCaller | null> {
   const ref = tokenGrantRef(token);
   if (!ref) return null;
-  const valid = await authorizationServer(issuer, [resource]).validateToken(resource, token, env);
-  if (!valid || valid.audience !== resource) return null;
+  const [valid, grant] = await Promise.all([
+    authorizationServer(issuer, [resource]).validateToken(resource, token, env),
+    readGrantRecord(env, ref.subject, ref.grantId),
+  ]);
+  if (!valid || !grant || valid.audience !== resource) return null;
   return { props: valid.props as OAuthProps, grantId: ref.grantId, clientId: valid.clientId };
 }
