@@ -3,13 +3,15 @@
  * one, switch to it, revoke the old one). Shared by the REST routes (/v1/admin/tokens…) and the
  * platform MCP's `amba_tokens_*` tools. A token is shown once, at creation (or sign-up); listings
  * carry neither secret nor digest. Another developer's token id answers 404, like an unknown one.
- * Revoking the token that makes the request is allowed: a leaked token must be able to end itself.
+ * Revoking the token that makes the request is allowed (a leaked token must be able to end itself),
+ * but never the developer's last live token: developers have no password and no recovery by email,
+ * so that would lock them out of their account for good (409; create another token first).
  */
-import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import { type DeveloperToken, developerTokens } from "../../schema/index.ts";
+import { and, asc, eq, isNotNull, isNull, or, sql } from "drizzle-orm";
+import { type DeveloperToken, developers, developerTokens } from "../../schema/index.ts";
 import { UUID } from "../data/columns.ts";
 import type { Db } from "../db.ts";
-import { notFound } from "../errors.ts";
+import { conflict, notFound } from "../errors.ts";
 import { refuseAtQuota } from "../quota.ts";
 import { parseInput } from "../validate.ts";
 import { issueCredential } from "./crypto.ts";
@@ -91,11 +93,19 @@ export async function createDeveloperToken(
   return { ...tokenView(null)(row as DeveloperToken), token: token.token };
 }
 
+/** The 409 message of a refused revocation of the last live token. */
+export const LAST_TOKEN_MESSAGE =
+  "this is your last live developer token: revoking it would lock you out of your account for good (there is no recovery by email). Create another token first (POST /v1/admin/tokens, amba_tokens_create, `amba tokens create`), then revoke this one";
+
 /**
  * Revoke one of the developer's tokens (idempotent: the first revocation time is kept); 404 for an
- * unknown or malformed id and for another developer's token. OAuth grants made with the token end
- * at their next refresh; the token itself fails at once in this isolate, within
- * `CREDENTIAL_TTL_MS` in others.
+ * unknown or malformed id and for another developer's token; 409 when it is the developer's last
+ * live token. OAuth grants made with the token end at their next refresh; the token itself fails
+ * at once in this isolate, within `CREDENTIAL_TTL_MS` in others.
+ *
+ * One round trip, one transaction: the developer's row is locked first, so two revocations of the
+ * developer's last two tokens run one after the other and the second sees the first (each statement
+ * of the batch reads after the lock is held) — without it both would see the other token live.
  */
 export async function revokeDeveloperToken(
   db: Db,
@@ -104,11 +114,18 @@ export async function revokeDeveloperToken(
   currentId: string | null,
 ): Promise<DeveloperTokenView> {
   if (!UUID.test(tokenId)) throw notFound("developer token not found");
-  const [row] = await db
-    .update(developerTokens)
-    .set({ revokedAt: sql`coalesce(${developerTokens.revokedAt}, now())` })
-    .where(and(eq(developerTokens.id, tokenId), eq(developerTokens.developerId, developerId)))
-    .returning();
-  if (!row) throw notFound("developer token not found");
-  return tokenView(currentId)(row);
+  const mine = and(eq(developerTokens.id, tokenId), eq(developerTokens.developerId, developerId));
+  const anotherLive = sql`exists (select 1 from developer_tokens other where other.developer_id = ${developerId} and other.id <> ${tokenId} and other.revoked_at is null)`;
+  const [, [row], [exists]] = await db.batch([
+    db.select({ id: developers.id }).from(developers).where(eq(developers.id, developerId)).for("update"),
+    db
+      .update(developerTokens)
+      .set({ revokedAt: sql`coalesce(${developerTokens.revokedAt}, now())` })
+      .where(and(mine, or(isNotNull(developerTokens.revokedAt), anotherLive)))
+      .returning(),
+    db.select({ id: developerTokens.id }).from(developerTokens).where(mine),
+  ]);
+  if (row) return tokenView(currentId)(row);
+  if (exists) throw conflict(LAST_TOKEN_MESSAGE);
+  throw notFound("developer token not found");
 }

@@ -137,7 +137,7 @@ export const PLATFORM_TOOLS = {
   amba_tokens_revoke: spec({
     title: "Revoke a developer token",
     description:
-      "Revoke one of your developer tokens: it stops working at once (within 5 seconds everywhere), and OAuth grants made with it end at their next refresh. Idempotent; revoking the token this connection uses is allowed and ends the connection's access. Returns the token as amba_tokens_list shows it (same as DELETE /v1/admin/tokens/:id).",
+      "Revoke one of your developer tokens: it stops working at once (within 5 seconds everywhere), and OAuth grants made with it end at their next refresh. Idempotent; revoking the token this connection uses is allowed and ends the connection's access, but your last live token is refused (409 conflict: there is no other way back into the account — create another token first). Returns the token as amba_tokens_list shows it (same as DELETE /v1/admin/tokens/:id).",
     auth: "developer",
     params: {
       token_id: v.pipe(

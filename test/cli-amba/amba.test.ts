@@ -281,6 +281,12 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     const refused = amba(["whoami"], { AMBA_TOKEN: created.token });
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toContain("invalid developer token");
+    // The developer's last live token cannot be revoked: one readable line says why.
+    const last = listed.tokens.find((t: { revoked: boolean; current: boolean }) => !t.revoked && !t.current);
+    const locked = amba(["tokens", "revoke", last.id]);
+    expect(locked.status).toBe(1);
+    expect(locked.stderr).toMatch(/^error: .*last live developer token.*Create another token first.*\n$/);
+    expect(amba(["whoami"]).status).toBe(0);
   });
 
   it("fails with one readable line and a non-zero status", async () => {

@@ -343,15 +343,21 @@ consoleRoutes.post("/console/tokens", async (c) => {
 /**
  * Revoke one of the developer's tokens. Revoking the session's own token is allowed (a leaked token
  * must be able to end itself): the cookie then stops working, so the answer goes to the sign-in page.
+ * The developer's last live token is not (409, shown on the page): it would lock them out for good.
  */
 consoleRoutes.post("/console/tokens/:tokenId/revoke", async (c) => {
   const checked = await checkedForm(c);
   if (!checked) return c.redirect("/console", 303);
-  const revoked = await revokeDeveloperToken(
-    c.var.db,
-    checked.developerId,
-    c.req.param("tokenId"),
-    checked.tokenId,
-  );
-  return c.redirect(revoked.current ? "/console" : "/console/tokens#tokens", 303);
+  try {
+    const revoked = await revokeDeveloperToken(
+      c.var.db,
+      checked.developerId,
+      c.req.param("tokenId"),
+      checked.tokenId,
+    );
+    return c.redirect(revoked.current ? "/console" : "/console/tokens#tokens", 303);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status === 401) throw err;
+    return showTokens(c, checked, { message: { kind: "error", text: err.message } }, err.status);
+  }
 });

@@ -98,14 +98,56 @@ describe("/v1/admin/tokens", () => {
     await Promise.all([oldApp.close(), oldPlatform.close(), newApp.close()]);
   });
 
-  it("lets a token revoke itself", async () => {
+  it("lets a token revoke itself while another live token remains", async () => {
     const dev = await signupDeveloper();
+    const spare = await apiJson(TOKENS, { token: dev.token, json: { name: "spare" } });
     const [own] = (await apiJson(TOKENS, { token: dev.token })).body.tokens;
     expect(own.current).toBe(true);
     const revoked = await apiJson(`${TOKENS}/${own.id}`, { token: dev.token, method: "DELETE" });
     expect(revoked.status).toBe(200);
     expect(revoked.body).toMatchObject({ id: own.id, revoked: true, current: true });
     expectError(await apiJson(TOKENS, { token: dev.token }), 401);
+    expect((await apiJson(TOKENS, { token: spare.body.token })).status).toBe(200);
+  });
+
+  it("refuses to revoke the last live token (409): there is no other way back into the account", async () => {
+    const dev = await signupDeveloper();
+    const [own] = (await apiJson(TOKENS, { token: dev.token })).body.tokens;
+    const refused = await apiJson(`${TOKENS}/${own.id}`, { token: dev.token, method: "DELETE" });
+    expectError(refused, 409, "last live developer token");
+    expect(refused.body.error.code).toBe("conflict");
+    const [still] = (await apiJson(TOKENS, { token: dev.token })).body.tokens;
+    expect(still).toMatchObject({ id: own.id, revoked: false, revoked_at: null });
+
+    // With a second token the first may go; then the second is the last one.
+    const spare = await apiJson(TOKENS, { token: dev.token, json: { name: "spare" } });
+    expect((await apiJson(`${TOKENS}/${own.id}`, { token: spare.body.token, method: "DELETE" })).status).toBe(
+      200,
+    );
+    expectError(
+      await apiJson(`${TOKENS}/${spare.body.id}`, { token: spare.body.token, method: "DELETE" }),
+      409,
+      "last live developer token",
+    );
+    // Revoking an already revoked token stays idempotent.
+    const again = await apiJson(`${TOKENS}/${own.id}`, { token: spare.body.token, method: "DELETE" });
+    expect(again.status).toBe(200);
+    expect((await apiJson("/v1/admin/projects", { token: spare.body.token })).status).toBe(200);
+  });
+
+  it("two tokens revoking each other at once: one revocation wins, one token stays live", async () => {
+    const dev = await signupDeveloper();
+    const spare = await apiJson(TOKENS, { token: dev.token, json: { name: "spare" } });
+    const [own] = (await apiJson(TOKENS, { token: dev.token })).body.tokens;
+    const results = await Promise.all([
+      apiJson(`${TOKENS}/${spare.body.id}`, { token: dev.token, method: "DELETE" }),
+      apiJson(`${TOKENS}/${own.id}`, { token: spare.body.token, method: "DELETE" }),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    const { rows } = await testDb().execute(
+      sql`select count(*)::int as live from developer_tokens where developer_id = ${dev.developerId}::uuid and revoked_at is null`,
+    );
+    expect(rows[0]).toEqual({ live: 1 });
   });
 
   it("answers 404 for another developer's, unknown and malformed token ids", async () => {
@@ -169,6 +211,14 @@ describe("amba_tokens_* platform tools", () => {
     });
     expect(result.isError).toBe(true);
     expect(resultJson(result).error.code).toBe("not_found");
+    expect((await tool(second, "amba_whoami")).developer.id).toBe(dev.developerId);
+    // The caller's token is now the developer's last live one: revoking it is an isError result.
+    const last = await second.callTool({ name: "amba_tokens_revoke", arguments: { token_id: created.id } });
+    expect(last.isError).toBe(true);
+    expect(resultJson(last).error).toMatchObject({
+      code: "conflict",
+      message: expect.stringContaining("last live developer token"),
+    });
     expect((await tool(second, "amba_whoami")).developer.id).toBe(dev.developerId);
     await Promise.all([first.close(), second.close(), outsider.close()]);
   });

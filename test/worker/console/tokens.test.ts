@@ -165,4 +165,16 @@ describe("console: tokens page", () => {
     expect(await next.text()).toContain("<title>Sign in — Amba console</title>");
     expect(await status(created.body.token)).toBe(401);
   });
+
+  it("refuses to revoke the developer's last live token, with the reason on the page", async () => {
+    const lone = await signupDeveloper();
+    const session = await signIn(lone.token);
+    const html = await (await page(session)).text();
+    const sessionCsrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] as string;
+    const [own] = await restTokens(lone.token);
+    const res = await post(`/console/tokens/${own?.id}/revoke`, { csrf: sessionCsrf }, session);
+    expect(res.status).toBe(409);
+    expect(await res.text()).toContain("last live developer token");
+    expect(await status(lone.token)).toBe(200);
+  });
 });
