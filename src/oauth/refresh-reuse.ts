@@ -8,17 +8,28 @@
  * Here the previous token is accepted once, and any other use — the previous token again, or an
  * older one — is a replay: one of its two holders is not the client, and which one cannot be told,
  * so the grant is revoked and both lose what it issued (the person authorizes again).
+ *
+ * Only the grant's own client can set that off. The provider answers a refresh token it does not
+ * know with `invalid_grant` before it compares clients, and such a token is easily made: a grant's
+ * subject and id are all a refresh needs to name it (`<subject>:<grant id>:<anything>`). Another
+ * client presenting one proves nothing about the grant's holder, so it is refused as the provider
+ * refuses it and ends nothing; otherwise anyone who learnt a grant's ids (from a leaked code, say)
+ * could end it from a client of their own.
  */
 import { constantTimeEqual, sha256Hex } from "../accounts/crypto.ts";
 import { type OAuthEnv, REFRESH_TOKEN_TTL_S } from "./server.ts";
 
-/** How a refresh token is being used: the current one, the one retry of the previous one, or a replay. */
-export type RefreshUse = "current" | "retry" | "replay";
+/**
+ * How a refresh token is being used: the current one, the one retry of the previous one, a replay,
+ * or (`foreign`) any but the current one from a client that is not the grant's — never a replay.
+ */
+export type RefreshUse = "current" | "retry" | "replay" | "foreign";
 
-/** The rotation fields of a grant as the provider stores it (hex SHA-256 of each refresh token). */
+/** The rotation fields of a grant as the provider stores it (hex SHA-256 of each refresh token), and its client. */
 export interface RotationRecord {
   refreshTokenId?: unknown;
   previousRefreshTokenId?: unknown;
+  clientId?: unknown;
 }
 
 /** Where the hash of a grant's previous refresh token is kept once it has been retried. */
@@ -26,15 +37,20 @@ const retriedKey = (subject: string, grantId: string) => `amba-oauth:refresh-ret
 
 const same = (hash: string, stored: unknown) => typeof stored === "string" && constantTimeEqual(hash, stored);
 
-/** Classify a refresh token presented for `grant` (one KV read, only for the previous token). */
+/**
+ * Classify a refresh token presented for `grant` by `clientId` (the client the request
+ * authenticates as; one KV read, only for the previous token).
+ */
 export async function refreshUse(
   env: OAuthEnv,
   ref: { subject: string; grantId: string },
   token: string,
   grant: RotationRecord,
+  clientId: string | null,
 ): Promise<{ use: RefreshUse; hash: string }> {
   const hash = await sha256Hex(token);
   if (same(hash, grant.refreshTokenId)) return { use: "current", hash };
+  if (clientId === null || clientId !== grant.clientId) return { use: "foreign", hash };
   if (!same(hash, grant.previousRefreshTokenId)) return { use: "replay", hash };
   const retried = await env.OAUTH_KV.get(retriedKey(ref.subject, ref.grantId));
   return { use: retried !== null && same(hash, retried) ? "replay" : "retry", hash };

@@ -121,9 +121,9 @@ function strictlyPublicFetch(): boolean {
 
 /**
  * A grant as the provider stores it (`grant:<subject>:<grant id>`, its documented KV layout), in
- * one KV read: the fields this platform reads, unchecked — its resource and metadata, and the hashes
- * of its current and previous refresh tokens (src/oauth/refresh-reuse.ts). Null when there is no
- * such grant.
+ * one KV read: the fields this platform reads, unchecked — its resource and metadata, its client,
+ * and the hashes of its current and previous refresh tokens (src/oauth/refresh-reuse.ts). Null when
+ * there is no such grant.
  */
 export function readGrantRecord(
   env: OAuthEnv,
@@ -134,6 +134,7 @@ export function readGrantRecord(
   metadata?: unknown;
   refreshTokenId?: unknown;
   previousRefreshTokenId?: unknown;
+  clientId?: unknown;
 } | null> {
   return env.OAUTH_KV.get(`grant:${subject}:${grantId}`, { type: "json" });
 }

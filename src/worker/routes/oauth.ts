@@ -292,6 +292,25 @@ function basicClientId(authorization: string | undefined): string | null {
 }
 
 /**
+ * The client a token request authenticates as, if the provider accepts its credentials: the
+ * client id of HTTP Basic credentials (form-decoded, RFC 6749 §2.3.1), else `client_id`, else a
+ * client assertion's `iss` — the order the provider reads them in. Null for none.
+ */
+function requestClientId(form: FormData | null, authorization: string | undefined): string | null {
+  const basic = basicClientId(authorization);
+  if (basic !== null) {
+    try {
+      return decodeURIComponent(basic.replaceAll("+", " "));
+    } catch {
+      return null;
+    }
+  }
+  const clientId = form?.get("client_id");
+  if (typeof clientId === "string" && clientId !== "") return clientId;
+  return assertionIssuer(form?.get("client_assertion"));
+}
+
+/**
  * The unverified `iss` of a client assertion (RFC 7523 §3): without a `client_id` the provider looks
  * the client up by it before it verifies anything. Null for none.
  */
@@ -355,10 +374,11 @@ async function refreshWithReuseDetection(
   ref: { subject: string; grantId: string },
   token: string,
   grant: RotationRecord,
+  clientId: string | null,
 ): Promise<Response> {
-  const { use, hash } = await refreshUse(c.env, ref, token, grant);
+  const { use, hash } = await refreshUse(c.env, ref, token, grant, clientId);
   const res = await asFetch(c, resource);
-  if (use === "current") return res;
+  if (use === "current" || use === "foreign") return res;
   if (use === "retry") {
     if (res.ok) await markRetried(c.env, ref, hash);
     return res;
@@ -392,7 +412,14 @@ oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
     const grant = ref ? await readGrantRecord(c.env, ref.subject, ref.grantId) : null;
     if (typeof grant?.resource === "string") resource = grant.resource;
     if (token && ref && grant && form?.get("grant_type") === "refresh_token")
-      return refreshWithReuseDetection(c, resource, ref, token, grant);
+      return refreshWithReuseDetection(
+        c,
+        resource,
+        ref,
+        token,
+        grant,
+        requestClientId(form, c.req.header("authorization")),
+      );
   }
   return asFetch(c, resource);
 });

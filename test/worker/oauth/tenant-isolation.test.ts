@@ -1,0 +1,202 @@
+/**
+ * One tenant's OAuth grants out of another's reach, probed the way an attacker would: another
+ * developer's or app's ids in the path and in tool arguments, a listed grant id with a forged
+ * `<subject>.` prefix, a grant listing resumed with another project's cursor (or a forged one), and
+ * a refresh token forged from another grant's subject and id — which must not let a stranger's
+ * client end that grant through refresh reuse detection (src/oauth/refresh-reuse.ts).
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { connectClient } from "../app-mcp/mcp-client.ts";
+import { apiJson, endUserHeaders, signupUser, type TestDeveloper, type TestUser } from "../helpers.ts";
+import {
+  authorizeUrl,
+  BASE,
+  codeFrom,
+  listedGrantId,
+  pkce,
+  rawToolsList,
+  registerClient,
+  type SignIn,
+  setupApp,
+  submitSignIn,
+  tokenRequest,
+} from "./oauth-client.ts";
+
+interface Authorized {
+  clientId: string;
+  access_token: string;
+  refresh_token: string;
+}
+
+/** Sign in on the page for `resource` with a client of its own and exchange the code. */
+async function authorized(resource: string, signIn: SignIn, clientId?: string): Promise<Authorized> {
+  const client = clientId ?? (await registerClient());
+  const { verifier, challenge } = await pkce();
+  const code = await codeFrom(
+    await submitSignIn(authorizeUrl({ client_id: client, code_challenge: challenge, resource }), signIn),
+  );
+  const res = await tokenRequest({
+    grant_type: "authorization_code",
+    code,
+    code_verifier: verifier,
+    client_id: client,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return { clientId: client, ...(res.body as { access_token: string; refresh_token: string }) };
+}
+
+const signInOf = (user: TestUser): SignIn => ({
+  mode: "end_user",
+  email: user.email,
+  password: user.password,
+});
+
+const NOT_FOUND = { error: { code: "not_found", message: "grant not found" } };
+
+describe("OAuth grants across tenants", () => {
+  let p: { dev: TestDeveloper; alice: TestUser; bob: TestUser; url: string };
+  let q: { dev: TestDeveloper; alice: TestUser; bob: TestUser; url: string };
+  let alice: Authorized;
+  let carol: Authorized;
+
+  beforeAll(async () => {
+    [p, q] = await Promise.all([setupApp(), setupApp()]);
+    [alice, carol] = await Promise.all([
+      authorized(p.url, signInOf(p.alice)),
+      authorized(q.url, signInOf(q.alice)),
+    ]);
+  });
+
+  /** Whether these grants' access tokens still work at their app MCP. */
+  async function stillLive() {
+    expect((await rawToolsList(p.url, alice.access_token)).status).toBe(200);
+    expect((await rawToolsList(q.url, carol.access_token)).status).toBe(200);
+  }
+
+  it("another developer's project in the path: listing and revoking are 404, the grant lives", async () => {
+    const theirs = `/v1/admin/projects/${q.dev.projectId}/oauth/grants`;
+    expect((await apiJson(theirs, { token: p.dev.token })).status).toBe(404);
+    const revoke = await apiJson(`${theirs}/${listedGrantId(carol.access_token)}`, {
+      method: "DELETE",
+      token: p.dev.token,
+    });
+    expect(revoke.status).toBe(404);
+    // Their grant's id under my project: the grant record names its project, not the path.
+    const mine = await apiJson(
+      `/v1/admin/projects/${p.dev.projectId}/oauth/grants/${listedGrantId(carol.access_token)}`,
+      { method: "DELETE", token: p.dev.token },
+    );
+    expect(mine).toEqual({ status: 404, body: NOT_FOUND });
+    await stillLive();
+  });
+
+  it("another developer's project in amba_oauth_grants_* arguments: an isError result, the grant lives", async () => {
+    const platform: Client = await connectClient(`${BASE}/mcp`, { authorization: `Bearer ${p.dev.token}` });
+    const listed = await platform.callTool({
+      name: "amba_oauth_grants_list",
+      arguments: { project_id: q.dev.projectId },
+    });
+    expect(listed.isError).toBe(true);
+    expect(JSON.stringify(listed.content)).not.toContain(listedGrantId(carol.access_token));
+    for (const project_id of [q.dev.projectId, p.dev.projectId]) {
+      const revoked = await platform.callTool({
+        name: "amba_oauth_grants_revoke",
+        arguments: { project_id, grant_id: listedGrantId(carol.access_token) },
+      });
+      expect(revoked.isError, project_id).toBe(true);
+    }
+    await platform.close();
+    await stillLive();
+  });
+
+  it("an end user's revocation with another user's grant id under a forged prefix is 404", async () => {
+    const [aliceSubject, aliceGrant] = listedGrantId(alice.access_token).split(".") as [string, string];
+    const bobSubject = `u_${p.bob.userId.replaceAll("-", "")}`;
+    const carolSubject = listedGrantId(carol.access_token).split(".")[0] as string;
+    const asBob = endUserHeaders(p.dev.clientKey, p.bob.sessionToken);
+    for (const forged of [
+      `${bobSubject}.${aliceGrant}`, // my subject, her grant id
+      `${aliceSubject}.${aliceGrant}`, // her listed id, as it is
+      listedGrantId(carol.access_token), // another app's user's grant
+      `${carolSubject}.${aliceGrant}`,
+    ]) {
+      const res = await apiJson(`/v1/auth/oauth/grants/${encodeURIComponent(forged)}`, {
+        method: "DELETE",
+        headers: asBob,
+      });
+      expect(res, forged).toEqual({ status: 404, body: NOT_FOUND });
+    }
+    // Another app's end user with her listed id: the same 404.
+    const asQ = endUserHeaders(q.dev.clientKey, q.bob.sessionToken);
+    const foreign = await apiJson(`/v1/auth/oauth/grants/${listedGrantId(alice.access_token)}`, {
+      method: "DELETE",
+      headers: asQ,
+    });
+    expect(foreign).toEqual({ status: 404, body: NOT_FOUND });
+    expect((await apiJson("/v1/auth/oauth/grants", { headers: asBob })).body).toEqual({ grants: [] });
+    await stillLive();
+  });
+
+  it("a listing resumed with another project's cursor, or one forged from its keys, shows none of its grants", async () => {
+    // Two more users of Q, so that Q's listing has a next page.
+    const more = await Promise.all(
+      [0, 1].map(async () => authorized(q.url, signInOf(await signupUser(q.dev.projectId, q.dev.clientKey)))),
+    );
+    const qList = await apiJson(`/v1/admin/projects/${q.dev.projectId}/oauth/grants?limit=1`, {
+      token: q.dev.token,
+    });
+    expect(qList.status).toBe(200);
+    const qCursor = qList.body.next_cursor as string;
+    expect(typeof qCursor).toBe("string");
+    const qIds = [carol, ...more].map((a) => listedGrantId(a.access_token));
+    const prefix = `amba-oauth:project:${q.dev.projectId}:`;
+    for (const cursor of [qCursor, btoa(prefix), btoa(`${prefix}u_`), btoa("amba-oauth:project:")]) {
+      const res = await apiJson(
+        `/v1/admin/projects/${p.dev.projectId}/oauth/grants?cursor=${encodeURIComponent(cursor)}`,
+        { token: p.dev.token },
+      );
+      expect([200, 400], cursor).toContain(res.status);
+      const text = JSON.stringify(res.body);
+      for (const id of qIds) expect(text, cursor).not.toContain(id);
+      expect(text).not.toContain(q.alice.userId);
+      if (res.status === 200)
+        for (const grant of res.body.grants as { resource: string }[]) expect(grant.resource).toBe(p.url);
+    }
+  });
+
+  it("a refresh token forged from another grant's subject and id, sent by a stranger's client, ends nothing", async () => {
+    const [subject, grantId] = alice.access_token.split(":") as [string, string];
+    const stranger = await registerClient();
+    const forged = `${subject}:${grantId}:${"x".repeat(32)}`;
+    const res = await tokenRequest({
+      grant_type: "refresh_token",
+      refresh_token: forged,
+      client_id: stranger,
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe("invalid_grant");
+    // Her grant was not taken for a stolen one: its access and refresh tokens still work.
+    await stillLive();
+    const rotate = async (refreshToken: string) => {
+      const r = await tokenRequest({
+        grant_type: "refresh_token",
+        refresh_token: refreshToken,
+        client_id: alice.clientId,
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body as { access_token: string; refresh_token: string };
+    };
+    const first = alice.refresh_token;
+    alice = { ...alice, ...(await rotate(await rotate(first).then((t) => t.refresh_token))) };
+    // Her real refresh token, rotated out twice (what reuse detection takes for theft), presented
+    // by a stranger's client: refused as not that client's, and the grant lives on.
+    const replay = await tokenRequest({
+      grant_type: "refresh_token",
+      refresh_token: first,
+      client_id: stranger,
+    });
+    expect(replay.body.error).toBe("invalid_grant");
+    await stillLive();
+  });
+});
