@@ -1,7 +1,8 @@
 /**
  * One tenant's OAuth grants out of another's reach, probed the way an attacker would: another
  * developer's or app's ids in the path and in tool arguments, a listed grant id with a forged
- * `<subject>.` prefix, a grant listing resumed with another project's cursor (or a forged one), and
+ * `<subject>.` prefix, a grant listing resumed with another project's cursor (or a forged one),
+ * another tenant's credentials on an app's sign-in page, a code redeemed by another client, and
  * a refresh token forged from another grant's subject and id — which must not let a stranger's
  * client end that grant through refresh reuse detection (src/oauth/refresh-reuse.ts).
  */
@@ -163,6 +164,36 @@ describe("OAuth grants across tenants", () => {
       if (res.status === 200)
         for (const grant of res.body.grants as { resource: string }[]) expect(grant.resource).toBe(p.url);
     }
+  });
+
+  it("another tenant's credentials on this app's sign-in page, and this app's code at another client: refused", async () => {
+    const clientId = await registerClient();
+    const { verifier, challenge } = await pkce();
+    const page = authorizeUrl({ client_id: clientId, code_challenge: challenge, resource: p.url });
+    const asOtherDeveloper = await submitSignIn(page, { mode: "developer", developer_token: q.dev.token });
+    expect(asOtherDeveloper.status).toBe(401);
+    expect(asOtherDeveloper.headers.get("location")).toBeNull();
+    const asOtherAppsUser = await submitSignIn(page, signInOf(q.alice));
+    expect(asOtherAppsUser.status).toBe(401);
+    expect(asOtherAppsUser.headers.get("location")).toBeNull();
+    const listed = await apiJson(`/v1/admin/projects/${p.dev.projectId}/oauth/grants`, {
+      token: p.dev.token,
+    });
+    const text = JSON.stringify(listed.body);
+    expect(text).not.toContain(q.dev.developerId);
+    expect(text).not.toContain(q.alice.userId);
+
+    // A code issued to one client, redeemed (with the right verifier) by another: no tokens.
+    const code = await codeFrom(await submitSignIn(page, signInOf(p.bob)));
+    const stolen = await tokenRequest({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      client_id: await registerClient(),
+    });
+    expect(stolen.status).toBe(400);
+    expect(stolen.body.error).toBe("invalid_grant");
+    expect(stolen.body.access_token).toBeUndefined();
   });
 
   it("a refresh token forged from another grant's subject and id, sent by a stranger's client, ends nothing", async () => {
