@@ -13,9 +13,11 @@ import { apiJson, endUserHeaders, signupUser, type TestDeveloper, type TestUser 
 import {
   authorizeUrl,
   BASE,
+  call,
   codeFrom,
   listedGrantId,
   pkce,
+  REDIRECT_URI,
   rawToolsList,
   registerClient,
   type SignIn,
@@ -229,5 +231,46 @@ describe("OAuth grants across tenants", () => {
     });
     expect(replay.body.error).toBe("invalid_grant");
     await stillLive();
+  });
+
+  it("the grant's own confidential client (HTTP Basic) replaying a rotated-out token still ends the grant", async () => {
+    const registered = await call("/oauth/register", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_name: "Basic Client",
+        redirect_uris: [REDIRECT_URI],
+        token_endpoint_auth_method: "client_secret_basic",
+        grant_types: ["authorization_code", "refresh_token"],
+      }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id, client_secret } = (await registered.json()) as Record<string, string>;
+    const basic = `Basic ${btoa(`${encodeURIComponent(client_id as string)}:${encodeURIComponent(client_secret as string)}`)}`;
+    const token = async (fields: Record<string, string>) => {
+      const res = await call("/oauth/token", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic },
+        body: new URLSearchParams(fields),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, string> };
+    };
+    const { verifier, challenge } = await pkce();
+    const code = await codeFrom(
+      await submitSignIn(
+        authorizeUrl({ client_id: client_id as string, code_challenge: challenge, resource: p.url }),
+        signInOf(p.bob),
+      ),
+    );
+    const issued = await token({ grant_type: "authorization_code", code, code_verifier: verifier });
+    expect(issued.status, JSON.stringify(issued.body)).toBe(200);
+    const r1 = issued.body.refresh_token as string;
+    const r2 = await token({ grant_type: "refresh_token", refresh_token: r1 });
+    const r3 = await token({ grant_type: "refresh_token", refresh_token: r2.body.refresh_token as string });
+    expect(r3.status).toBe(200);
+    expect((await rawToolsList(p.url, r3.body.access_token as string)).status).toBe(200);
+    const replay = await token({ grant_type: "refresh_token", refresh_token: r1 });
+    expect(replay.body.error).toBe("invalid_grant");
+    expect((await rawToolsList(p.url, r3.body.access_token as string)).status).toBe(401);
   });
 });
