@@ -366,7 +366,9 @@ const REUSED: { error: string; error_description: string } = {
  * A refresh through the provider, with reuse detection (src/oauth/refresh-reuse.ts): the previous
  * token retries once, and a replay revokes the grant. A replay is acted on only once the provider
  * has authenticated the client — its answer is tokens or `invalid_grant`, not `invalid_client` — so
- * a request that cannot authenticate as a confidential client cannot revoke that client's grant.
+ * a request that cannot authenticate as a confidential client cannot revoke that client's grant;
+ * and only when that client (`clientId`, {@link requestClientId}) is the grant's, so no other
+ * client can end it with a refresh token made up from its subject and id.
  */
 async function refreshWithReuseDetection(
   c: Ctx,
