@@ -11,6 +11,7 @@
  * Token shapes and subjects: src/oauth/tokens.ts.
  */
 import { OAuthAuthorizationServer, OAuthError } from "@cloudflare/workers-oauth-provider";
+import { metadataDocumentsEnabled } from "./cimd.ts";
 import { tokenGrantRef } from "./tokens.ts";
 
 /** Bindings the OAuth layer needs. */
@@ -104,19 +105,14 @@ export function authorizationServer(issuer: string, resources: string[]): OAuthA
       refreshTokenTTL: REFRESH_TOKEN_TTL_S,
       // Client ID Metadata Documents need outbound fetches restricted to public addresses; the
       // provider turns them on only with the `global_fetch_strictly_public` compatibility flag.
-      clientIdMetadataDocumentEnabled: strictlyPublicFetch(),
+      // Each request that would fetch one is counted per address (src/oauth/cimd.ts).
+      clientIdMetadataDocumentEnabled: metadataDocumentsEnabled(),
       tokenExchangeCallback: endDeadGrants,
       onError: () => {},
     });
     servers.set(key, server);
   }
   return server;
-}
-
-function strictlyPublicFetch(): boolean {
-  const flags = (globalThis as { Cloudflare?: { compatibilityFlags?: Record<string, boolean> } }).Cloudflare
-    ?.compatibilityFlags;
-  return flags?.global_fetch_strictly_public === true;
 }
 
 /**

@@ -11,7 +11,8 @@
  * - `AUTH_RATE_LIMITER` (10/min, strict): sign-in attempts per project and email, developer
  *   sign-ups per client IP (REST and the platform MCP's `amba_developer_signup` share the key).
  * - `AUTH_IP_RATE_LIMITER` (60/min): end-user sign-in and sign-up attempts per client IP; OAuth
- *   client registrations per client IP (a key of their own).
+ *   client registrations per client IP (a key of their own); OAuth requests that would fetch a
+ *   client metadata document, per client IP (`oauth-client-metadata:<ip>`, src/oauth/cimd.ts).
  * - `ADMIN_RATE_LIMITER` (1,200/min): the control plane per developer — admin REST requests,
  *   platform MCP tool calls, console requests ({@link enforceDeveloperRateLimit}).
  * - `PROJECT_RATE_LIMITER` (60,000/min): everything an app's callers send to the data plane

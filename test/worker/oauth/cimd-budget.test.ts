@@ -1,0 +1,163 @@
+/**
+ * Client ID Metadata Documents as an attacker uses them: a `client_id` that is an https URL makes
+ * the Worker fetch that URL (the provider resolves the client from it), so without a bound anyone
+ * could make the platform fetch URLs of their choosing at their request rate. Each address gets
+ * AUTH_IP_RATE_LIMITER's budget of requests that would fetch a document (`oauth-client-metadata:<ip>`,
+ * one key for /authorize and /oauth/token); a document the provider holds in its cache costs no
+ * fetch and is not counted. wrangler.toml turns on `global_fetch_strictly_public`, and with it CIMD,
+ * in these tests too (workerd does not enforce the flag here: loopback URLs are fetched, and
+ * `https://127.0.0.1:1/…` fails at once, which keeps the budget's 60 real fetches fast; the other
+ * tests spend the budget through the binding itself).
+ */
+import { env } from "cloudflare:workers";
+import { beforeEach, describe, expect, it } from "vitest";
+import { CIMD_CACHE_NAME } from "../../../src/oauth/cimd.ts";
+import { rateLimitAddress } from "../../../src/worker/rate-limit.ts";
+import { freshIp, type TestDeveloper, withinOneRateLimitWindow } from "../helpers.ts";
+import { authorizeUrl, call, pkce, REDIRECT_URI, registerClient, setupApp } from "./oauth-client.ts";
+
+/** AUTH_IP_RATE_LIMITER's limit in vitest.config.ts (and wrangler.toml). */
+const BUDGET = 60;
+
+const limiter = (env as unknown as { AUTH_IP_RATE_LIMITER: RateLimit }).AUTH_IP_RATE_LIMITER;
+
+const unreachable = (n: number | string) => `https://127.0.0.1:1/clients/${n}.json`;
+
+/** POST /oauth/token from `ip` with a form; status and JSON body. */
+async function tokenFrom(ip: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  const res = await call("/oauth/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": ip, ...headers },
+    body: new URLSearchParams(fields),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: tests assert the shape
+  const body = (await res.json()) as any;
+  return { status: res.status, retryAfter: res.headers.get("retry-after"), body };
+}
+
+/** Spend `ip`'s whole budget through the binding, under the key the requests count against. */
+async function spendBudget(ip: string): Promise<void> {
+  const key = `oauth-client-metadata:${rateLimitAddress(ip)}`;
+  for (let i = 0; i < BUDGET; i++) await limiter.limit({ key });
+  expect((await limiter.limit({ key })).success).toBe(false);
+}
+
+const authorizeFrom = (ip: string, url: string) => call(url, { headers: { "cf-connecting-ip": ip } });
+
+/** Spend `ip`'s whole budget with token requests naming unreachable metadata URLs (each one fetched). */
+async function spendBudgetByRequests(ip: string): Promise<void> {
+  for (let i = 0; i < BUDGET; i++) {
+    const res = await tokenFrom(ip, {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: unreachable(`${i}-${crypto.randomUUID()}`),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(401); // the document could not be fetched
+    expect(res.body.error).toBe("invalid_client");
+  }
+}
+
+describe("client metadata document fetches are bounded per address", () => {
+  let url: string;
+  let dev: TestDeveloper;
+
+  beforeEach(async () => {
+    ({ url, dev } = await setupApp());
+    await withinOneRateLimitWindow(60, 25_000);
+  });
+
+  it("refuses the token endpoint's next metadata URL with 429 once the address spent its budget", async () => {
+    const ip = freshIp();
+    await spendBudgetByRequests(ip);
+    const over = await tokenFrom(ip, {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: unreachable("one-more"),
+    });
+    expect(over.status).toBe(429);
+    expect(over.retryAfter).toBe("60");
+    expect(over.body).toMatchObject({ error: "temporarily_unavailable" });
+    expect(over.body.error_description).toContain("client metadata");
+    // HTTP Basic credentials and a client assertion's issuer name the client too.
+    const basic = await tokenFrom(
+      ip,
+      { grant_type: "refresh_token", refresh_token: "x" },
+      { authorization: `Basic ${btoa(`${encodeURIComponent(unreachable("basic"))}:secret`)}` },
+    );
+    expect(basic.status).toBe(429);
+    const claims = btoa(JSON.stringify({ iss: unreachable("assertion") })).replace(/=+$/, "");
+    const assertion = await tokenFrom(ip, {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+      client_assertion: `e30.${claims}.sig`,
+    });
+    expect(assertion.status).toBe(429);
+    // A registered client (no fetch) from the same address is not refused; another address is not either.
+    const registered = await tokenFrom(ip, {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: await registerClient(),
+    });
+    expect(registered.status).toBe(400);
+    expect(registered.body.error).toBe("invalid_grant");
+    const elsewhere = await tokenFrom(freshIp(), {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: unreachable("elsewhere"),
+    });
+    expect(elsewhere.status).toBe(401);
+  });
+
+  it("counts /authorize with a metadata URL against the same budget; a registered client's page still opens", async () => {
+    const ip = freshIp();
+    await spendBudget(ip);
+    const { challenge } = await pkce();
+    const page = await authorizeFrom(
+      ip,
+      authorizeUrl({ client_id: unreachable("page"), code_challenge: challenge, resource: url }),
+    );
+    expect(page.status).toBe(429);
+    expect(page.headers.get("retry-after")).toBe("60");
+    expect(await page.text()).toContain("client metadata");
+    const registered = await authorizeFrom(
+      ip,
+      authorizeUrl({ client_id: await registerClient(), code_challenge: challenge, resource: url }),
+    );
+    expect(registered.status).toBe(200);
+  });
+
+  it("does not count a document the provider serves from its cache (no fetch happens)", async () => {
+    const ip = freshIp();
+    await spendBudget(ip);
+    const clientId = `https://client.example/${dev.projectId}/cimd.json`;
+    const document = {
+      client_id: clientId,
+      client_name: "Cached Client",
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+    };
+    const cache = await caches.open(CIMD_CACHE_NAME);
+    await cache.put(
+      clientId,
+      new Response(JSON.stringify(document), {
+        headers: { "content-type": "application/json", "cache-control": "public, max-age=600" },
+      }),
+    );
+    const { challenge } = await pkce();
+    const page = await authorizeFrom(
+      ip,
+      authorizeUrl({ client_id: clientId, code_challenge: challenge, resource: url }),
+    );
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Cached Client");
+    const token = await tokenFrom(ip, {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: clientId,
+    });
+    expect(token.status).toBe(400);
+    expect(token.body.error).toBe("invalid_grant");
+  });
+});
