@@ -122,7 +122,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: "developers",
     summary: "Revoke a developer token",
     description:
-      "Idempotent; may revoke the token making the request. Another developer's token answers 404. OAuth grants made with the token end at their next refresh.",
+      "Idempotent; may revoke the token making the request, but not your last live one (409 conflict: developers have no other way back in; create another token first). Another developer's token answers 404. OAuth grants made with the token end at their next refresh.",
     access: "developer",
     response: { status: 200, schema: "DeveloperToken", description: "Revoked" },
   },
