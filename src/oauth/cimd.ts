@@ -51,15 +51,11 @@ export async function metadataDocumentCached(url: string): Promise<boolean> {
 }
 
 /**
- * The first of `clientIds` (as a request names its client: `client_id`, HTTP Basic, a client
- * assertion's `iss`) whose lookup would fetch a metadata document — CIMD on, a document URL, not
- * in the provider's cache; null when none would.
+ * Whether looking up `clientId` (as a request names its client) would fetch a metadata document:
+ * CIMD on, a document URL, not in the provider's cache.
  */
-export async function metadataDocumentToFetch(
-  clientIds: (string | null | undefined)[],
-): Promise<string | null> {
-  if (!metadataDocumentsEnabled()) return null;
-  for (const id of clientIds)
-    if (typeof id === "string" && isMetadataDocumentUrl(id) && !(await metadataDocumentCached(id))) return id;
-  return null;
+export async function fetchesMetadataDocument(clientId: string | null | undefined): Promise<boolean> {
+  if (typeof clientId !== "string" || !metadataDocumentsEnabled() || !isMetadataDocumentUrl(clientId))
+    return false;
+  return !(await metadataDocumentCached(clientId));
 }

@@ -24,7 +24,7 @@ import * as v from "valibot";
 import { constantTimeEqual, fromBase64url, randomSecret } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
-import { metadataDocumentToFetch } from "../../oauth/cimd.ts";
+import { fetchesMetadataDocument } from "../../oauth/cimd.ts";
 import { grantPageInput } from "../../oauth/grant-page.ts";
 import {
   listProjectGrants,
@@ -232,10 +232,9 @@ oauthRoutes.use(OAUTH_PATHS.register, oauthErrorBody);
 const METADATA_FETCHES = "requests naming a client metadata document (a client_id URL) from this address";
 
 /**
- * Client ID Metadata Documents (src/oauth/cimd.ts): a token request whose client — `client_id`,
- * HTTP Basic (form-encoded) or a client assertion's `iss`, whichever the provider reads — is a
- * document URL the provider does not hold in its cache makes the Worker fetch a URL the caller
- * chose. Each address gets AUTH_IP_RATE_LIMITER's budget of such requests, shared with /authorize
+ * Client ID Metadata Documents (src/oauth/cimd.ts): a token request whose client (the one the
+ * provider looks up, {@link requestClientId}) is a document URL the provider does not hold in its
+ * cache makes the Worker fetch a URL the caller chose. Each address gets AUTH_IP_RATE_LIMITER's budget of such requests, shared with /authorize
  * (`oauth-client-metadata:<ip>`, see {@link parseRequest}); over it, 429 before any fetch. A
  * registered client, or a document in the cache, costs no fetch and is not counted.
  */
@@ -246,27 +245,12 @@ oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next
       .clone()
       .formData()
       .catch(() => null);
-    const basic = basicClientId(c.req.header("authorization"));
-    const named = [
-      basic === null ? null : formDecoded(basic),
-      form?.get("client_id"),
-      assertionIssuer(form?.get("client_assertion")),
-    ];
-    const candidates = named.filter((id): id is string => typeof id === "string" && !oauthIdTooLong(id));
-    if (await metadataDocumentToFetch(candidates))
+    const client = requestClientId(form, c.req.header("authorization"));
+    if (client !== null && !oauthIdTooLong(client) && (await fetchesMetadataDocument(client)))
       await enforceRateLimit(c.env, `oauth-client-metadata:${ip}`, METADATA_FETCHES, "AUTH_IP_RATE_LIMITER");
   }
   await next();
 });
-
-/** A form-encoded value decoded (`+` a space); null when it is not valid percent-encoding. */
-function formDecoded(value: string): string | null {
-  try {
-    return decodeURIComponent(value.replaceAll("+", " "));
-  } catch {
-    return null;
-  }
-}
 
 /** Metadata and registration need no particular resource; the platform's stands in. */
 const asFetch = (c: Ctx, resource: string) =>
@@ -593,7 +577,7 @@ async function parseRequest(
     );
   // A client_id URL the provider must fetch (the page's view and each form post look it up): the
   // address's budget of such requests, shared with the token endpoint (metadataDocumentBudget).
-  if (await metadataDocumentToFetch([new URL(request.url).searchParams.get("client_id")])) {
+  if (await fetchesMetadataDocument(new URL(request.url).searchParams.get("client_id"))) {
     const limited = await pageRateLimit(
       c,
       "oauth-client-metadata",

@@ -1,6 +1,6 @@
 /** Which client ids the provider resolves by fetching a metadata document (src/oauth/cimd.ts). Pure. */
 import { describe, expect, it } from "vitest";
-import { isMetadataDocumentUrl, metadataDocumentToFetch } from "../../../src/oauth/cimd.ts";
+import { fetchesMetadataDocument, isMetadataDocumentUrl } from "../../../src/oauth/cimd.ts";
 
 describe("isMetadataDocumentUrl", () => {
   it("is an https URL with a path as written", () => {
@@ -21,8 +21,8 @@ describe("isMetadataDocumentUrl", () => {
   });
 });
 
-describe("metadataDocumentToFetch", () => {
+describe("fetchesMetadataDocument", () => {
   it("fetches nothing where CIMD is off (no global_fetch_strictly_public flag, as in Node)", async () => {
-    expect(await metadataDocumentToFetch(["https://client.example/c.json"])).toBeNull();
+    expect(await fetchesMetadataDocument("https://client.example/c.json")).toBe(false);
   });
 });
