@@ -59,3 +59,32 @@ export async function fetchesMetadataDocument(clientId: string | null | undefine
     return false;
   return !(await metadataDocumentCached(clientId));
 }
+
+/**
+ * How long this isolate takes a document URL whose client was just issued tokens for a client's own
+ * document rather than a caller's pick. A hosted assistant refreshes all its users' tokens from a few
+ * egress addresses, and a document without `Cache-Control` is fetched on each request: counted per
+ * address, such a client would be capped at the per-address budget (60 token requests a minute) for
+ * all its users together. A URL that named a client the provider issued tokens to is that client's
+ * document: fetching it again reaches only the host that serves it, which is what the budget is for.
+ */
+export const ACCEPTED_DOCUMENT_MS = 10 * 60_000;
+const ACCEPTED_DOCUMENTS_MAX = 1_000;
+const acceptedDocuments = new Map<string, number>();
+
+/** Remember that the provider issued tokens to the client of document `url` (a token response 200). */
+export function rememberAcceptedDocument(url: string, now = Date.now()): void {
+  acceptedDocuments.delete(url);
+  if (acceptedDocuments.size >= ACCEPTED_DOCUMENTS_MAX)
+    acceptedDocuments.delete(acceptedDocuments.keys().next().value as string);
+  acceptedDocuments.set(url, now + ACCEPTED_DOCUMENT_MS);
+}
+
+/** Whether `url`'s client was issued tokens in this isolate within {@link ACCEPTED_DOCUMENT_MS}. */
+export function documentAcceptedRecently(url: string, now = Date.now()): boolean {
+  const until = acceptedDocuments.get(url);
+  if (until === undefined) return false;
+  if (until > now) return true;
+  acceptedDocuments.delete(url);
+  return false;
+}

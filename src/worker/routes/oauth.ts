@@ -24,7 +24,12 @@ import * as v from "valibot";
 import { constantTimeEqual, fromBase64url, randomSecret } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
-import { fetchesMetadataDocument } from "../../oauth/cimd.ts";
+import {
+  documentAcceptedRecently,
+  fetchesMetadataDocument,
+  isMetadataDocumentUrl,
+  rememberAcceptedDocument,
+} from "../../oauth/cimd.ts";
 import { grantPageInput } from "../../oauth/grant-page.ts";
 import {
   listProjectGrants,
@@ -234,9 +239,12 @@ const METADATA_FETCHES = "requests naming a client metadata document (a client_i
 /**
  * Client ID Metadata Documents (src/oauth/cimd.ts): a token request whose client (the one the
  * provider looks up, {@link requestClientId}) is a document URL the provider does not hold in its
- * cache makes the Worker fetch a URL the caller chose. Each address gets AUTH_IP_RATE_LIMITER's budget of such requests, shared with /authorize
- * (`oauth-client-metadata:<ip>`, see {@link parseRequest}); over it, 429 before any fetch. A
- * registered client, or a document in the cache, costs no fetch and is not counted.
+ * cache makes the Worker fetch a URL the caller chose. Each address gets AUTH_IP_RATE_LIMITER's
+ * budget of such requests, shared with /authorize (`oauth-client-metadata:<ip>`, see
+ * {@link parseRequest}); over it, 429 before any fetch. A registered client, or a document in the
+ * cache, costs no fetch and is not counted; nor is a document whose client this isolate issued
+ * tokens to lately (`documentAcceptedRecently`: a hosted assistant refreshing its users' tokens
+ * from shared egress addresses is not the caller the budget is for).
  */
 oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next) {
   const ip = clientIp(c.req.raw.headers);
@@ -246,8 +254,12 @@ oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next
       .formData()
       .catch(() => null);
     const client = requestClientId(form, c.req.header("authorization"));
-    if (client !== null && !oauthIdTooLong(client) && (await fetchesMetadataDocument(client)))
+    if (client === null || oauthIdTooLong(client) || !isMetadataDocumentUrl(client)) return next();
+    if (!documentAcceptedRecently(client) && (await fetchesMetadataDocument(client)))
       await enforceRateLimit(c.env, `oauth-client-metadata:${ip}`, METADATA_FETCHES, "AUTH_IP_RATE_LIMITER");
+    await next();
+    if (c.res.status === 200) rememberAcceptedDocument(client);
+    return;
   }
   await next();
 });

@@ -13,8 +13,17 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { CIMD_CACHE_NAME } from "../../../src/oauth/cimd.ts";
 import { rateLimitAddress } from "../../../src/worker/rate-limit.ts";
-import { freshIp, type TestDeveloper, withinOneRateLimitWindow } from "../helpers.ts";
-import { authorizeUrl, call, pkce, REDIRECT_URI, registerClient, setupApp } from "./oauth-client.ts";
+import { freshIp, type TestDeveloper, type TestUser, withinOneRateLimitWindow } from "../helpers.ts";
+import {
+  authorizeUrl,
+  call,
+  codeFrom,
+  pkce,
+  REDIRECT_URI,
+  registerClient,
+  setupApp,
+  submitSignIn,
+} from "./oauth-client.ts";
 
 /** AUTH_IP_RATE_LIMITER's limit in vitest.config.ts (and wrangler.toml). */
 const BUDGET = 60;
@@ -60,9 +69,10 @@ async function spendBudgetByRequests(ip: string): Promise<void> {
 describe("client metadata document fetches are bounded per address", () => {
   let url: string;
   let dev: TestDeveloper;
+  let alice: TestUser;
 
   beforeEach(async () => {
-    ({ url, dev } = await setupApp());
+    ({ url, dev, alice } = await setupApp());
     await withinOneRateLimitWindow(60, 25_000);
   });
 
@@ -127,13 +137,11 @@ describe("client metadata document fetches are bounded per address", () => {
     expect(registered.status).toBe(200);
   });
 
-  it("does not count a document the provider serves from its cache (no fetch happens)", async () => {
-    const ip = freshIp();
-    await spendBudget(ip);
-    const clientId = `https://client.example/${dev.projectId}/cimd.json`;
+  /** Put a public client's document for `clientId` in the provider's cache. */
+  async function cacheDocument(clientId: string, name: string): Promise<Cache> {
     const document = {
       client_id: clientId,
-      client_name: "Cached Client",
+      client_name: name,
       redirect_uris: [REDIRECT_URI],
       token_endpoint_auth_method: "none",
       grant_types: ["authorization_code", "refresh_token"],
@@ -145,6 +153,55 @@ describe("client metadata document fetches are bounded per address", () => {
         headers: { "content-type": "application/json", "cache-control": "public, max-age=600" },
       }),
     );
+    return cache;
+  }
+
+  it("does not count the document of a client that was issued tokens (a hosted assistant's shared egress)", async () => {
+    const ip = freshIp();
+    const clientId = `https://assistant.example/${dev.projectId}/client.json`;
+    const cache = await cacheDocument(clientId, "Hosted Assistant");
+    const { verifier, challenge } = await pkce();
+    const code = await codeFrom(
+      await submitSignIn(authorizeUrl({ client_id: clientId, code_challenge: challenge, resource: url }), {
+        mode: "end_user",
+        email: alice.email,
+        password: alice.password,
+      }),
+    );
+    const issued = await tokenFrom(ip, {
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      resource: url,
+    });
+    expect(issued.status, JSON.stringify(issued.body)).toBe(200);
+    // The document leaves the cache (no Cache-Control on a later fetch, say): each request fetches it.
+    await cache.delete(clientId);
+    await spendBudget(ip);
+    const refreshed = await tokenFrom(ip, {
+      grant_type: "refresh_token",
+      refresh_token: issued.body.refresh_token,
+      client_id: clientId,
+    });
+    // Not refused by the budget: the provider tried to fetch the document (unreachable here).
+    expect(refreshed.status, JSON.stringify(refreshed.body)).not.toBe(429);
+    expect(refreshed.body.error).toBe("invalid_client");
+    // Another document from the same address still is.
+    const other = await tokenFrom(ip, {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: unreachable("not-issued"),
+    });
+    expect(other.status).toBe(429);
+  });
+
+  it("does not count a document the provider serves from its cache (no fetch happens)", async () => {
+    const ip = freshIp();
+    await spendBudget(ip);
+    const clientId = `https://client.example/${dev.projectId}/cimd.json`;
+    await cacheDocument(clientId, "Cached Client");
     const { challenge } = await pkce();
     const page = await authorizeFrom(
       ip,
