@@ -7,6 +7,7 @@
  * only with the `global_fetch_strictly_public` compatibility flag (outbound fetch reaches public
  * addresses only).
  */
+import { sha256Hex } from "../accounts/crypto.ts";
 
 /**
  * The Cache API cache the provider keeps validated documents in (`@cloudflare/workers-oauth-provider`
@@ -61,23 +62,45 @@ export async function fetchesMetadataDocument(clientId: string | null | undefine
 }
 
 /**
- * How long this isolate takes a document URL whose client was just issued tokens for a client's own
+ * How long a document URL whose client was just issued tokens is taken for that client's own
  * document rather than a caller's pick. A hosted assistant refreshes all its users' tokens from a few
  * egress addresses, and a document without `Cache-Control` is fetched on each request: counted per
  * address, such a client would be capped at the per-address budget (60 token requests a minute) for
  * all its users together. A URL that named a client the provider issued tokens to is that client's
  * document: fetching it again reaches only the host that serves it, which is what the budget is for.
+ * Remembered in this isolate's memory and, for the others, in `OAUTH_KV` (read only when the budget
+ * would refuse, written once per isolate and {@link ACCEPTED_DOCUMENT_MS}).
  */
 export const ACCEPTED_DOCUMENT_MS = 10 * 60_000;
 const ACCEPTED_DOCUMENTS_MAX = 1_000;
 const acceptedDocuments = new Map<string, number>();
 
-/** Remember that the provider issued tokens to the client of document `url` (a token response 200). */
-export function rememberAcceptedDocument(url: string, now = Date.now()): void {
+/** The `OAUTH_KV` key that says `url`'s client was issued tokens lately. */
+export const acceptedDocumentKey = async (url: string): Promise<string> =>
+  `cimd-accepted:${await sha256Hex(url)}`;
+
+/**
+ * Remember that the provider issued tokens to the client of document `url` (a token response 200):
+ * in this isolate, and in `kv` (through `waitUntil`, after the response) when this isolate did not
+ * know it yet.
+ */
+export function rememberAcceptedDocument(
+  url: string,
+  kv: KVNamespace | undefined,
+  waitUntil: (promise: Promise<unknown>) => void,
+  now = Date.now(),
+): void {
+  const known = documentAcceptedRecently(url, now);
   acceptedDocuments.delete(url);
   if (acceptedDocuments.size >= ACCEPTED_DOCUMENTS_MAX)
     acceptedDocuments.delete(acceptedDocuments.keys().next().value as string);
   acceptedDocuments.set(url, now + ACCEPTED_DOCUMENT_MS);
+  if (known || !kv) return;
+  waitUntil(
+    acceptedDocumentKey(url)
+      .then((key) => kv.put(key, "1", { expirationTtl: ACCEPTED_DOCUMENT_MS / 1000 }))
+      .catch((err: unknown) => console.error("remembering an accepted client metadata document failed", err)),
+  );
 }
 
 /** Whether `url`'s client was issued tokens in this isolate within {@link ACCEPTED_DOCUMENT_MS}. */
@@ -87,4 +110,17 @@ export function documentAcceptedRecently(url: string, now = Date.now()): boolean
   if (until > now) return true;
   acceptedDocuments.delete(url);
   return false;
+}
+
+/**
+ * Whether another isolate remembered `url`'s client as issued tokens ({@link rememberAcceptedDocument});
+ * false when the store cannot say (the budget then refuses, as without the marker).
+ */
+export async function documentAcceptedElsewhere(kv: KVNamespace | undefined, url: string): Promise<boolean> {
+  if (!kv) return false;
+  try {
+    return (await kv.get(await acceptedDocumentKey(url))) !== null;
+  } catch {
+    return false;
+  }
 }

@@ -25,6 +25,7 @@ import { constantTimeEqual, fromBase64url, randomSecret } from "../../accounts/c
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
 import {
+  documentAcceptedElsewhere,
   documentAcceptedRecently,
   fetchesMetadataDocument,
   isMetadataDocumentUrl,
@@ -255,10 +256,22 @@ oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next
       .catch(() => null);
     const client = requestClientId(form, c.req.header("authorization"));
     if (client === null || oauthIdTooLong(client) || !isMetadataDocumentUrl(client)) return next();
-    if (!documentAcceptedRecently(client) && (await fetchesMetadataDocument(client)))
-      await enforceRateLimit(c.env, `oauth-client-metadata:${ip}`, METADATA_FETCHES, "AUTH_IP_RATE_LIMITER");
+    if (!documentAcceptedRecently(client) && (await fetchesMetadataDocument(client))) {
+      try {
+        await enforceRateLimit(
+          c.env,
+          `oauth-client-metadata:${ip}`,
+          METADATA_FETCHES,
+          "AUTH_IP_RATE_LIMITER",
+        );
+      } catch (err) {
+        if (!(err instanceof RateLimitedError) || !(await documentAcceptedElsewhere(c.env.OAUTH_KV, client)))
+          throw err;
+      }
+    }
     await next();
-    if (c.res.status === 200) rememberAcceptedDocument(client);
+    if (c.res.status === 200)
+      rememberAcceptedDocument(client, c.env.OAUTH_KV, (p) => c.executionCtx.waitUntil(p));
     return;
   }
   await next();

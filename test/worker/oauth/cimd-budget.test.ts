@@ -11,7 +11,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { CIMD_CACHE_NAME } from "../../../src/oauth/cimd.ts";
+import { acceptedDocumentKey, CIMD_CACHE_NAME } from "../../../src/oauth/cimd.ts";
 import { rateLimitAddress } from "../../../src/worker/rate-limit.ts";
 import { freshIp, type TestDeveloper, type TestUser, withinOneRateLimitWindow } from "../helpers.ts";
 import {
@@ -49,6 +49,13 @@ async function spendBudget(ip: string): Promise<void> {
   const key = `oauth-client-metadata:${rateLimitAddress(ip)}`;
   for (let i = 0; i < BUDGET; i++) await limiter.limit({ key });
   expect((await limiter.limit({ key })).success).toBe(false);
+}
+
+/** Wait (up to 10 s) for `key` to appear in OAUTH_KV (a write made through `waitUntil`). */
+async function waitForKv(key: string): Promise<void> {
+  const kv = (env as unknown as { OAUTH_KV: KVNamespace }).OAUTH_KV;
+  for (let i = 0; i < 100 && (await kv.get(key)) === null; i++) await new Promise((r) => setTimeout(r, 100));
+  expect(await kv.get(key)).toBe("1");
 }
 
 const authorizeFrom = (ip: string, url: string) => call(url, { headers: { "cf-connecting-ip": ip } });
@@ -195,6 +202,29 @@ describe("client metadata document fetches are bounded per address", () => {
       client_id: unreachable("not-issued"),
     });
     expect(other.status).toBe(429);
+    // Other isolates learn it from OAUTH_KV (written after the response).
+    await waitForKv(await acceptedDocumentKey(clientId));
+  });
+
+  it("lets a document another isolate saw issued tokens past a spent budget (OAUTH_KV marker)", async () => {
+    const ip = freshIp();
+    const elsewhere = unreachable(`elsewhere-${crypto.randomUUID()}`);
+    const kv = (env as unknown as { OAUTH_KV: KVNamespace }).OAUTH_KV;
+    await spendBudget(ip);
+    const before = await tokenFrom(ip, {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: elsewhere,
+    });
+    expect(before.status).toBe(429);
+    await kv.put(await acceptedDocumentKey(elsewhere), "1", { expirationTtl: 600 });
+    const after = await tokenFrom(ip, {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: elsewhere,
+    });
+    expect(after.status, JSON.stringify(after.body)).toBe(401); // fetched (and unreachable), not refused
+    expect(after.body.error).toBe("invalid_client");
   });
 
   it("does not count a document the provider serves from its cache (no fetch happens)", async () => {
