@@ -85,6 +85,7 @@ import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
+import { settleUsage } from "../metering.ts";
 import { enforceDeveloperRateLimit } from "../rate-limit.ts";
 import { developerSignupOrigin } from "./developers.ts";
 import { authenticatePlatformMcpOAuth, oauthHelpers, revokeProjectGrantOr404 } from "./oauth.ts";
@@ -162,9 +163,14 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
     readAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, config),
   amba_app_mcp_update_config: ({ body }, { c, db, project }) =>
     updateAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, body),
-  amba_billing_status: ({ params }, { db, project }) => billingStatus(db, project.id, params.period),
-  amba_billing_daily: ({ params }, { db, project }) =>
-    dailyUsage(db, project.id, { from: params.from, to: params.to }),
+  amba_billing_status: async ({ params }, { db, project }) => {
+    await settleUsage(db);
+    return billingStatus(db, project.id, params.period);
+  },
+  amba_billing_daily: async ({ params }, { db, project }) => {
+    await settleUsage(db);
+    return dailyUsage(db, project.id, { from: params.from, to: params.to });
+  },
   amba_oauth_grants_list: ({ params }, { c, project }) =>
     listProjectGrants(c.env, oauthHelpers(c), project.id, grantPageInput(params.limit, params.cursor)),
   amba_oauth_grants_revoke: ({ params }, { c, project }) =>
