@@ -4,6 +4,7 @@
  * A developer and project of its own, from a client address of its own.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { connectClient, resultJson } from "./app-mcp/mcp-client.ts";
 import { apiJson, freshIp, mcpPostHeaders, uniqueEmail } from "./helpers.ts";
 
 const IP = { "cf-connecting-ip": freshIp() };
@@ -77,5 +78,59 @@ describe("black-box contract", () => {
 
     const daily = await apiJson(admin("/billing/daily"), { token, headers: IP });
     expect(daily.body.days.at(-1).usage.agent_tool_calls).toBe(2);
+  });
+
+  it("runs the seed's platform round trip as written: no project_id while the developer has one project", async () => {
+    const anonymous = await connectClient("http://local/mcp", IP);
+    const signup = resultJson(
+      await anonymous.callTool({
+        name: "amba_developer_signup",
+        arguments: { email: uniqueEmail("blackbox-agent") },
+      }),
+    );
+    await anonymous.close();
+    const platform = await connectClient("http://local/mcp", {
+      ...IP,
+      authorization: `Bearer ${signup.token}`,
+    });
+    const create = platform
+      .listTools()
+      .then(({ tools }) => tools.find((t) => t.name === "amba_collections_create"));
+    expect((await create)?.inputSchema.required ?? []).not.toContain("project_id");
+
+    // Seed 004: "amba_collections_create", then "amba_app_mcp_set_exposure with collections: ["recipes"]".
+    const created = await platform.callTool({
+      name: "amba_collections_create",
+      arguments: { name: "recipes", columns: [{ name: "title", type: "text", required: true }] },
+    });
+    expect(created.isError, JSON.stringify(created.content)).toBe(false);
+    const exposed = await platform.callTool({
+      name: "amba_app_mcp_set_exposure",
+      arguments: { collections: ["recipes"] },
+    });
+    expect(resultJson(exposed)).toEqual({ collections: ["recipes"], functions: [] });
+    const config = resultJson(await platform.callTool({ name: "amba_app_mcp_get_config", arguments: {} }));
+    expect(config.connection.url).toBe(`https://mcp.amba.dev/app/${signup.project.id}/mcp`);
+    const app = await connectClient(`http://local/app/${signup.project.id}/mcp`, {
+      ...IP,
+      authorization: `Bearer ${signup.token}`,
+    });
+    const inserted = await app.callTool({ name: "recipes_insert", arguments: { title: "Birthday Cake" } });
+    expect(inserted.isError).toBe(false);
+    await app.close();
+
+    // With a second project the target is ambiguous: project_id is then required, and named.
+    const second = await platform.callTool({ name: "amba_projects_create", arguments: { name: "Second" } });
+    expect(second.isError).toBe(false);
+    const ambiguous = await platform.callTool({ name: "amba_app_mcp_get_config", arguments: {} });
+    expect(ambiguous.isError).toBe(true);
+    expect(resultJson(ambiguous).error).toMatchObject({ code: "invalid_input" });
+    expect(resultJson(ambiguous).error.message).toContain("project_id");
+    const named = await platform.callTool({
+      name: "amba_app_mcp_get_config",
+      arguments: { project_id: signup.project.id },
+    });
+    expect(named.isError).toBe(false);
+    await platform.close();
   });
 });
