@@ -40,7 +40,11 @@ interface PromptEntry {
 export interface LocalClient {
   request(method: string, params?: Record<string, unknown>): Promise<unknown>;
   listTools(): Promise<unknown>;
-  callTool(name: string, args?: Record<string, unknown>): Promise<unknown>;
+  /** `callTool(name, args)`, or the MCP SDK's `callTool({ name, arguments })`. */
+  callTool(
+    name: string | { name: string; arguments?: Record<string, unknown> },
+    args?: Record<string, unknown>,
+  ): Promise<unknown>;
   close(): void;
 }
 
@@ -74,8 +78,10 @@ export class McpServer {
           try {
             const value = await tool.handler(args);
             if (isObject(value) && Array.isArray(value.content)) {
+              // An MCP result of the handler's own: its structuredContent (if any) is the structured
+              // value, never the result object itself.
               return {
-                value,
+                value: isObject(value.structuredContent) ? value.structuredContent : undefined,
                 content: value.content as ToolOutcome["content"],
                 isError: value.isError === true,
               };
@@ -122,18 +128,26 @@ export class McpServer {
     };
   }
 
-  /** Registers a tool. `schema` is its JSON Schema input (default `{"type":"object"}`). */
+  /**
+   * Registers a tool: `tool(name, description, schema, handler)` as the contract writes it; the
+   * shorter `tool(name, description, handler)` and `tool(name, handler)` (the MCP SDK's forms) leave
+   * out what they do not name. `schema` is its JSON Schema input (default `{"type":"object"}`).
+   */
   tool(
     name: string,
-    description: string,
-    schema: Record<string, unknown> | undefined,
-    handler: ToolHandler,
+    description: string | ToolHandler,
+    schema?: Record<string, unknown> | ToolHandler,
+    handler?: ToolHandler,
   ): this {
-    if (typeof handler !== "function") throw new TypeError("McpServer.tool: handler must be a function");
+    const parts: unknown[] = [description, schema, handler];
+    const last = parts.findLastIndex((part) => part !== undefined);
+    const fn = parts[last];
+    if (typeof fn !== "function") throw new TypeError("McpServer.tool: handler must be a function");
+    const [text, shape] = parts.slice(0, last);
     this.#tools.set(name, {
-      description,
-      inputSchema: isObject(schema) ? schema : { type: "object" },
-      handler,
+      description: typeof text === "string" ? text : "",
+      inputSchema: isObject(shape) ? shape : { type: "object" },
+      handler: fn as ToolHandler,
     });
     return this;
   }
@@ -177,7 +191,10 @@ export class McpServer {
     return {
       request,
       listTools: () => request("tools/list"),
-      callTool: (name, args = {}) => request("tools/call", { name, arguments: args }),
+      callTool: (name, args = {}) =>
+        isObject(name)
+          ? request("tools/call", { ...name })
+          : request("tools/call", { name, arguments: args }),
       close() {
         open = false;
       },

@@ -9,7 +9,7 @@ import { runCommand } from "./commands/run.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { sessionCommand } from "./commands/session.ts";
 import { printable } from "./printable.ts";
-import { AMBER_VERSION } from "./tool-server.ts";
+import { AMBER_VERSION, guardStdout } from "./tool-server.ts";
 
 const COMMANDS: Record<string, CommandDef<unknown>> = {
   run: runCommand as CommandDef<unknown>,
@@ -46,6 +46,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(renderHelp(command));
     return 0;
   }
+  guardStdout(name);
   const args = parseArgs(command, rest) as { positionals: string[] };
   return (await command.run(args)) ?? 0;
 }

@@ -423,6 +423,32 @@ export function watchToolFile(server: ToolServer, command: string, onChange: () 
 /** How long a watched file must stay quiet before it is reloaded. */
 const WATCH_SETTLE_MS = 100;
 
+const closeOnStdoutFailure: (() => void)[] = [];
+
+/** Has `close` run (tool processes, audit log) before the process ends because stdout failed. */
+export function closeIfStdoutFails(close: () => void): void {
+  closeOnStdoutFailure.push(close);
+}
+
+/**
+ * Installed once, before any command runs: when stdout fails — the host or pipe stopped reading
+ * (EPIPE) — no output can reach anyone, so the registered closers run and the process exits quietly
+ * with 0, as on EOF. Any other stdout error is one `error:` line on stderr and exit 1. Never Node's
+ * unhandled-`error` stack trace.
+ */
+export function guardStdout(command: string): void {
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    for (const close of closeOnStdoutFailure.splice(0)) {
+      try {
+        close();
+      } catch {}
+    }
+    const gone = error.code === "EPIPE" || error.code === "ERR_STREAM_DESTROYED";
+    if (!gone) process.stderr.write(`error: amber ${command}: stdout: ${printable(error.message)}\n`);
+    process.exit(gone ? 0 : 1);
+  });
+}
+
 /** Writes to stdout, waiting for `drain` when the pipe is full. */
 export function writeStdout(data: string): Promise<void> | undefined {
   if (process.stdout.write(data)) return;

@@ -81,7 +81,9 @@ const ALTERS: ToolAnnotations = { ...CREATES, destructiveHint: true };
 
 const ProjectIdSchema = v.pipe(
   v.string("must be a string"),
-  v.description("The project's id (from amba_projects_list, amba_projects_create or amba_developer_signup)."),
+  v.description(
+    "The project's id (from amba_projects_list, amba_projects_create or amba_developer_signup); may be left out while you have exactly one project.",
+  ),
 );
 const CollectionNameSchema = v.pipe(v.string("must be a string"), v.description("The collection's name."));
 const FunctionNameSchema = v.pipe(v.string("must be a string"), v.description("The function's name."));
@@ -460,7 +462,12 @@ export function toolInputSchema(tool: PlatformToolSpec): JsonObject {
   for (const [field, description] of Object.entries(tool.fields ?? {})) {
     properties[field] = { ...properties[field], description };
   }
-  const required = [...(params.required as string[]), ...((body.required as string[] | undefined) ?? [])];
+  // `project_id` defaults to the developer's only project (resolved by the route), so the seed's
+  // literal calls (`amba_app_mcp_set_exposure` with just `collections`) work on a fresh account.
+  const required = [
+    ...(params.required as string[]),
+    ...((body.required as string[] | undefined) ?? []),
+  ].filter((key) => !(tool.auth === "project" && key === "project_id"));
   const closed = !tool.body || body.additionalProperties === false;
   return {
     $schema: params.$schema,

@@ -168,6 +168,8 @@ export class UsageMeter {
   /** Batches whose flush failed: maybe written, maybe not; their ids decide. */
   #unsettled: UsageBatch[] = [];
   #scheduled = false;
+  /** The flush whose statement is running, if any (a read after {@link settle} waits for it). */
+  #inflight: Promise<void> | undefined;
   /** The flush window, in ms. */
   readonly delayMs: number;
 
@@ -208,8 +210,32 @@ export class UsageMeter {
     return [...sums.values()];
   }
 
+  /**
+   * Read-your-writes for the billing views: writes what is pending now (and any failed batch) and
+   * waits for a flush already under way, so a usage read after it sees every count and active user
+   * this isolate took before. A failed write is kept for the next flush, never thrown (the read then
+   * lags as before). Costs a statement only when something is pending.
+   */
+  async settle(db: Db): Promise<void> {
+    const running = this.#inflight;
+    if (this.#pending.size > 0 || this.#pendingUsers.size > 0 || this.#unsettled.length > 0) {
+      await this.flush(db).catch(() => {});
+    }
+    await running?.catch(() => {});
+  }
+
   /** Write everything pending and every failed batch in one statement; on failure they are kept and the error thrown. */
-  async flush(db: Db): Promise<void> {
+  flush(db: Db): Promise<void> {
+    const write = this.#write(db);
+    this.#inflight = write;
+    const clear = () => {
+      if (this.#inflight === write) this.#inflight = undefined;
+    };
+    write.then(clear, clear);
+    return write;
+  }
+
+  async #write(db: Db): Promise<void> {
     const batches = this.#unsettled;
     this.#unsettled = [];
     if (this.#pending.size > 0 || this.#pendingUsers.size > 0) {

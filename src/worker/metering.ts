@@ -5,6 +5,7 @@
  */
 import type { Context } from "hono";
 import { type Meter, UsageMeter } from "../usage/metering.ts";
+import type { Db } from "./db.ts";
 import type { AppEnv } from "./hono.ts";
 
 /** This isolate's pending usage. */
@@ -21,3 +22,9 @@ export const requestMeter = <E extends AppEnv>(c: Context<E>): Meter =>
  */
 export const noteActiveUser = <E extends AppEnv>(c: Context<E>, projectId: string, userId: string): void =>
   isolateMeter.noteActiveUser(c.var.db, (promise) => c.executionCtx.waitUntil(promise), projectId, userId);
+
+/**
+ * Before a usage read (billing views): this isolate's pending counts and active users are written
+ * first, so a read right after a call sees it (src/usage/metering.ts, `settle`).
+ */
+export const settleUsage = (db: Db): Promise<void> => isolateMeter.settle(db);

@@ -245,4 +245,47 @@ describe("contract edges", () => {
     expect(inspect.stdout).toContain("Sum (manifest)");
     expect(inspect.stdout).not.toMatch(/\bsecret\b|Scanned/);
   });
+
+  for (const command of ["session", "mcp"]) {
+    it(`${command}: a host that stops reading stdout ends it quietly, tool process included (no EPIPE stack)`, async () => {
+      const tools = scratch({ "tools.js": "export function pid() { return process.pid; }\n" });
+      const client = new LineClient(bin, [command, "tools.js"], { cwd: tools });
+      const first = await client.call("pid");
+      const pid =
+        command === "session"
+          ? (first.result as number)
+          : Number((first.result as { content: { text: string }[] }).content[0]?.text);
+      expect(Number.isInteger(pid)).toBe(true);
+      client.child.stdout.destroy();
+      // Keep asking: the answers have nowhere to go.
+      for (let id = 100; id < 140; id++) {
+        client.write(`${JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list" })}\n`);
+      }
+      expect(await client.exited).toBe(0);
+      expect(client.stderr).not.toMatch(/EPIPE|\n\s+at /);
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await expect.poll(alive, { timeout: 30_000, interval: 100 }).toBe(false);
+    });
+  }
+
+  it("run --export-tools and mcp --inspect piped into a reader that quits early exit quietly", async () => {
+    const many = Array.from({ length: 3000 }, (_, i) => `export function f${i}() {}`).join("\n");
+    const big = scratch({ "tools.ts": `${many}\n` });
+    for (const args of [
+      ["run", "--export-tools", "tools.ts"],
+      ["mcp", "--inspect", "tools.ts"],
+    ]) {
+      const child = new LineClient(bin, args, { cwd: big });
+      child.child.stdout.destroy();
+      expect(await child.exited, args.join(" ")).toBe(0);
+      expect(child.stderr, args.join(" ")).not.toMatch(/EPIPE|\n\s+at /);
+    }
+  });
 });

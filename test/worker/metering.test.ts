@@ -40,6 +40,24 @@ const daily = async (projectId: string, from: string, to: string, metric = "agen
   (await dailyUsage(testDb(), projectId, { from, to })).days.map((d) => [d.day, d.usage[metric]]);
 
 describe("usage meter", () => {
+  it("settle writes what is pending and waits for a flush under way (billing read-your-writes)", async () => {
+    const dev = await signupDeveloper();
+    const meter = new UsageMeter();
+    meter.add(dev.projectId, "agent_tool_calls", 3);
+    const running = meter.flush(testDb()); // taken out, statement under way
+    meter.add(dev.projectId, "agent_tool_calls", 2); // pending again
+    await meter.settle(testDb());
+    expect(await usage(dev.projectId)).toMatchObject({ agent_tool_calls: 5 });
+    expect(meter.pending()).toEqual([]);
+    await running;
+    // A failed write is kept for the next flush, not thrown at the reader.
+    meter.add(dev.projectId, "agent_tool_calls");
+    await meter.settle(hangingDb());
+    expect(meter.pending()).toHaveLength(1);
+    await meter.settle(testDb());
+    expect(await usage(dev.projectId)).toMatchObject({ agent_tool_calls: 6 });
+  });
+
   it("keeps the counts of a failed flush and writes them exactly once with the next", async () => {
     const dev = await signupDeveloper();
     const meter = new UsageMeter();

@@ -15,7 +15,7 @@ import { callTool } from "./client.ts";
 import { commandWords, findCommand, TOOL_COMMANDS, type ToolCommand } from "./commands.ts";
 import { CliError, usageError } from "./errors.ts";
 import { pasteableUrl, render } from "./output.ts";
-import { type Connection, configPath, resolveConnection, writeStoredLogin } from "./settings.ts";
+import { type Connection, configPath, resolveConnection, serviceUrl, writeStoredLogin } from "./settings.ts";
 
 const USAGE = `amba — the Amba developer CLI (talks to the platform MCP at $AMBA_URL/mcp)
 
@@ -112,7 +112,8 @@ async function login(argv: string[]): Promise<number> {
     );
     return 0;
   }
-  const url = (flagString(raw, "url") ?? process.env.AMBA_URL)?.replace(/\/+$/, "");
+  const given = flagString(raw, "url") ?? process.env.AMBA_URL;
+  const url = given === undefined ? undefined : serviceUrl(given);
   if (!url) throw usageError("amba login needs --url <service URL> (or AMBA_URL)");
   const token = flagString(raw, "token") ?? process.env.AMBA_TOKEN ?? (await readToken());
   if (!token) throw usageError("amba login needs a developer token (--token, AMBA_TOKEN or stdin)");

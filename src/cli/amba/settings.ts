@@ -61,6 +61,14 @@ export function writeStoredLogin(login: StoredLogin, path = configPath()): void 
   }
 }
 
+/**
+ * The service's base URL as the CLI stores and uses it: no trailing `/`, and no trailing `/mcp` —
+ * the platform MCP's own URL (what an MCP client config holds) names the same service.
+ */
+export function serviceUrl(url: string): string {
+  return url.replace(/\/+$/, "").replace(/\/mcp$/, "");
+}
+
 /** Flags over environment over the stored login. */
 export function resolveConnection(
   flags: { url?: string; token?: string },
@@ -72,5 +80,5 @@ export function resolveConnection(
     throw new CliError(
       "no service URL: set AMBA_URL, pass --url, or run `amba login --url <url> --token <token>`",
     );
-  return { url: url.replace(/\/+$/, ""), token: flags.token ?? env.AMBA_TOKEN ?? stored?.token };
+  return { url: serviceUrl(url), token: flags.token ?? env.AMBA_TOKEN ?? stored?.token };
 }

@@ -20,6 +20,7 @@ import { renderToolTable } from "../inspect.ts";
 import { printable } from "../printable.ts";
 import type { CancelSignal } from "../sandbox/tool-process.ts";
 import {
+  closeIfStdoutFails,
   loadTools,
   MODEL_FACING_OPTIONS,
   openToolServer,
@@ -111,6 +112,7 @@ export const mcpCommand = defineCommand<McpArgs>({
       ...args,
       typed: args.untyped !== true,
     });
+    closeIfStdoutFails(() => server.close());
     const handlers = mcpHandlers(server, args.watch === true);
     const session: McpSession = {};
     let notify: ((message: unknown) => Promise<void>) | undefined;

@@ -19,6 +19,7 @@ import {
 import { CallRegistry, type Tracked } from "../cancellation.ts";
 import { defineCommand } from "../command.ts";
 import {
+  closeIfStdoutFails,
   openToolServer,
   replyOrderGraceMs,
   SERVER_INFO,
@@ -124,6 +125,7 @@ export const sessionCommand = defineCommand<ToolServerArgs>({
   options: TOOL_SERVER_OPTIONS,
   async run(args) {
     const { server, warm } = await openToolServer("session", args.positionals[0], args);
+    closeIfStdoutFails(() => server.close());
     const handlers = sessionHandlers(server);
     const calls = new CallRegistry();
     await serveStdioLoop({

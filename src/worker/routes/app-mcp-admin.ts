@@ -14,6 +14,7 @@ import {
 } from "../../app-mcp/admin.ts";
 import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import type { AppEnv } from "../hono.ts";
+import { settleUsage } from "../metering.ts";
 import { jsonBody } from "../request.ts";
 import { requireProjectAdmin } from "../require.ts";
 
@@ -42,10 +43,12 @@ appMcpAdminRoutes.patch("/v1/admin/projects/:id/app-mcp/config", requireProjectA
 
 appMcpAdminRoutes.get("/v1/admin/projects/:id/billing", requireProjectAdmin(), async (c) => {
   const { project } = c.var;
+  await settleUsage(c.var.db);
   return c.json(await billingStatus(c.var.db, project.id, c.req.query("period")));
 });
 
 appMcpAdminRoutes.get("/v1/admin/projects/:id/billing/daily", requireProjectAdmin(), async (c) => {
   const { project } = c.var;
+  await settleUsage(c.var.db);
   return c.json(await dailyUsage(c.var.db, project.id, { from: c.req.query("from"), to: c.req.query("to") }));
 });

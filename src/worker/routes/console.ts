@@ -55,6 +55,7 @@ import { RATE_LIMIT_TIERS } from "../../rate-limit.ts";
 import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
+import { settleUsage } from "../metering.ts";
 import { enforceDeveloperRateLimit } from "../rate-limit.ts";
 import { formBody } from "../request.ts";
 
@@ -195,6 +196,7 @@ consoleRoutes.post("/console/logout", async (c) => {
 async function showProject(c: C, token: string, notices: ProjectPageData["notices"] = {}, status = 200) {
   const { project, config } = await authenticateProjectAdmin(c, c.req.param("id") as string);
   const db = c.var.db;
+  await settleUsage(db);
   const [collections, functions, meta, billing, daily, view, csrf] = await Promise.all([
     listCollections(db, project.id),
     listFunctions(db, project.id),

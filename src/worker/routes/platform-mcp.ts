@@ -43,7 +43,7 @@ import {
   dropCollection,
   listCollectionViews,
 } from "../../data/collections.ts";
-import { AppError, forbidden, toolFailure, unauthorized } from "../../errors.ts";
+import { AppError, forbidden, invalidInput, toolFailure, unauthorized } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -85,6 +85,7 @@ import type { Db } from "../db.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
+import { settleUsage } from "../metering.ts";
 import { enforceDeveloperRateLimit } from "../rate-limit.ts";
 import { developerSignupOrigin } from "./developers.ts";
 import { authenticatePlatformMcpOAuth, oauthHelpers, revokeProjectGrantOr404 } from "./oauth.ts";
@@ -162,9 +163,14 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
     readAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, config),
   amba_app_mcp_update_config: ({ body }, { c, db, project }) =>
     updateAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, body),
-  amba_billing_status: ({ params }, { db, project }) => billingStatus(db, project.id, params.period),
-  amba_billing_daily: ({ params }, { db, project }) =>
-    dailyUsage(db, project.id, { from: params.from, to: params.to }),
+  amba_billing_status: async ({ params }, { db, project }) => {
+    await settleUsage(db);
+    return billingStatus(db, project.id, params.period);
+  },
+  amba_billing_daily: async ({ params }, { db, project }) => {
+    await settleUsage(db);
+    return dailyUsage(db, project.id, { from: params.from, to: params.to });
+  },
   amba_oauth_grants_list: ({ params }, { c, project }) =>
     listProjectGrants(c.env, oauthHelpers(c), project.id, grantPageInput(params.limit, params.cursor)),
   amba_oauth_grants_revoke: ({ params }, { c, project }) =>
@@ -181,6 +187,18 @@ const NO_TOKEN =
 const NO_TOKENS_OVER_OAUTH =
   "a developer token cannot be created over an OAuth connection (it would outlive the grant); connect with Authorization: Bearer <developer token> or use POST /v1/admin/tokens";
 
+/**
+ * The project a tool call without `project_id` means: the developer's only one. With none or several
+ * the target is not obvious, so the argument stays required (a 400 naming it).
+ */
+async function soleProjectId(db: Db, developerId: string): Promise<string> {
+  const projects = await listProjects(db, developerId);
+  if (projects.length === 1) return projects[0]!.id;
+  throw invalidInput(
+    `project_id: is required (you have ${projects.length} projects; amba_projects_list lists them)`,
+  );
+}
+
 /** Authorize, validate the params, then run the operation. */
 async function runTool<N extends PlatformToolName>(
   name: N,
@@ -192,6 +210,9 @@ async function runTool<N extends PlatformToolName>(
   // Per call, not per HTTP request: a JSON-RPC batch pays for each tool call in it.
   if (developerId !== null) await enforceDeveloperRateLimit(c.env, developerId);
   checkInputLimits(args, "arguments");
+  if (auth === "project" && developerId !== null && args.project_id === undefined) {
+    args = { ...args, project_id: await soleProjectId(c.var.db, developerId) };
+  }
   const call = parseToolArguments(name, args);
   if (oauth && name === "amba_tokens_create") throw forbidden(NO_TOKENS_OVER_OAUTH);
   const run = RUN[name] as Runner<PlatformToolName>;

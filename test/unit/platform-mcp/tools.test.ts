@@ -91,7 +91,8 @@ describe("platform tool catalogue", () => {
           description: "The complete set of function names to expose.",
         },
       },
-      required: ["project_id"],
+      // project_id defaults to the developer's only project (resolved by the route).
+      required: [],
       additionalProperties: false,
     });
     const alter = toolInputSchema(PLATFORM_TOOLS.amba_collections_alter);
@@ -102,12 +103,12 @@ describe("platform tool catalogue", () => {
       "drop_columns",
       "access",
     ]);
-    expect(alter.required).toEqual(["project_id", "name"]);
+    expect(alter.required).toEqual(["name"]);
     const rotate = toolInputSchema(PLATFORM_TOOLS.amba_functions_rotate_signing_secret);
     expect(rotate.properties).toMatchObject({
       previous_valid_for_seconds: { type: "integer", minimum: 0, maximum: 604800 },
     });
-    expect(rotate.required).toEqual(["project_id"]);
+    expect(rotate.required).toEqual([]);
     // A strict REST body closes the tool's input, as the route refuses unknown fields.
     expect(toolInputSchema(PLATFORM_TOOLS.amba_developer_signup)).toHaveProperty(
       "additionalProperties",
@@ -129,7 +130,7 @@ describe("platform tool catalogue", () => {
       $schema: "http://json-schema.org/draft-07/schema#",
       type: "object",
       properties: { project_id: { type: "string" }, n: { type: "number", description: "A number." } },
-      required: ["project_id", "n"],
+      required: ["n"],
       additionalProperties: false,
     });
   });
