@@ -54,10 +54,14 @@ export const McpAnnotationInputSchema = v.strictObject({
   input_schema: v.optional(v.unknown()),
 });
 
-/** `POST /v1/admin/projects/:id/functions/deploy` body. */
+/**
+ * `POST /v1/admin/projects/:id/functions/deploy` body. `url` may be left out when the function
+ * already exists: the new version keeps the active version's URL (a new annotation only, seed 004's
+ * "metadata for `amba functions deploy`"); a first deploy needs it.
+ */
 export const DeployFunctionSchema = v.strictObject({
   name: FunctionNameSchema,
-  url: FunctionUrlSchema,
+  url: v.optional(FunctionUrlSchema),
   mcp: v.optional(v.nullable(McpAnnotationInputSchema)),
 });
 export type DeployFunction = v.InferOutput<typeof DeployFunctionSchema>;

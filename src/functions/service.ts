@@ -9,7 +9,7 @@ import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { functions, functionVersions, projects } from "../../schema/index.ts";
 import type { Db } from "../db.ts";
 import { isUniqueViolation } from "../db-errors.ts";
-import { AppError, forbidden, notFound, quotaExceeded } from "../errors.ts";
+import { AppError, forbidden, invalidInput, notFound, quotaExceeded } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
 import type { Limiter } from "../rate-limit.ts";
 import type { Meter } from "../usage/metering.ts";
@@ -105,7 +105,8 @@ export async function deployFunction(
 ): Promise<FunctionVersionView> {
   const input = parseInput(DeployFunctionSchema, body);
   const mcp = checkAnnotation(input.mcp);
-  checkFunctionUrl(input.url, policy);
+  const url = input.url ?? (await activeUrl(db, projectId, input.name));
+  checkFunctionUrl(url, policy);
   await checkFunctionQuota(db, projectId, input.name);
   for (let attempt = 1; ; attempt++) {
     try {
@@ -127,7 +128,7 @@ export async function deployFunction(
           where f.project_id = ${projectId} and f.name = ${input.name}`),
         db.execute<VersionRow & Record<string, unknown>>(sql`
           insert into function_versions (function_id, version, url, mcp)
-          select f.id, f.active_version, ${input.url}, ${mcp === null ? null : JSON.stringify(mcp)}::jsonb
+          select f.id, f.active_version, ${url}, ${mcp === null ? null : JSON.stringify(mcp)}::jsonb
           from functions f where f.project_id = ${projectId} and f.name = ${input.name}
           returning version, url, mcp, created_at`),
         // The new version is the newest (the function's row lock is held): keep it and the ones before
@@ -147,6 +148,23 @@ export async function deployFunction(
       throw err;
     }
   }
+}
+
+/**
+ * The URL of `name`'s active version, for a deploy without one (a new annotation for the same
+ * endpoint); 400 when the function does not exist yet, since its first deploy must say where it runs.
+ */
+async function activeUrl(db: Db, projectId: string, name: string): Promise<string> {
+  const { rows } = await db.execute(sql`
+    select v.url from functions f
+    join function_versions v on v.function_id = f.id and v.version = f.active_version
+    where f.project_id = ${projectId} and f.name = ${name}`);
+  const url = (rows[0] as { url?: string } | undefined)?.url;
+  if (url === undefined)
+    throw invalidInput(
+      `url: required for the first deploy of function "${name}" (later deploys may leave it out to keep the active version's URL)`,
+    );
+  return url;
 }
 
 function versionView(name: string, row: VersionRow, active: boolean): FunctionVersionView {
