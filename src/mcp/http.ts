@@ -190,8 +190,12 @@ export async function handleMcpHttpRequest<Ctx>(
     batchConcurrency: options.batchConcurrency ?? DEFAULT_BATCH_CONCURRENCY,
   };
 
+  // Batches (at most MAX_BATCH_MESSAGES, DESIGN.md) are served whatever MCP-Protocol-Version says,
+  // as the official SDK's server does: 2025-06-18 dropped them from what a client may send, and a
+  // server that still answers them breaks no client. The stateless 2026-07-28 revision is the
+  // exception: its request checks (header and body mirroring) are per message.
   if (Array.isArray(payload)) {
-    if (version !== "2025-03-26") {
+    if (version === STATELESS_PROTOCOL_VERSION) {
       return errorResponse(400, INVALID_REQUEST, `Invalid Request: batches are not supported in ${version}`);
     }
     const responses = await dispatchPayload(payload, options.handlers, options.ctx, dispatchOptions);

@@ -143,15 +143,19 @@ const cases: Case[] = [
     status: 202,
   },
   {
-    name: "batch refused for 2025-06-18",
-    request: () => post([req("ping")], { "mcp-protocol-version": "2025-06-18" }),
-    status: 400,
-    body: { id: null, error: { code: INVALID_REQUEST } },
+    name: "batch served for 2025-06-18 (as the official SDK's server does; DESIGN.md's batches)",
+    request: () => post([req("ping", {}, 1), req("ping", {}, 2)], { "mcp-protocol-version": "2025-06-18" }),
+    status: 200,
+    body: [
+      { jsonrpc: "2.0", id: 1, result: {} },
+      { jsonrpc: "2.0", id: 2, result: {} },
+    ],
   },
   {
-    name: "batch refused for 2025-11-25",
+    name: "batch served for 2025-11-25",
     request: () => post([req("ping")], { "mcp-protocol-version": "2025-11-25" }),
-    status: 400,
+    status: 200,
+    body: [{ jsonrpc: "2.0", id: 1, result: {} }],
   },
   {
     name: "Origin allowed → 200",
