@@ -277,39 +277,63 @@ const patternSchema = v.pipe(
   v.maxLength(MAX_PATTERN_LENGTH, `patterns are at most ${MAX_PATTERN_LENGTH} characters`),
 );
 
+/**
+ * Filter schemas by what they are built from — the type, its dimensions and the operators — shared
+ * by every column alike (valibot schemas are immutable): a collection of 100 text columns builds one,
+ * not 100 (building them was most of `buildOperationSchemas`, ≈ 2–3 ms at 100 columns). Bounded by
+ * the types × their operator sets, plus one per vector size (at most `MAX_VECTOR_DIMENSIONS`).
+ */
+const sharedFilters = new Map<string, v.GenericSchema>();
+
 function filterSchema(
   column: Pick<ColumnSpec, "name" | "type" | "dimensions" | "description">,
 ): v.GenericSchema {
-  const value = valueSchema(column.type, column.dimensions);
+  const operators = operatorsFor(column);
+  const key = `${column.type} ${column.dimensions ?? ""} ${operators.join(",")}`;
+  let schema = sharedFilters.get(key);
+  if (!schema) {
+    schema = operatorsSchema(column.type, column.dimensions, operators);
+    sharedFilters.set(key, schema);
+  }
+  // The operators are the schema's own properties; only the developer's words are added.
+  return column.description ? v.pipe(schema, v.description(column.description)) : schema;
+}
+
+/** A column filter: a bare value (when the type has `eq`) or an object of these operators. */
+function operatorsSchema(
+  type: ColumnType,
+  dimensions: number | undefined,
+  operators: readonly string[],
+): v.GenericSchema {
+  const value = valueSchema(type, dimensions);
   const list = v.pipe(v.array(value), v.maxLength(MAX_LIST_VALUES));
   const entries: Record<string, v.GenericSchema> = {};
-  for (const op of operatorsFor(column)) {
+  for (const op of operators) {
     if (op === "is_null") entries[op] = v.boolean();
     else if (op === "in" || op === "nin") entries[op] = list;
     else if (op === "like" || op === "ilike") entries[op] = patternSchema;
     else if (op === "starts_with" || op === "has_key") entries[op] = v.pipe(v.string(), wellFormedText);
-    else if (op === "contains" && column.type === "json") entries[op] = v.unknown();
-    else if (op === "contains") entries[op] = containsSchema(column.type, value);
+    else if (op === "contains" && type === "json") entries[op] = v.unknown();
+    else if (op === "contains") entries[op] = containsSchema(type, value);
     else entries[op] = value; // eq, neq, gt…, and array overlaps (value is the array)
   }
-  const operators = ops(entries);
-  const schema = acceptsBareValue(column)
-    ? v.union([value, operators], (issue) => {
+  const operatorObject = ops(entries);
+  // A bare value means `eq` (acceptsBareValue).
+  return operators.includes("eq")
+    ? v.union([value, operatorObject], (issue) => {
         const input = issue.input;
         if (isPlainObject(input)) {
           // An operator object: report what is wrong inside it, not "expected (value | Object)".
-          const inner = v.safeParse(operators, input);
+          const inner = v.safeParse(operatorObject, input);
           if (!inner.success) {
             const first = inner.issues[0];
             const path = first.expected === "never" ? null : v.getDotPath(first);
             return path ? `${path}: ${first.message}` : first.message;
           }
         }
-        return `Expected a ${column.type} value or an object of operators (${Object.keys(entries).join(", ")})`;
+        return `Expected a ${type} value or an object of operators (${Object.keys(entries).join(", ")})`;
       })
-    : operators;
-  // The operators are the schema's own properties; only the developer's words are added.
-  return column.description ? v.pipe(schema, v.description(column.description)) : schema;
+    : operatorObject;
 }
 
 function whereSchema(meta: CollectionMeta): Schema<Where> {
