@@ -46,18 +46,37 @@ export const MAX_PATTERN_LENGTH = 256;
 /** Deepest nesting of `and` / `or` / `not` in a `where` (the top level is 0). */
 export const MAX_WHERE_DEPTH = 8;
 
+/** A node of the `where` walk: its path is rebuilt from the parents only when a message needs it. */
+interface WhereFrame {
+  node: unknown;
+  depth: number;
+  parent: WhereFrame | null;
+  /** The path step from the parent (`and.0`, `or.3`, `not`), or the root's name. */
+  step: string | number;
+  list?: "and" | "or";
+}
+
+function framePath(frame: WhereFrame): string {
+  const steps: Array<string | number> = [];
+  for (let at: WhereFrame | null = frame; at !== null; at = at.parent) {
+    steps.push(at.step);
+    if (at.list) steps.push(at.list);
+  }
+  return steps.reverse().join(".");
+}
+
 /**
  * The `where` nesting check, iterative so that a filter nested thousands deep is refused before the
  * recursive schema (and the recursive compiler) would overflow the stack on it. Null when fine.
+ * Paths are only spelled out for the message (a ≈ 1 MiB `where` has ≈ 27,000 nodes).
  */
 export function whereDepthProblem(where: unknown, root = "where"): string | null {
-  const stack: Array<{ node: unknown; path: string; depth: number }> = [
-    { node: where, path: root, depth: 0 },
-  ];
+  const stack: WhereFrame[] = [{ node: where, depth: 0, parent: null, step: root }];
   for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
-    const { node, path, depth } = frame;
+    const { node, depth } = frame;
     if (typeof node !== "object" || node === null || Array.isArray(node)) continue;
-    if (depth > MAX_WHERE_DEPTH) return `${path}: filters nest deeper than ${MAX_WHERE_DEPTH} levels`;
+    if (depth > MAX_WHERE_DEPTH)
+      return `${framePath(frame)}: filters nest deeper than ${MAX_WHERE_DEPTH} levels`;
     const { and, or, not } = node as Record<string, unknown>;
     for (const [key, list] of [
       ["and", and],
@@ -65,10 +84,10 @@ export function whereDepthProblem(where: unknown, root = "where"): string | null
     ] as const) {
       if (!Array.isArray(list)) continue;
       for (let i = 0; i < list.length; i++) {
-        stack.push({ node: list[i], path: `${path}.${key}.${i}`, depth: depth + 1 });
+        stack.push({ node: list[i], depth: depth + 1, parent: frame, step: i, list: key });
       }
     }
-    if (not !== undefined) stack.push({ node: not, path: `${path}.not`, depth: depth + 1 });
+    if (not !== undefined) stack.push({ node: not, depth: depth + 1, parent: frame, step: "not" });
   }
   return null;
 }
