@@ -154,8 +154,24 @@ export interface OperationSchemas {
  * Without one nothing is added: the JSON type, bounds and lengths already say what the column holds.
  */
 function describedValue(column: ColumnSpec): v.GenericSchema {
-  const base = valueSchema(column.type, column.dimensions);
+  const base = sharedValue(column.type, column.dimensions);
   return column.description ? v.pipe(base, v.description(column.description)) : base;
+}
+
+/**
+ * `valueSchema` per type and size, shared by every column alike (valibot schemas are immutable;
+ * insert and patch built one per column each). Bounded by the types plus one per vector size.
+ */
+const sharedValues = new Map<string, v.GenericSchema>();
+
+function sharedValue(type: ColumnType, dimensions: number | undefined): v.GenericSchema {
+  const key = `${type} ${dimensions ?? ""}`;
+  let schema = sharedValues.get(key);
+  if (!schema) {
+    schema = valueSchema(type, dimensions);
+    sharedValues.set(key, schema);
+  }
+  return schema;
 }
 
 const idSchema = v.pipe(v.string(), v.uuid("Expected a row id (uuid)"));
@@ -324,7 +340,7 @@ function operatorsSchema(
   dimensions: number | undefined,
   operators: readonly string[],
 ): v.GenericSchema {
-  const value = valueSchema(type, dimensions);
+  const value = sharedValue(type, dimensions);
   const list = v.pipe(v.array(value), v.maxLength(MAX_LIST_VALUES));
   const entries: Record<string, v.GenericSchema> = {};
   for (const op of operators) {

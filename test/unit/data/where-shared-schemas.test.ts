@@ -1,6 +1,6 @@
 /**
- * Column filter schemas are shared by every column of the same type, operators and size
- * (src/data/schemas.ts `filterSchema`), with a column's description added on top. The outcomes below
+ * Column filter and value schemas are shared by every column of the same type, operators and size
+ * (src/data/schemas.ts `filterSchema`, `sharedValue`), with a column's description added on top. The outcomes below
  * were recorded from the schemas before they were shared (main at 70bfc7a): same accepted and
  * refused filters, same first messages, for columns that share a schema and columns that differ
  * only by description or vector size.
@@ -136,5 +136,75 @@ describe("where filters with shared column schemas", () => {
       undefined,
     ]);
     expect([described("tags"), described("more")]).toEqual([undefined, "more tags"]);
+  });
+});
+
+/** [row values, the first two issues of `insert`, and of `update` with them as its patch] */
+const WRITES: [unknown, string[] | null, string[] | null][] = [
+  [{ a: "x", b: "y" }, null, null],
+  [
+    { a: "x", b: 1 },
+    ["b: Invalid type: Expected string but received 1"],
+    ["patch.b: Invalid type: Expected string but received 1"],
+  ],
+  [
+    { a: 1 },
+    ["a: Invalid type: Expected string but received 1"],
+    ["patch.a: Invalid type: Expected string but received 1"],
+  ],
+  [
+    { n: 1.5, m: "x" },
+    ["n: Expected a whole number", 'm: Invalid type: Expected number but received "x"'],
+    ["patch.n: Expected a whole number", 'patch.m: Invalid type: Expected number but received "x"'],
+  ],
+  [{ n: 2147483648 }, ["n: Expected a 32-bit integer"], ["patch.n: Expected a 32-bit integer"]],
+  [{ m: -1 }, null, null],
+  [{ v2: [1, 2], v3: [1, 2, 3] }, null, null],
+  [{ v2: [1, 2, 3] }, ["v2: Expected an array of 2 numbers"], ["patch.v2: Expected an array of 2 numbers"]],
+  [{ v3: [1, 2] }, ["v3: Expected an array of 3 numbers"], ["patch.v3: Expected an array of 3 numbers"]],
+  [
+    { tags: ["x", 1] },
+    ["tags.1: Invalid type: Expected string but received 1"],
+    ["patch.tags.1: Invalid type: Expected string but received 1"],
+  ],
+  [{ more: ["y"] }, null, null],
+  [
+    { big: "1e5" },
+    ["big: Expected a whole number (digits)"],
+    ["patch.big: Expected a whole number (digits)"],
+  ],
+  [
+    { big: 9007199254740992 },
+    ["big: Invalid safe integer: Received 9007199254740992"],
+    ["patch.big: Invalid safe integer: Received 9007199254740992"],
+  ],
+  [{ doc: { x: [1] } }, null, null],
+  [
+    { b: "\ud83d" },
+    ["b: Expected well-formed Unicode text (a lone UTF-16 surrogate has no UTF-8 form)"],
+    ["patch.b: Expected well-formed Unicode text (a lone UTF-16 surrogate has no UTF-8 form)"],
+  ],
+  [{ a: null, n: null }, null, null],
+  [
+    { zz: 1 },
+    ['zz: unknown column "zz"; writable columns: a, b, n, m, tags, more, v2, v3, doc, big'],
+    ['patch.zz: unknown column "zz"; writable columns: a, b, n, m, tags, more, v2, v3, doc, big'],
+  ],
+];
+
+describe("insert and update values with shared column value schemas", () => {
+  const schemas = buildOperationSchemas(shared);
+  const outcome = (schema: v.GenericSchema, input: unknown) => {
+    const result = v.safeParse(schema, input);
+    return result.success
+      ? null
+      : result.issues.slice(0, 2).map((issue) => `${v.getDotPath(issue) ?? ""}: ${issue.message}`);
+  };
+
+  it.each(WRITES)("%j → %j / %j", (values, insert, update) => {
+    expect(outcome(schemas.insert, values)).toEqual(insert);
+    expect(outcome(schemas.update, { id: "00000000-0000-4000-8000-000000000000", patch: values })).toEqual(
+      update,
+    );
   });
 });
