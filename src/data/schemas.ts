@@ -159,17 +159,18 @@ function describedValue(column: ColumnSpec): v.GenericSchema {
 }
 
 /**
- * `valueSchema` per type and size, shared by every column alike (valibot schemas are immutable;
- * insert and patch built one per column each). Bounded by the types plus one per vector size.
+ * `valueSchema` per type, shared by every column alike (valibot schemas are immutable; insert and
+ * patch built one per column each). Vectors, whose schema carries their size, are built per column,
+ * so the map holds at most one schema per column type, whatever tenants declare.
  */
-const sharedValues = new Map<string, v.GenericSchema>();
+const sharedValues = new Map<ColumnType, v.GenericSchema>();
 
 function sharedValue(type: ColumnType, dimensions: number | undefined): v.GenericSchema {
-  const key = `${type} ${dimensions ?? ""}`;
-  let schema = sharedValues.get(key);
+  if (type === "vector") return valueSchema(type, dimensions);
+  let schema = sharedValues.get(type);
   if (!schema) {
-    schema = valueSchema(type, dimensions);
-    sharedValues.set(key, schema);
+    schema = valueSchema(type);
+    sharedValues.set(type, schema);
   }
   return schema;
 }
@@ -313,10 +314,10 @@ const patternSchema = v.pipe(
 );
 
 /**
- * Filter schemas by what they are built from — the type, its dimensions and the operators — shared
- * by every column alike (valibot schemas are immutable): a collection of 100 text columns builds one,
- * not 100 (building them was most of `buildOperationSchemas`, ≈ 2–3 ms at 100 columns). Bounded by
- * the types × their operator sets, plus one per vector size (at most `MAX_VECTOR_DIMENSIONS`).
+ * Filter schemas by what they are built from — the type and its operators — shared by every column
+ * alike (valibot schemas are immutable): a collection of 100 text columns builds one, not 100
+ * (building them was most of `buildOperationSchemas`, ≈ 2–3 ms at 100 columns). Vectors (sized) are
+ * built per column, as their values are, so the map holds a fixed set: the types × their operators.
  */
 const sharedFilters = new Map<string, v.GenericSchema>();
 
@@ -324,11 +325,11 @@ function filterSchema(
   column: Pick<ColumnSpec, "name" | "type" | "dimensions" | "description">,
 ): v.GenericSchema {
   const operators = operatorsFor(column);
-  const key = `${column.type} ${column.dimensions ?? ""} ${operators.join(",")}`;
-  let schema = sharedFilters.get(key);
+  const key = `${column.type} ${operators.join(",")}`;
+  let schema = column.type === "vector" ? undefined : sharedFilters.get(key);
   if (!schema) {
     schema = operatorsSchema(column.type, column.dimensions, operators);
-    sharedFilters.set(key, schema);
+    if (column.type !== "vector") sharedFilters.set(key, schema);
   }
   // The operators are the schema's own properties; only the developer's words are added.
   return column.description ? v.pipe(schema, v.description(column.description)) : schema;
