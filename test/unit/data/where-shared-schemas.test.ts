@@ -1,9 +1,9 @@
 /**
  * Column filter and value schemas are shared by every column of the same type and operators
- * (src/data/schemas.ts `filterSchema`, `sharedValue`), with a column's description added on top. The outcomes below
- * were recorded from the schemas before they were shared (main at 70bfc7a): same accepted and
- * refused filters, same first messages, for columns that share a schema and columns that differ
- * only by description or vector size.
+ * (src/data/schemas.ts `filterSchema`, `sharedValue`), with a column's description added on top.
+ * The outcomes below were recorded from the schemas before they were shared (main at 70bfc7a):
+ * same accepted and refused filters and values, same first messages, for columns that share a
+ * schema and columns that differ only by description or vector size.
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
