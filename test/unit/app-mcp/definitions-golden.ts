@@ -4,7 +4,8 @@
  * restructured for CPU, BENCHMARKS.md "CPU on the heaviest requests (session 11)"): every column
  * type, descriptions, required / unique / default columns, two vector columns of different sizes,
  * a collection with no text or numeric column, and functions with and without a declared schema.
- * `node test/unit/app-mcp/definitions-golden.ts` prints the current definitions in that form.
+ * `node test/unit/app-mcp/definitions-golden.ts` prints the current definitions (the fixture is that
+ * output as `npx biome format --write` lays it out; the test compares JSON text, not layout).
  */
 import { appToolDefinitions } from "../../../src/app-mcp/definitions.ts";
 import type { AppMeta } from "../../../src/app-mcp/tools.ts";
@@ -60,5 +61,5 @@ export const goldenDefinitions = () => ({
 });
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  process.stdout.write(`${JSON.stringify(goldenDefinitions(), null, 1)}\n`);
+  process.stdout.write(`${JSON.stringify(goldenDefinitions(), null, 2)}\n`);
 }
