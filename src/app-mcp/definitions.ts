@@ -184,6 +184,9 @@ function inputOf(op: CollectionOp, schemas: OperationSchemas): v.GenericSchema {
   return schemas[op];
 }
 
+/** The operations whose input has a `where` (the others' schemas never refer to it). */
+const FILTERED: ReadonlySet<CollectionOp> = new Set(["find", "aggregate", "find_nearest"]);
+
 type CollectionDefinition = Omit<ToolDefinition, "name">;
 
 /**
@@ -227,7 +230,9 @@ function buildCollectionDefinition(
     title: `${TITLES[op]} ${meta.name}`,
     description: describe(op, meta, scope),
     inputSchema: advertisedInputSchema(inputOf(op, schemas), {
-      where: schemas.where,
+      // Only to the operations that take a filter: the converter converts every definition it is
+      // given, and a 100-column `where` converted for list, get, insert … was most of a page's cost.
+      ...(FILTERED.has(op) ? { where: schemas.where } : {}),
       omit: REFUSED[op]?.[scope],
       plainTypes: op === "insert",
       // The typed per-column filter is shown once per collection, in find (seed 004); aggregate and

@@ -24,7 +24,7 @@
  * - the empty `"required": []` the converter writes on every object is dropped (it says nothing).
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
-import type * as v from "valibot";
+import * as v from "valibot";
 import { SERVER_ONLY_ACTIONS } from "../data/schemas.ts";
 import { isPlainObject } from "../mcp/jsonrpc.ts";
 
@@ -69,11 +69,19 @@ const SERVER_CHECKED = new Set(["minimum", "maximum", "maxItems", "pattern"]);
 function withoutOperandConstraints(node: unknown, isWhere = true): unknown {
   if (Array.isArray(node)) return node.map((item) => withoutOperandConstraints(item, false));
   if (!isPlainObject(node)) return node;
-  const kept = Object.entries(node).filter(
-    ([k]) => !SERVER_CHECKED.has(k) && (isWhere || k !== "additionalProperties"),
-  );
-  return Object.fromEntries(kept.map(([k, value]) => [k, withoutOperandConstraints(value, false)]));
+  const out: Json = {};
+  for (const k of Object.keys(node)) {
+    if (SERVER_CHECKED.has(k) || (!isWhere && k === "additionalProperties")) continue;
+    out[k] = withoutOperandConstraints(node[k], false);
+  }
+  return out;
 }
+
+/**
+ * The shaped JSON of a converted `where`, per converted schema object: the same for every tool and
+ * scope of a collection that types its filter, so it is shaped once, not per tool.
+ */
+const shapedWheres = new WeakMap<object, Json>();
 
 /** Inline every `{"$ref": "#/$defs/where", …}` below `node` `depth` levels deep; drop empty `required`. */
 function shape(node: unknown, where: Json, depth: number, open: string): unknown {
@@ -87,10 +95,31 @@ function shape(node: unknown, where: Json, depth: number, open: string): unknown
     }
     return { ...(shape(where, where, depth - 1, open) as Json), ...siblings };
   }
-  const entries = Object.entries(node).filter(
-    ([k, value]) => !(k === "required" && Array.isArray(value) && value.length === 0),
-  );
-  return Object.fromEntries(entries.map(([k, value]) => [k, shape(value, where, depth, open)]));
+  const out: Json = {};
+  for (const k of Object.keys(node)) {
+    const value = node[k];
+    if (k === "required" && Array.isArray(value) && value.length === 0) continue;
+    out[k] = shape(value, where, depth, open);
+  }
+  return out;
+}
+
+/** What an open `where` refers to while converting: only the `$ref` to it is read (`shape`). */
+const OPEN_WHERE_TARGET = v.object({});
+const OPEN_WHERE = v.optional(v.lazy(() => OPEN_WHERE_TARGET));
+
+/**
+ * `schema` with its top-level `where: v.optional(where)` pointing at {@link OPEN_WHERE_TARGET}, or
+ * null when it has no such entry. The converter converts every definition it is given in full, and
+ * at depth 0 a 100-column filter (every column's operators) was converted to be thrown away: it was
+ * the larger part of an aggregate or find_nearest definition. The output is the same `$ref`, which
+ * `shape` turns into the open object either way.
+ */
+function withOpenWhere(schema: v.GenericSchema, where: v.GenericSchema): v.GenericSchema | null {
+  const entries = (schema as Partial<v.StrictObjectSchema<v.ObjectEntries, undefined>>).entries;
+  const entry = entries?.where as v.OptionalSchema<v.GenericSchema, undefined> | undefined;
+  if (entry?.type !== "optional" || entry.wrapped !== where || entry.default !== undefined) return null;
+  return { ...schema, entries: { ...entries, where: OPEN_WHERE } } as v.GenericSchema;
 }
 
 /** The advertised JSON Schema of an operation's valibot schema (see the module comment). */
@@ -100,18 +129,26 @@ export function advertisedInputSchema(schema: v.GenericSchema, options: Advertis
   // it converts to `#/$defs/where`.
   const target =
     where && where.type === "lazy" ? (where as v.LazySchema<v.GenericSchema>).getter(undefined) : where;
+  const open = whereDepth <= 0 && where ? withOpenWhere(schema, where) : null;
   const {
     $defs,
     $schema: _dialect,
     ...converted
-  } = toJsonSchema(schema, {
-    ...(target ? { definitions: { where: target } } : {}),
+  } = toJsonSchema(open ?? schema, {
+    ...(open
+      ? { definitions: { where: OPEN_WHERE_TARGET } }
+      : target
+        ? { definitions: { where: target } }
+        : {}),
     ignoreActions: SERVER_ONLY_ACTIONS,
   }) as Json;
-  const whereJson =
-    isPlainObject($defs) && isPlainObject($defs.where)
-      ? (withoutOperandConstraints($defs.where) as Json)
-      : {};
+  // Only a typed level reads the filter's JSON; an open `where` (depth 0) is a plain object.
+  let whereJson: Json = {};
+  if (whereDepth > 0 && target && isPlainObject($defs) && isPlainObject($defs.where)) {
+    const known = shapedWheres.get(target);
+    whereJson = known ?? (withoutOperandConstraints($defs.where) as Json);
+    if (!known) shapedWheres.set(target, whereJson);
+  }
   const json = shape(converted, whereJson, whereDepth, openWhere) as Json;
   if (omit.length && isPlainObject(json.properties)) {
     json.properties = Object.fromEntries(Object.entries(json.properties).filter(([k]) => !omit.includes(k)));

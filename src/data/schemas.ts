@@ -46,18 +46,37 @@ export const MAX_PATTERN_LENGTH = 256;
 /** Deepest nesting of `and` / `or` / `not` in a `where` (the top level is 0). */
 export const MAX_WHERE_DEPTH = 8;
 
+/** A node of the `where` walk: its path is rebuilt from the parents only when a message needs it. */
+interface WhereFrame {
+  node: unknown;
+  depth: number;
+  parent: WhereFrame | null;
+  /** The path step from the parent (`and.0`, `or.3`, `not`), or the root's name. */
+  step: string | number;
+  list?: "and" | "or";
+}
+
+function framePath(frame: WhereFrame): string {
+  const steps: Array<string | number> = [];
+  for (let at: WhereFrame | null = frame; at !== null; at = at.parent) {
+    steps.push(at.step);
+    if (at.list) steps.push(at.list);
+  }
+  return steps.reverse().join(".");
+}
+
 /**
  * The `where` nesting check, iterative so that a filter nested thousands deep is refused before the
  * recursive schema (and the recursive compiler) would overflow the stack on it. Null when fine.
+ * Paths are only spelled out for the message (a ≈ 1 MiB `where` has ≈ 27,000 nodes).
  */
 export function whereDepthProblem(where: unknown, root = "where"): string | null {
-  const stack: Array<{ node: unknown; path: string; depth: number }> = [
-    { node: where, path: root, depth: 0 },
-  ];
+  const stack: WhereFrame[] = [{ node: where, depth: 0, parent: null, step: root }];
   for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
-    const { node, path, depth } = frame;
+    const { node, depth } = frame;
     if (typeof node !== "object" || node === null || Array.isArray(node)) continue;
-    if (depth > MAX_WHERE_DEPTH) return `${path}: filters nest deeper than ${MAX_WHERE_DEPTH} levels`;
+    if (depth > MAX_WHERE_DEPTH)
+      return `${framePath(frame)}: filters nest deeper than ${MAX_WHERE_DEPTH} levels`;
     const { and, or, not } = node as Record<string, unknown>;
     for (const [key, list] of [
       ["and", and],
@@ -65,10 +84,10 @@ export function whereDepthProblem(where: unknown, root = "where"): string | null
     ] as const) {
       if (!Array.isArray(list)) continue;
       for (let i = 0; i < list.length; i++) {
-        stack.push({ node: list[i], path: `${path}.${key}.${i}`, depth: depth + 1 });
+        stack.push({ node: list[i], depth: depth + 1, parent: frame, step: i, list: key });
       }
     }
-    if (not !== undefined) stack.push({ node: not, path: `${path}.not`, depth: depth + 1 });
+    if (not !== undefined) stack.push({ node: not, depth: depth + 1, parent: frame, step: "not" });
   }
   return null;
 }
@@ -135,8 +154,25 @@ export interface OperationSchemas {
  * Without one nothing is added: the JSON type, bounds and lengths already say what the column holds.
  */
 function describedValue(column: ColumnSpec): v.GenericSchema {
-  const base = valueSchema(column.type, column.dimensions);
+  const base = sharedValue(column.type, column.dimensions);
   return column.description ? v.pipe(base, v.description(column.description)) : base;
+}
+
+/**
+ * `valueSchema` per type, shared by every column alike (valibot schemas are immutable; insert and
+ * patch built one per column each). Vectors, whose schema carries their size, are built per column,
+ * so the map holds at most one schema per column type, whatever tenants declare.
+ */
+const sharedValues = new Map<ColumnType, v.GenericSchema>();
+
+function sharedValue(type: ColumnType, dimensions: number | undefined): v.GenericSchema {
+  if (type === "vector") return valueSchema(type, dimensions);
+  let schema = sharedValues.get(type);
+  if (!schema) {
+    schema = valueSchema(type);
+    sharedValues.set(type, schema);
+  }
+  return schema;
 }
 
 const idSchema = v.pipe(v.string(), v.uuid("Expected a row id (uuid)"));
@@ -277,39 +313,63 @@ const patternSchema = v.pipe(
   v.maxLength(MAX_PATTERN_LENGTH, `patterns are at most ${MAX_PATTERN_LENGTH} characters`),
 );
 
+/**
+ * Filter schemas by what they are built from — the type and its operators — shared by every column
+ * alike (valibot schemas are immutable): a collection of 100 text columns builds one, not 100
+ * (building them was most of `buildOperationSchemas`, ≈ 2–3 ms at 100 columns). Vectors (sized) are
+ * built per column, as their values are, so the map holds a fixed set: the types × their operators.
+ */
+const sharedFilters = new Map<string, v.GenericSchema>();
+
 function filterSchema(
   column: Pick<ColumnSpec, "name" | "type" | "dimensions" | "description">,
 ): v.GenericSchema {
-  const value = valueSchema(column.type, column.dimensions);
+  const operators = operatorsFor(column);
+  const key = `${column.type} ${operators.join(",")}`;
+  let schema = column.type === "vector" ? undefined : sharedFilters.get(key);
+  if (!schema) {
+    schema = operatorsSchema(column.type, column.dimensions, operators);
+    if (column.type !== "vector") sharedFilters.set(key, schema);
+  }
+  // The operators are the schema's own properties; only the developer's words are added.
+  return column.description ? v.pipe(schema, v.description(column.description)) : schema;
+}
+
+/** A column filter: a bare value (when the type has `eq`) or an object of these operators. */
+function operatorsSchema(
+  type: ColumnType,
+  dimensions: number | undefined,
+  operators: readonly string[],
+): v.GenericSchema {
+  const value = sharedValue(type, dimensions);
   const list = v.pipe(v.array(value), v.maxLength(MAX_LIST_VALUES));
   const entries: Record<string, v.GenericSchema> = {};
-  for (const op of operatorsFor(column)) {
+  for (const op of operators) {
     if (op === "is_null") entries[op] = v.boolean();
     else if (op === "in" || op === "nin") entries[op] = list;
     else if (op === "like" || op === "ilike") entries[op] = patternSchema;
     else if (op === "starts_with" || op === "has_key") entries[op] = v.pipe(v.string(), wellFormedText);
-    else if (op === "contains" && column.type === "json") entries[op] = v.unknown();
-    else if (op === "contains") entries[op] = containsSchema(column.type, value);
+    else if (op === "contains" && type === "json") entries[op] = v.unknown();
+    else if (op === "contains") entries[op] = containsSchema(type, value);
     else entries[op] = value; // eq, neq, gt…, and array overlaps (value is the array)
   }
-  const operators = ops(entries);
-  const schema = acceptsBareValue(column)
-    ? v.union([value, operators], (issue) => {
+  const operatorObject = ops(entries);
+  // A bare value means `eq` (acceptsBareValue).
+  return operators.includes("eq")
+    ? v.union([value, operatorObject], (issue) => {
         const input = issue.input;
         if (isPlainObject(input)) {
           // An operator object: report what is wrong inside it, not "expected (value | Object)".
-          const inner = v.safeParse(operators, input);
+          const inner = v.safeParse(operatorObject, input);
           if (!inner.success) {
             const first = inner.issues[0];
             const path = first.expected === "never" ? null : v.getDotPath(first);
             return path ? `${path}: ${first.message}` : first.message;
           }
         }
-        return `Expected a ${column.type} value or an object of operators (${Object.keys(entries).join(", ")})`;
+        return `Expected a ${type} value or an object of operators (${Object.keys(entries).join(", ")})`;
       })
-    : operators;
-  // The operators are the schema's own properties; only the developer's words are added.
-  return column.description ? v.pipe(schema, v.description(column.description)) : schema;
+    : operatorObject;
 }
 
 function whereSchema(meta: CollectionMeta): Schema<Where> {
