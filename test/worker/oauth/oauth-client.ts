@@ -240,3 +240,30 @@ export async function tokenRequest(fields: Record<string, string>): Promise<{ st
   });
   return { status: res.status, body: await res.json() };
 }
+
+/** What {@link authorized} returns: the client and the tokens its code was exchanged for. */
+export interface Authorized {
+  clientId: string;
+  access_token: string;
+  refresh_token: string;
+}
+
+/**
+ * Sign in on the page for `resource` (with `clientId`, else a client registered for this) and
+ * exchange the code: the client and its tokens (throws unless the exchange answers 200).
+ */
+export async function authorized(resource: string, signIn: SignIn, clientId?: string): Promise<Authorized> {
+  const client = clientId ?? (await registerClient());
+  const { verifier, challenge } = await pkce();
+  const code = await codeFrom(
+    await submitSignIn(authorizeUrl({ client_id: client, code_challenge: challenge, resource }), signIn),
+  );
+  const res = await tokenRequest({
+    grant_type: "authorization_code",
+    code,
+    code_verifier: verifier,
+    client_id: client,
+  });
+  if (res.status !== 200) throw new Error(`code exchange ${res.status}: ${JSON.stringify(res.body)}`);
+  return { clientId: client, ...(res.body as { access_token: string; refresh_token: string }) };
+}

@@ -19,6 +19,7 @@ import {
   testDb,
 } from "../helpers.ts";
 import {
+  authorized,
   authorizeUrl,
   BASE,
   call,
@@ -31,26 +32,8 @@ import {
   registerClient,
   type SignIn,
   setupApp,
-  submitSignIn,
   tokenRequest,
 } from "./oauth-client.ts";
-
-/** Sign in on the page for `resource` and exchange the code: the client and its tokens. */
-async function authorized(resource: string, signIn: SignIn, clientId?: string) {
-  const client = clientId ?? (await registerClient());
-  const { verifier, challenge } = await pkce();
-  const code = await codeFrom(
-    await submitSignIn(authorizeUrl({ client_id: client, code_challenge: challenge, resource }), signIn),
-  );
-  const res = await tokenRequest({
-    grant_type: "authorization_code",
-    code,
-    code_verifier: verifier,
-    client_id: client,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return { clientId: client, ...(res.body as { access_token: string; refresh_token: string }) };
-}
 
 const refresh = (clientId: string, refreshToken: string) =>
   tokenRequest({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId });

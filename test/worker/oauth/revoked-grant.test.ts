@@ -9,36 +9,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { mcpPostHeaders, type TestDeveloper, type TestUser } from "../helpers.ts";
-import {
-  authorizeUrl,
-  BASE,
-  call,
-  codeFrom,
-  pkce,
-  rawToolsList,
-  registerClient,
-  type SignIn,
-  setupApp,
-  submitSignIn,
-  tokenRequest,
-} from "./oauth-client.ts";
-
-/** Sign in on the page for `resource` and exchange the code: the access token. */
-async function accessTokenFor(resource: string, signIn: SignIn): Promise<string> {
-  const clientId = await registerClient();
-  const { verifier, challenge } = await pkce();
-  const code = await codeFrom(
-    await submitSignIn(authorizeUrl({ client_id: clientId, code_challenge: challenge, resource }), signIn),
-  );
-  const res = await tokenRequest({
-    grant_type: "authorization_code",
-    code,
-    code_verifier: verifier,
-    client_id: clientId,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.access_token as string;
-}
+import { authorized, BASE, call, rawToolsList, type SignIn, setupApp } from "./oauth-client.ts";
 
 /** Delete the grant record a token names, as a revocation does, and leave its token records. */
 async function dropGrantRecordOnly(token: string): Promise<void> {
@@ -59,10 +30,10 @@ describe("an access token whose grant is gone", () => {
 
   it("is refused at the app MCP though its token record survived the revocation", async () => {
     const signIn: SignIn = { mode: "end_user", email: alice.email, password: alice.password };
-    const live = await accessTokenFor(url, signIn);
+    const live = (await authorized(url, signIn)).access_token;
     expect((await rawToolsList(url, live)).status).toBe(200);
     // A second grant's token, never presented before (no cached resolution in this isolate).
-    const orphan = await accessTokenFor(url, signIn);
+    const orphan = (await authorized(url, signIn)).access_token;
     await dropGrantRecordOnly(orphan);
     const res = await rawToolsList(url, orphan);
     expect(res.status).toBe(401);
@@ -71,7 +42,8 @@ describe("an access token whose grant is gone", () => {
 
   it("is refused at the platform MCP though its token record survived the revocation", async () => {
     const platform = `${BASE}/mcp`;
-    const orphan = await accessTokenFor(platform, { mode: "developer", developer_token: dev.token });
+    const orphan = (await authorized(platform, { mode: "developer", developer_token: dev.token }))
+      .access_token;
     await dropGrantRecordOnly(orphan);
     const res = await call(platform, {
       method: "POST",

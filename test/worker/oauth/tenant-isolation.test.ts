@@ -11,6 +11,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { connectClient } from "../app-mcp/mcp-client.ts";
 import { apiJson, endUserHeaders, signupUser, type TestDeveloper, type TestUser } from "../helpers.ts";
 import {
+  type Authorized,
+  authorized,
   authorizeUrl,
   BASE,
   call,
@@ -25,29 +27,6 @@ import {
   submitSignIn,
   tokenRequest,
 } from "./oauth-client.ts";
-
-interface Authorized {
-  clientId: string;
-  access_token: string;
-  refresh_token: string;
-}
-
-/** Sign in on the page for `resource` with a client of its own and exchange the code. */
-async function authorized(resource: string, signIn: SignIn, clientId?: string): Promise<Authorized> {
-  const client = clientId ?? (await registerClient());
-  const { verifier, challenge } = await pkce();
-  const code = await codeFrom(
-    await submitSignIn(authorizeUrl({ client_id: client, code_challenge: challenge, resource }), signIn),
-  );
-  const res = await tokenRequest({
-    grant_type: "authorization_code",
-    code,
-    code_verifier: verifier,
-    client_id: client,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return { clientId: client, ...(res.body as { access_token: string; refresh_token: string }) };
-}
 
 const signInOf = (user: TestUser): SignIn => ({
   mode: "end_user",
