@@ -19,7 +19,8 @@ import {
   type PermissionKind,
   type Policy,
 } from "../permissions.ts";
-import type { Answer, CheckMessage } from "./protocol.ts";
+import { opPath, performFileOp } from "./file-ops.ts";
+import { type Answer, type CheckMessage, type FileOp, opAction, type PinnedEntry } from "./protocol.ts";
 
 /** The shell `exec`, `execSync` and `shell: true` run (Node's default on POSIX). */
 export const DEFAULT_SHELL = "/bin/sh";
@@ -116,13 +117,43 @@ export class Judge {
     const { kind, action } = check;
     const resource = check.fd === undefined ? check.resource : openedFile(host, check.fd, check.name);
     if (resource === undefined) return this.#record(kind, action, check.resource, "Deny");
-    if (check.denied || (action === "Write" && this.#guarded(resource)))
+    // A file call the CLI does is decided on what it does, whatever the check says.
+    const misnamed = check.op !== undefined && (kind !== "FileSystem" || action !== opAction(check.op.o));
+    if (misnamed || check.denied || (action === "Write" && this.#guarded(resource)))
       return this.#record(kind, action, resource, "Deny");
     if (check.exec) return this.#program(resource, check.exec.cwd);
     if (kind === "Network" && resource.startsWith("addr:")) return this.#address(action, resource.slice(5));
     const decision = decide(this.#policy, kind, action, resource);
-    if (check.peek && decision === "Allow") return { d: decision, r: resource };
-    return this.#record(kind, action, resource, decision);
+    const answer =
+      check.peek && decision === "Allow"
+        ? { d: decision, r: resource }
+        : this.#record(kind, action, resource, decision);
+    if (check.op === undefined || decision !== "Allow" || host === undefined || check.fd === undefined)
+      return answer;
+    return this.#perform(check.op, host, { fd: check.fd, name: check.name }, answer);
+  }
+
+  /**
+   * Does an allowed file call for host `host` on what its descriptor names (file-ops.ts). A move or
+   * a link is decided on its other entry too (read and written), here: the host's own checks of it
+   * are only as good as the host, and tool code could send this check by itself.
+   */
+  async #perform(op: FileOp, host: number, entry: PinnedEntry, answer: Answer): Promise<Answer> {
+    let from: string | undefined;
+    if (op.o === "rename" || op.o === "link") {
+      const source = openedFile(host, op.from.fd, op.from.name);
+      for (const action of ["Read", "Write"] as const) {
+        const allowed =
+          source !== undefined &&
+          !(action === "Write" && this.#guarded(source)) &&
+          decide(this.#policy, "FileSystem", action, source) === "Allow";
+        if (!allowed)
+          return { ...this.#record("FileSystem", action, source ?? `fd:${op.from.fd}`, "Deny"), a: action };
+      }
+      from = opPath(host, op.from, source as string, op.o);
+    }
+    const at = opPath(host, entry, answer.r, op.o);
+    return { ...answer, ...(await performFileOp(op, at, from, entry.name !== undefined)) };
   }
 
   /**
