@@ -768,6 +768,37 @@ export function installBroker(
   ];
   for (const base of FD_FUNCTIONS)
     for (const name of [base, `${base}Sync`]) wrap(fs as unknown as Target, name, (a) => guardFd(a[0]));
+  // A close the tool queues runs on libuv's pool, later, when a thread is free — also while the
+  // broker holds a descriptor it opened and the CLI confirmed (a synchronous call blocks only this
+  // thread, not the pool): a close of that number, queued before it was opened, and an open of the
+  // tool's landing on it would have the broker read, write or truncate another file than the one
+  // confirmed. So `fs.close` closes at once, here, and answers on a later tick, as Node would.
+  replace(
+    fs as unknown as Target,
+    "close",
+    (original) =>
+      function close(this: unknown, ...a: unknown[]) {
+        const callback = a[1];
+        if (callback !== undefined && typeof callback !== "function") return Reflect.apply(original, this, a);
+        guardFd(a[0]);
+        try {
+          closeSyncOriginal(a[0] as number);
+        } catch (error) {
+          // Not a descriptor at all: thrown now, as Node does; a failed close goes to the callback.
+          if (typeof (error as NodeJS.ErrnoException).errno !== "number") throw error;
+          nextTick(
+            callback === undefined
+              ? () => {
+                  throw error;
+                }
+              : (callback as AnyFunction),
+            error,
+          );
+          return;
+        }
+        if (callback !== undefined) nextTick(callback as AnyFunction, null);
+      },
+  );
   const streamFd = (a: unknown[]) => {
     const o = a[1];
     if (typeof o === "object" && o !== null) guardFd((o as { fd?: unknown }).fd);
