@@ -32,6 +32,25 @@ export async function closeAsNode() {
   const closed = await new Promise((resolve) => fs.close(file, (...args) => resolve(args)));
   return { missing, invalid, badCallback, closed };
 }
+/** A FileHandle's number is its own until its close is done: closing it by number is refused. */
+export async function handleNumber({ file }) {
+  const handle = await fs.promises.open(file);
+  const number = handle.fd;
+  const tries = [];
+  for (const attempt of [() => fs.closeSync(number), () => fs.close(number, () => {}), () => fs.createReadStream(null, { fd: number })]) {
+    try {
+      attempt();
+      tries.push("closed");
+    } catch (error) {
+      tries.push(error.message.replace(/\\d+/g, "N"));
+    }
+  }
+  const text = await handle.readFile("utf8");
+  await handle.close();
+  let after;
+  try { fs.closeSync(number); after = "closed"; } catch (error) { after = error.code; }
+  return { tries, text, after };
+}
 export async function streamCloses() {
   const stream = fs.createReadStream(${JSON.stringify("__FILE__")}, "utf8");
   let text = "";
@@ -60,6 +79,16 @@ describe("sandbox: fs.close closes at once", () => {
   it("no close of the tool's is left for libuv's pool to run later", async () => {
     const response = await session.call("closeAtCall", { file: join(dir, "data/file.txt") });
     expect(response.result, JSON.stringify(response)).toEqual({ open: "EBADF", called: false });
+  });
+
+  it("a FileHandle's number cannot be closed under it (its close would run on the pool later)", async () => {
+    const response = await session.call("handleNumber", { file: join(dir, "data/file.txt") });
+    const refused = "permission denied: FileSystem Write fd:N";
+    expect(response.result, JSON.stringify(response)).toEqual({
+      tries: [refused, refused, refused],
+      text: "contents",
+      after: "EBADF",
+    });
   });
 
   it("answers as Node's close: the callback on a later tick, errors where Node puts them", async () => {

@@ -95,7 +95,7 @@ function ownerOf(handle: object): { destroy?: (error: Error) => void } | undefin
  * had — is what the CLI decides on. A refusal destroys the socket with the broker's error and the
  * native connect never runs; the prototypes are frozen afterwards.
  */
-function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
+function hookDial(ask: Ask, guardFd: (fd: unknown) => void, guardClose: (fd: unknown) => void): void {
   const probe = (options: object) => {
     const socket = new net.Socket();
     socket.on("error", () => {});
@@ -199,14 +199,16 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
       configurable: false,
     });
   }
-  // A UDP handle takes a descriptor only through `open`: checked with the number it will get.
-  const udpOpen = udp?.open;
-  if (udp && typeof udpOpen === "function") {
-    Reflect.defineProperty(udp, "open", {
+  // A handle takes a descriptor only through `open` (and closes it with itself): checked with the
+  // number it will get.
+  for (const proto of [udp, tcp, pipe]) {
+    const open = proto?.open;
+    if (!proto || typeof open !== "function") continue;
+    Reflect.defineProperty(proto, "open", {
       value: function (this: object, fd: unknown) {
         const number = Number(fd) | 0;
-        guardFd(number);
-        return Reflect.apply(udpOpen as AnyFunction, this, [number]);
+        guardClose(number);
+        return Reflect.apply(open as AnyFunction, this, [number]);
       },
       writable: false,
       configurable: false,
@@ -409,8 +411,32 @@ export function installBroker(
   const guardFd = (fd: unknown) => {
     if (typeof fd === "number" && reserved.has(fd)) check("FileSystem", "Write", `fd:${fd}`, true);
   };
+  // The numbers of the live FileHandles (counted: for a moment, a number closed and taken again is
+  // two handles'). A handle closes its number on libuv's pool, later: closed under it by number
+  // first, the number could be the broker's by then, confirmed and in use (see `fs.close` below).
+  const owned = new Map<number, number>();
+  /**
+   * Makes `fd` a number the tool may not close (a FileHandle's, or one the broker uses across
+   * ticks, between its confirmation and its close) until the returned function is called.
+   */
+  const hold = (fd: number): (() => void) => {
+    owned.set(fd, (owned.get(fd) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const count = (owned.get(fd) ?? 1) - 1;
+      if (count > 0) owned.set(fd, count);
+      else owned.delete(fd);
+    };
+  };
+  /** Refuses closing a reserved number or a held one (or wrapping it in a handle that would). */
+  const guardClose = (fd: unknown) => {
+    guardFd(fd);
+    if (typeof fd === "number" && (owned.get(fd) ?? 0) > 0) check("FileSystem", "Write", `fd:${fd}`, true);
+  };
   // First, while net.Socket#connect is still Node's own.
-  hookDial(ask, guardFd);
+  hookDial(ask, guardFd, guardClose);
   /** Refuses without auditing an allowed outcome (a later, lower check audits what really happens). */
   const refuseIfDenied = (kind: PermissionKind, action: PermissionAction, resource: string) => {
     const answer = ask(kind, action, resource, { peek: true });
@@ -423,7 +449,32 @@ export function installBroker(
   let fileHandle: object | undefined;
   let fileHandleFd: AnyFunction | undefined;
   const learnFileHandle = (handle: object) => {
-    if (fileHandle !== undefined) return handle;
+    if (fileHandle === undefined) setUpFileHandle(handle);
+    const fd = fileHandleFd ? Reflect.apply(fileHandleFd, handle, []) : undefined;
+    const closeOwn = (handle as Target).close;
+    if (typeof fd !== "number" || fd < 0 || typeof closeOwn !== "function") return handle;
+    // Its number is its own until its close is done (`close` is each handle's own function).
+    const release = hold(fd);
+    Reflect.defineProperty(handle, "close", {
+      value: function close(this: unknown) {
+        return (Reflect.apply(closeOwn as AnyFunction, this, []) as Promise<void>).then(
+          (value) => {
+            release();
+            return value;
+          },
+          (error) => {
+            release();
+            throw error;
+          },
+        );
+      },
+      writable: false,
+      configurable: false,
+      enumerable: true,
+    });
+    return handle;
+  };
+  const setUpFileHandle = (handle: object) => {
     fileHandle = Object.getPrototypeOf(handle) as object;
     fileHandleFd = Reflect.getOwnPropertyDescriptor(fileHandle, "fd")?.get as AnyFunction | undefined;
     // Node itself tells a FileHandle by `instanceof`: tool code must not redefine that answer.
@@ -451,7 +502,6 @@ export function installBroker(
       }
     }
     Object.freeze(fileHandle);
-    return handle;
   };
   /**
    * The path a file call's argument names, read once. Node takes any object that looks like a URL
@@ -768,6 +818,7 @@ export function installBroker(
   ];
   for (const base of FD_FUNCTIONS)
     for (const name of [base, `${base}Sync`]) wrap(fs as unknown as Target, name, (a) => guardFd(a[0]));
+  wrap(fs as unknown as Target, "closeSync", (a) => guardClose(a[0]));
   // A close the tool queues runs on libuv's pool, later, when a thread is free — also while the
   // broker holds a descriptor it opened and the CLI confirmed (a synchronous call blocks only this
   // thread, not the pool): a close of that number, queued before it was opened, and an open of the
@@ -780,7 +831,7 @@ export function installBroker(
       function close(this: unknown, ...a: unknown[]) {
         const callback = a[1];
         if (callback !== undefined && typeof callback !== "function") return Reflect.apply(original, this, a);
-        guardFd(a[0]);
+        guardClose(a[0]);
         try {
           closeSyncOriginal(a[0] as number);
         } catch (error) {
@@ -801,7 +852,7 @@ export function installBroker(
   );
   const streamFd = (a: unknown[]) => {
     const o = a[1];
-    if (typeof o === "object" && o !== null) guardFd((o as { fd?: unknown }).fd);
+    if (typeof o === "object" && o !== null) guardClose((o as { fd?: unknown }).fd);
   };
   const OriginalSocket = net.Socket;
   const socketProxy = new Proxy(OriginalSocket, {
@@ -1199,14 +1250,17 @@ export function installBroker(
           openConfirmed(a[0], openingFrom(a, at, defaultFlag, reads), (error, fd) => {
             if (error || fd === undefined) return (callback as AnyFunction)(error);
             a[0] = fd;
+            const release = hold(fd);
             a[a.length - 1] = (...results: unknown[]) => {
               closeSyncOriginal(fd);
+              release();
               Reflect.apply(callback as AnyFunction, undefined, results);
             };
             try {
               Reflect.apply(original, this, a);
             } catch (thrown) {
               closeSyncOriginal(fd);
+              release();
               (callback as AnyFunction)(thrown);
             }
           });
@@ -1294,8 +1348,10 @@ export function installBroker(
                 closeSyncOriginal(fd);
                 return (callback as AnyFunction)(refusal);
               }
+              const release = hold(fd);
               fstatOriginal(fd, { bigint: o?.bigint === true }, (statError, stats) => {
                 closeSyncOriginal(fd);
+                release();
                 (callback as AnyFunction)(statError, stats);
               });
             });
