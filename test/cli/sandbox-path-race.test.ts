@@ -102,9 +102,15 @@ const ASYNC = {
   renameOut: () => fs.promises.rename(BOX + "/victim.txt", OUT + "/moved.txt").then(() => fs.readFileSync(OUT + "/moved.txt", "utf8")),
   renameIn: () => { fs.writeFileSync(OUT + "/planted.txt", "planted"); return callback((cb) => fs.rename(OUT + "/planted.txt", BOX + "/planted.txt", cb)).then(() => "renamed"); },
   linkOut: () => { fs.rmSync(OUT + "/hard.txt", { force: true }); return fs.promises.link(BOX + "/secret.txt", OUT + "/hard.txt").then(() => fs.readFileSync(OUT + "/hard.txt", "utf8")); },
+  // The same functions reached as fs/promises (require) and node:fs/promises (ES import).
+  readdirRequired: () => require("fs/promises").readdir(BOX),
+  readlinkImported: () => imported.readlink(BOX + "/link"),
+  chmodImported: () => imported.chmod(BOX + "/secret.txt", 0o600).then(() => "chmod"),
   cpPromise: () => fs.promises.cp(BOX, OUT + "/copied", { recursive: true }).then(() => fs.readdirSync(OUT + "/copied").sort().join(",") + ":" + fs.readFileSync(OUT + "/copied/secret.txt", "utf8")),
 };
+let imported;
 export async function asyncRaces() {
+  imported = await import("node:fs/promises");
   const seen = {};
   for (const [name, start] of Object.entries(ASYNC)) {
     let value;
@@ -239,6 +245,8 @@ describe("sandbox races: path calls on a path swapped after their check", () => 
     // What the jail holds is what they saw (the call ran on the directory that was checked).
     expect(seen.readdirPromise).toEqual(expect.arrayContaining(["link", "secret.txt"]));
     expect(seen.readlinkPromise).toBe("inside-target");
+    expect(seen.readlinkImported).toBe("inside-target");
+    expect(seen.readdirRequired).toEqual(expect.arrayContaining(["link", "secret.txt"]));
     expect(seen.realpathPromise).toBe("OUT/cur/box/secret.txt");
     expect(outsideState(dir)).toEqual(before);
   });

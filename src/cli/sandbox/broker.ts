@@ -1072,7 +1072,7 @@ export function installBroker(
   // closed and refused. Truncation waits for that answer (the file is opened without `O_TRUNC`), so
   // a refused open has read, written and truncated nothing — at most it made an empty file where a
   // swapped link pointed. `open` (every kind), `readFile`, `writeFile`, `appendFile` and the streams
-  // (which open through `fs.open`) take this way; see README "Outside the model" for the rest.
+  // (which open through `fs.open`) take this way; the other path calls, below.
   /** How a call opens its file: the flag and mode, and whether it reads and whether it writes. */
   interface Opening {
     flag: unknown;
@@ -1290,8 +1290,7 @@ export function installBroker(
   // descriptor is then the link's own), then `fstat`. A directory swapped on the path after the
   // check shows nothing out of the grants (`exists` answers false). Errors read as the call's
   // (`stat '…'`, not `open '…'`). Under a file restriction on Linux only: elsewhere every file may
-  // be looked at. `access` for a mode, `readdir` and `opendir` have no call on a descriptor in Node
-  // (README "Outside the model").
+  // be looked at. `access` for a mode, `readdir`, `opendir` and the rest: made by the CLI (below).
   if (options.fsRestricted && process.platform === "linux") {
     const looking: Opening = { flag: undefined, mode: undefined, read: true, write: false };
     /** An `open` error made the `syscall`'s: its name and message. */
@@ -1379,8 +1378,8 @@ export function installBroker(
           },
       );
     }
-    // `access` for existence (`F_OK`, the default) the same way; a mode that asks for more goes to
-    // Node by path (no `access` on a descriptor in Node).
+    // `access` for existence (`F_OK`, the default) the same way; a mode that asks for more is made
+    // by the CLI (below).
     const existenceOnly = (mode: unknown) => mode === undefined || mode === FS_CONSTANTS.F_OK;
     /** Opens `path` with `O_PATH` and has the CLI confirm it (an error reads as `access`'s). */
     const confirmPath = (path: string): void => {
