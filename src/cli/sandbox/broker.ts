@@ -21,7 +21,14 @@ import inspector from "node:inspector";
 import moduleApi from "node:module";
 import net from "node:net";
 import os from "node:os";
-import { basename, dirname, isAbsolute as isAbsolutePath, resolve as resolvePath } from "node:path";
+import {
+  basename,
+  dirname,
+  isAbsolute as isAbsolutePath,
+  join as joinPath,
+  relative as relativePath,
+  resolve as resolvePath,
+} from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { types } from "node:util";
 import v8 from "node:v8";
@@ -34,14 +41,22 @@ import {
   type PermissionKind,
 } from "../permissions.ts";
 import { DEFAULT_SHELL } from "./judge.ts";
-import type { Answer } from "./protocol.ts";
+import { type Answer, DIRENT, type FileOp, type OpError, opAction, type PinnedEntry } from "./protocol.ts";
+import { makeWatchFile } from "./watchers.ts";
 
 /** Forwards one check to the CLI and returns its answer (synchronously). */
 export type Ask = (
   kind: PermissionKind,
   action: PermissionAction,
   resource: string,
-  extra?: { exec?: { cwd: string }; denied?: true; peek?: true; fd?: number; name?: string },
+  extra?: {
+    exec?: { cwd: string };
+    denied?: true;
+    peek?: true;
+    fd?: number;
+    name?: string;
+    op?: FileOp;
+  },
 ) => Answer;
 
 type AnyFunction = (...args: unknown[]) => unknown;
@@ -80,7 +95,7 @@ function ownerOf(handle: object): { destroy?: (error: Error) => void } | undefin
  * had — is what the CLI decides on. A refusal destroys the socket with the broker's error and the
  * native connect never runs; the prototypes are frozen afterwards.
  */
-function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
+function hookDial(ask: Ask, guardFd: (fd: unknown) => void, guardClose: (fd: unknown) => void): void {
   const probe = (options: object) => {
     const socket = new net.Socket();
     socket.on("error", () => {});
@@ -184,14 +199,16 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void): void {
       configurable: false,
     });
   }
-  // A UDP handle takes a descriptor only through `open`: checked with the number it will get.
-  const udpOpen = udp?.open;
-  if (udp && typeof udpOpen === "function") {
-    Reflect.defineProperty(udp, "open", {
+  // A handle takes a descriptor only through `open` (and closes it with itself): checked with the
+  // number it will get.
+  for (const proto of [udp, tcp, pipe]) {
+    const open = proto?.open;
+    if (!proto || typeof open !== "function") continue;
+    Reflect.defineProperty(proto, "open", {
       value: function (this: object, fd: unknown) {
         const number = Number(fd) | 0;
-        guardFd(number);
-        return Reflect.apply(udpOpen as AnyFunction, this, [number]);
+        guardClose(number);
+        return Reflect.apply(open as AnyFunction, this, [number]);
       },
       writable: false,
       configurable: false,
@@ -315,6 +332,17 @@ const nextTick = process.nextTick.bind(process);
 const isProxy = types.isProxy;
 const hasInstanceOriginal = Function.prototype[Symbol.hasInstance];
 const UV_EACCES = -13;
+/** Linux's `O_PATH`: a descriptor that names a file without opening it for reading or writing. */
+const O_PATH = 0o10000000;
+const bufferFrom = Buffer.from.bind(Buffer);
+const DirentClass = fs.Dirent as unknown as new (name: string, type: number, path: string) => fs.Dirent;
+const BlobClass = Blob;
+const isDate = types.isDate;
+const dateGetTime = Function.prototype.call.bind(Date.prototype.getTime) as (date: unknown) => number;
+const chdirOriginal = process.chdir.bind(process);
+/** Why `fs.watch` is refused under a file restriction (appended to the refusal's message). */
+const WATCH_REFUSED =
+  " (fs.watch is not available under a file restriction: a watch cannot be tied to what was checked; poll with fs.watchFile or fs.stat)";
 
 /** `module.registerHooks` (Node ≥ 22.15), as far as the broker uses it. */
 type RegisterHooks = (hooks: {
@@ -383,8 +411,32 @@ export function installBroker(
   const guardFd = (fd: unknown) => {
     if (typeof fd === "number" && reserved.has(fd)) check("FileSystem", "Write", `fd:${fd}`, true);
   };
+  // The numbers of the live FileHandles (counted: for a moment, a number closed and taken again is
+  // two handles'). A handle closes its number on libuv's pool, later: closed under it by number
+  // first, the number could be the broker's by then, confirmed and in use (see `fs.close` below).
+  const owned = new Map<number, number>();
+  /**
+   * Makes `fd` a number the tool may not close (a FileHandle's, or one the broker uses across
+   * ticks, between its confirmation and its close) until the returned function is called.
+   */
+  const hold = (fd: number): (() => void) => {
+    owned.set(fd, (owned.get(fd) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const count = (owned.get(fd) ?? 1) - 1;
+      if (count > 0) owned.set(fd, count);
+      else owned.delete(fd);
+    };
+  };
+  /** Refuses closing a reserved number or a held one (or wrapping it in a handle that would). */
+  const guardClose = (fd: unknown) => {
+    guardFd(fd);
+    if (typeof fd === "number" && (owned.get(fd) ?? 0) > 0) check("FileSystem", "Write", `fd:${fd}`, true);
+  };
   // First, while net.Socket#connect is still Node's own.
-  hookDial(ask, guardFd);
+  hookDial(ask, guardFd, guardClose);
   /** Refuses without auditing an allowed outcome (a later, lower check audits what really happens). */
   const refuseIfDenied = (kind: PermissionKind, action: PermissionAction, resource: string) => {
     const answer = ask(kind, action, resource, { peek: true });
@@ -397,7 +449,32 @@ export function installBroker(
   let fileHandle: object | undefined;
   let fileHandleFd: AnyFunction | undefined;
   const learnFileHandle = (handle: object) => {
-    if (fileHandle !== undefined) return handle;
+    if (fileHandle === undefined) setUpFileHandle(handle);
+    const fd = fileHandleFd ? Reflect.apply(fileHandleFd, handle, []) : undefined;
+    const closeOwn = (handle as Target).close;
+    if (typeof fd !== "number" || fd < 0 || typeof closeOwn !== "function") return handle;
+    // Its number is its own until its close is done (`close` is each handle's own function).
+    const release = hold(fd);
+    Reflect.defineProperty(handle, "close", {
+      value: function close(this: unknown) {
+        return (Reflect.apply(closeOwn as AnyFunction, this, []) as Promise<void>).then(
+          (value) => {
+            release();
+            return value;
+          },
+          (error) => {
+            release();
+            throw error;
+          },
+        );
+      },
+      writable: false,
+      configurable: false,
+      enumerable: true,
+    });
+    return handle;
+  };
+  const setUpFileHandle = (handle: object) => {
     fileHandle = Object.getPrototypeOf(handle) as object;
     fileHandleFd = Reflect.getOwnPropertyDescriptor(fileHandle, "fd")?.get as AnyFunction | undefined;
     // Node itself tells a FileHandle by `instanceof`: tool code must not redefine that answer.
@@ -425,7 +502,6 @@ export function installBroker(
       }
     }
     Object.freeze(fileHandle);
-    return handle;
   };
   /**
    * The path a file call's argument names, read once. Node takes any object that looks like a URL
@@ -742,9 +818,41 @@ export function installBroker(
   ];
   for (const base of FD_FUNCTIONS)
     for (const name of [base, `${base}Sync`]) wrap(fs as unknown as Target, name, (a) => guardFd(a[0]));
+  wrap(fs as unknown as Target, "closeSync", (a) => guardClose(a[0]));
+  // A close the tool queues runs on libuv's pool, later, when a thread is free — also while the
+  // broker holds a descriptor it opened and the CLI confirmed (a synchronous call blocks only this
+  // thread, not the pool): a close of that number, queued before it was opened, and an open of the
+  // tool's landing on it would have the broker read, write or truncate another file than the one
+  // confirmed. So `fs.close` closes at once, here, and answers on a later tick, as Node would.
+  replace(
+    fs as unknown as Target,
+    "close",
+    (original) =>
+      function close(this: unknown, ...a: unknown[]) {
+        const callback = a[1];
+        if (callback !== undefined && typeof callback !== "function") return Reflect.apply(original, this, a);
+        guardClose(a[0]);
+        try {
+          closeSyncOriginal(a[0] as number);
+        } catch (error) {
+          // Not a descriptor at all: thrown now, as Node does; a failed close goes to the callback.
+          if (typeof (error as NodeJS.ErrnoException).errno !== "number") throw error;
+          nextTick(
+            callback === undefined
+              ? () => {
+                  throw error;
+                }
+              : (callback as AnyFunction),
+            error,
+          );
+          return;
+        }
+        if (callback !== undefined) nextTick(callback as AnyFunction, null);
+      },
+  );
   const streamFd = (a: unknown[]) => {
     const o = a[1];
-    if (typeof o === "object" && o !== null) guardFd((o as { fd?: unknown }).fd);
+    if (typeof o === "object" && o !== null) guardClose((o as { fd?: unknown }).fd);
   };
   const OriginalSocket = net.Socket;
   const socketProxy = new Proxy(OriginalSocket, {
@@ -889,6 +997,72 @@ export function installBroker(
     );
   wrap(fsTarget, "unwatchFile", () => {});
   patchFsLike(fs.promises as unknown as Target, [""]);
+  // ---- watching ----------------------------------------------------------------------------
+  // Under a file restriction a watched file is polled by the broker, each poll a look at what a
+  // descriptor the CLI confirmed names (watchers.ts; by the checked path where there is no `O_PATH`),
+  // and `fs.watch` is refused: an inotify watch is tied to what the path named when Node added it,
+  // after the check, and nothing in Node ties it to what was checked (Node's permission model
+  // refuses the host the `/proc/self/fd` path of a confirmed descriptor); a watcher's class would
+  // also start one on any path, past the broker and Node's model alike.
+  if (options.fsRestricted) {
+    const linux = process.platform === "linux";
+    const looking: Opening = { flag: undefined, mode: undefined, read: true, write: false };
+    const look = (path: string, bigint: boolean): fs.Stats | fs.BigIntStats | undefined => {
+      if (!linux) {
+        const { resource, escaped } = fileResource(path);
+        try {
+          if (escaped) return undefined;
+          refuseIfDenied("FileSystem", "Read", resource);
+          return statSyncOriginal(path, { bigint, throwIfNoEntry: false });
+        } catch {
+          return undefined;
+        }
+      }
+      let fd: number;
+      try {
+        fd = openSyncOriginal(path, O_PATH);
+      } catch {
+        return undefined;
+      }
+      try {
+        return refusalOf(fd, looking) === undefined ? fstatSyncOriginal(fd, { bigint }) : undefined;
+      } catch {
+        return undefined;
+      } finally {
+        closeSyncOriginal(fd);
+      }
+    };
+    const absolute = (a: unknown[]) => resolvePath(cwdOriginal(), a[0] as string);
+    const { watchFile, unwatchFile } = makeWatchFile({
+      checkPath: (a) => {
+        checkArg(a, 0, "Read");
+        return absolute(a);
+      },
+      absolute,
+      look,
+      sample: (bigint) => fstatSyncOriginal(options.reserved[0] ?? 0, { bigint }),
+    });
+    /** `call` on the tool's path read once (what is no path goes to Node, which refuses it). */
+    const onPath = (call: AnyFunction) => (original: AnyFunction) =>
+      function (this: unknown, ...a: unknown[]) {
+        const path = toPath(a[0]);
+        if (path === null) return Reflect.apply(original, this, a);
+        a[0] = path;
+        return Reflect.apply(call, this, a);
+      };
+    replace(fsTarget, "watchFile", onPath(watchFile));
+    replace(fsTarget, "unwatchFile", onPath(unwatchFile));
+    const refuseWatch = (...a: unknown[]) => {
+      try {
+        check("FileSystem", "Read", fileResource(a[0] as string).resource, true);
+      } catch (error) {
+        if (error instanceof PermissionDeniedError) error.message += WATCH_REFUSED;
+        throw error;
+      }
+    };
+    replace(fsTarget, "watch", onPath(refuseWatch));
+    replace(fs.promises as unknown as Target, "watch", onPath(refuseWatch));
+  }
 
   // ---- what was opened is what was checked -------------------------------------------------
   // A path names what it names when it is checked: tool code can swap a directory or a link on it
@@ -898,7 +1072,7 @@ export function installBroker(
   // closed and refused. Truncation waits for that answer (the file is opened without `O_TRUNC`), so
   // a refused open has read, written and truncated nothing — at most it made an empty file where a
   // swapped link pointed. `open` (every kind), `readFile`, `writeFile`, `appendFile` and the streams
-  // (which open through `fs.open`) take this way; see README "Outside the model" for the rest.
+  // (which open through `fs.open`) take this way; the other path calls, below.
   /** How a call opens its file: the flag and mode, and whether it reads and whether it writes. */
   interface Opening {
     flag: unknown;
@@ -1076,14 +1250,17 @@ export function installBroker(
           openConfirmed(a[0], openingFrom(a, at, defaultFlag, reads), (error, fd) => {
             if (error || fd === undefined) return (callback as AnyFunction)(error);
             a[0] = fd;
+            const release = hold(fd);
             a[a.length - 1] = (...results: unknown[]) => {
               closeSyncOriginal(fd);
+              release();
               Reflect.apply(callback as AnyFunction, undefined, results);
             };
             try {
               Reflect.apply(original, this, a);
             } catch (thrown) {
               closeSyncOriginal(fd);
+              release();
               (callback as AnyFunction)(thrown);
             }
           });
@@ -1113,10 +1290,8 @@ export function installBroker(
   // descriptor is then the link's own), then `fstat`. A directory swapped on the path after the
   // check shows nothing out of the grants (`exists` answers false). Errors read as the call's
   // (`stat '…'`, not `open '…'`). Under a file restriction on Linux only: elsewhere every file may
-  // be looked at. `access` for a mode, `readdir` and `opendir` have no call on a descriptor in Node
-  // (README "Outside the model").
+  // be looked at. `access` for a mode, `readdir`, `opendir` and the rest: made by the CLI (below).
   if (options.fsRestricted && process.platform === "linux") {
-    const O_PATH = 0o10000000;
     const looking: Opening = { flag: undefined, mode: undefined, read: true, write: false };
     /** An `open` error made the `syscall`'s: its name and message. */
     const asCall = (error: unknown, syscall: string): unknown => {
@@ -1172,8 +1347,10 @@ export function installBroker(
                 closeSyncOriginal(fd);
                 return (callback as AnyFunction)(refusal);
               }
+              const release = hold(fd);
               fstatOriginal(fd, { bigint: o?.bigint === true }, (statError, stats) => {
                 closeSyncOriginal(fd);
+                release();
                 (callback as AnyFunction)(statError, stats);
               });
             });
@@ -1201,8 +1378,8 @@ export function installBroker(
           },
       );
     }
-    // `access` for existence (`F_OK`, the default) the same way; a mode that asks for more goes to
-    // Node by path (no `access` on a descriptor in Node).
+    // `access` for existence (`F_OK`, the default) the same way; a mode that asks for more is made
+    // by the CLI (below).
     const existenceOnly = (mode: unknown) => mode === undefined || mode === FS_CONSTANTS.F_OK;
     /** Opens `path` with `O_PATH` and has the CLI confirm it (an error reads as `access`'s). */
     const confirmPath = (path: string): void => {
@@ -1448,6 +1625,533 @@ export function installBroker(
         );
       },
   );
+
+  // ---- path calls the CLI does on a confirmed descriptor ------------------------------------
+  // The other calls that name a path — `readdir`, `opendir`, `readlink`, `realpath`, `access` for
+  // a mode, `chmod`, `chown`, `lchown`, `utimes`, `lutimes`, `statfs`, and the entry calls `unlink`,
+  // `rm`, `rmdir`, `mkdir`, `mkdtemp`, `rename`, `link` — have no form on a descriptor that Node
+  // allows the host under its permission model (nor does it let the host name `/proc/self/fd`). So
+  // the broker opens what the call acts on — the file (`O_PATH`, following links, as the call
+  // would), or for an entry call the entry's directory (`O_PATH | O_DIRECTORY`), the entry then
+  // named in it — and the CLI decides on what that descriptor really is and, if it allows, makes
+  // the call itself through `/proc/<host>/fd/<n>` (file-ops.ts): a directory or link swapped on
+  // the tool's path after the open changes nothing. `realpath` is the path the kernel keeps for
+  // the descriptor, as the CLI read it. `cp` is made of these calls (and the confirmed copies
+  // above); `openAsBlob` reads a confirmed descriptor at once (Node would read the path again
+  // whenever the blob is read); `chdir` is confirmed after the fact (the new working directory's
+  // real path, else back to the old one). The callback and promise forms answer on a later tick:
+  // the CLI is asked synchronously, as for every check. Under a file restriction on Linux only.
+  if (options.fsRestricted && process.platform === "linux") {
+    /** An error of opening `path` for `syscall`, worded as the call's on the tool's path. */
+    const openError = (error: unknown, syscall: string, path: string): unknown => {
+      const e = error as NodeJS.ErrnoException;
+      if (e?.syscall !== "open" || typeof e.message !== "string") return error;
+      const at = e.message.indexOf(", open '");
+      if (at !== -1) e.message = `${e.message.slice(0, at)}, ${syscall} '${path}'`;
+      e.syscall = syscall;
+      e.path = path;
+      return error;
+    };
+    /** Node's error for `syscall` on the tool's `path` (and `dest`), from the CLI's fields. */
+    const callError = (e: OpError, syscall: string, path: string, dest?: string): Error => {
+      const call = e.syscall ?? syscall;
+      const named = dest === undefined ? `'${path}'` : `'${path}' -> '${dest}'`;
+      const message = e.code.startsWith("ERR_")
+        ? `${e.text} ${path}`
+        : `${e.code}: ${e.text}, ${call} ${named}`;
+      const error = new Error(message) as NodeJS.ErrnoException & { dest?: string };
+      error.errno = e.errno;
+      error.code = e.code;
+      error.syscall = call;
+      error.path = path;
+      if (dest !== undefined) error.dest = dest;
+      return error;
+    };
+    /** Has the CLI decide on `entry` and do `op` there: its value, or the refusal or error thrown. */
+    const viaCli = (
+      entry: PinnedEntry,
+      op: FileOp,
+      syscall: string,
+      path: string,
+      dest?: string,
+    ): unknown => {
+      const action = opAction(op.o);
+      const { fd, name } = entry;
+      const resource = name === undefined ? `fd:${fd}` : `fd:${fd}/${name}`;
+      const answer = ask("FileSystem", action, resource, { fd, name, op, peek: true });
+      if (!allows(answer)) throw new PermissionDeniedError("FileSystem", answer.a ?? action, answer.r);
+      if (answer.e) throw callError(answer.e, syscall, path, dest);
+      return answer.v;
+    };
+    /** Opens `path` (`O_PATH`, plus `flags`) for `syscall`. */
+    const openPath = (path: string, flags: number, syscall: string, named = path): number => {
+      try {
+        return openSyncOriginal(path, O_PATH | flags);
+      } catch (error) {
+        throw openError(error, syscall, named);
+      }
+    };
+    /** `op` on the file `path` names (links followed). */
+    const onFile = (path: string, op: FileOp, syscall: string): unknown => {
+      const fd = openPath(path, 0, syscall);
+      try {
+        return viaCli({ fd }, op, syscall, path);
+      } finally {
+        closeSyncOriginal(fd);
+      }
+    };
+    /**
+     * The entry `path` names: its directory opened, with its name; or, where Node refuses the host
+     * that directory (it is above every grant, so out of the tool's reach too), the entry itself.
+     */
+    const pin = (path: string, syscall: string): PinnedEntry => {
+      const absolute = resolvePath(cwdOriginal(), path);
+      const name = basename(absolute);
+      if (name !== "") {
+        try {
+          return { fd: openSyncOriginal(dirname(absolute), O_PATH | FS_CONSTANTS.O_DIRECTORY), name };
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "ERR_ACCESS_DENIED")
+            throw openError(error, syscall, path);
+        }
+      }
+      return { fd: openPath(absolute, FS_CONSTANTS.O_NOFOLLOW, syscall, path) };
+    };
+    /** `op` on the entry `path` names (not followed). */
+    const onEntry = (path: string, op: FileOp, syscall: string): unknown => {
+      const entry = pin(path, syscall);
+      try {
+        return viaCli(entry, op, syscall, path);
+      } finally {
+        closeSyncOriginal(entry.fd);
+      }
+    };
+    /**
+     * Replaces `base` (sync, callback, promise) with `run` on the checked arguments (the callback
+     * left out), when `ours` takes them: anything else — a descriptor, a handle, an argument Node
+     * refuses — goes to Node's own, which refuses or guards it.
+     */
+    const perform = (
+      base: string,
+      guard: (a: unknown[]) => void,
+      run: (a: unknown[]) => unknown,
+      ours: (a: unknown[]) => boolean = () => true,
+    ) => {
+      const taken = (a: unknown[]) => typeof a[0] === "string" && ours(a);
+      replace(
+        fsTarget,
+        `${base}Sync`,
+        (original) =>
+          function (this: unknown, ...a: unknown[]) {
+            guard(a);
+            return taken(a) ? run(a) : Reflect.apply(original, this, a);
+          },
+      );
+      replace(
+        fsTarget,
+        base,
+        (original) =>
+          function (this: unknown, ...a: unknown[]) {
+            const callback = a[a.length - 1];
+            if (typeof callback !== "function") return Reflect.apply(original, this, a);
+            const args = a.slice(0, -1);
+            guard(args);
+            if (!taken(args)) return Reflect.apply(original, this, [...args, callback]);
+            let value: unknown;
+            try {
+              value = run(args);
+            } catch (error) {
+              nextTick(callback as AnyFunction, error);
+              return;
+            }
+            nextTick(callback as AnyFunction, null, value);
+          },
+      );
+      replace(
+        promisesTarget,
+        base,
+        (original) =>
+          function (this: unknown, ...a: unknown[]) {
+            try {
+              guard(a);
+              return taken(a) ? Promise.resolve(run(a)) : Reflect.apply(original, this, a);
+            } catch (error) {
+              return Promise.reject(error);
+            }
+          },
+      );
+    };
+    const readGuard = (a: unknown[]) => checkArg(a, 0, "Read");
+    const writeGuard = (a: unknown[]) => checkArg(a, 0, "Write");
+    /** Options given as an object or, for the encoding alone, a string. */
+    const optionsOf = (o: unknown): Record<string, unknown> =>
+      typeof o === "string" ? { encoding: o } : typeof o === "object" && o !== null ? { ...o } : {};
+    /** A name as the call's `encoding` asks (`buffer`: bytes). */
+    const encoded = (text: string, encoding: unknown): unknown => {
+      if (encoding === undefined || encoding === null || encoding === "utf8" || encoding === "utf-8")
+        return text;
+      const bytes = bufferFrom(text, "utf8");
+      return encoding === "buffer" ? bytes : bytes.toString(encoding as BufferEncoding);
+    };
+
+    // Listing: one directory at a time, each confirmed; recursion goes into real directories only.
+    const list = (path: string, syscall: string) =>
+      onFile(path, { o: "readdir", types: true }, syscall) as [string, number][];
+    const listing = (path: string, recursive: boolean, syscall: string) => {
+      const found: { name: string; relative: string; type: number; parent: string }[] = [];
+      const queue = [path];
+      for (let i = 0; i < queue.length; i++) {
+        const dir = queue[i] as string;
+        for (const [name, type] of list(dir, syscall)) {
+          const full = joinPath(dir, name);
+          found.push({ name, relative: i === 0 ? name : relativePath(path, full), type, parent: dir });
+          if (recursive && type === DIRENT.DIR) queue.push(full);
+        }
+      }
+      return found;
+    };
+    const dirents = (path: string, o: Record<string, unknown>, syscall: string) =>
+      listing(path, o.recursive === true, syscall).map(
+        (entry) => new DirentClass(encoded(entry.name, o.encoding) as string, entry.type, entry.parent),
+      );
+    perform("readdir", readGuard, (a) => {
+      const o = optionsOf(a[1]);
+      if (o.withFileTypes === true) return dirents(a[0] as string, o, "scandir");
+      return listing(a[0] as string, o.recursive === true, "scandir").map((entry) =>
+        encoded(entry.relative, o.encoding),
+      );
+    });
+    /** What `opendir` gives: the listing taken when it was opened, read one entry at a time. */
+    class ListedDir {
+      readonly path: string;
+      #entries: fs.Dirent[];
+      #closed = false;
+      constructor(path: string, entries: fs.Dirent[]) {
+        this.path = path;
+        this.#entries = entries;
+      }
+      #open() {
+        if (this.#closed)
+          throw Object.assign(new Error("Directory handle was closed"), { code: "ERR_DIR_CLOSED" });
+      }
+      readSync(): fs.Dirent | null {
+        this.#open();
+        return this.#entries.shift() ?? null;
+      }
+      read(callback?: AnyFunction): Promise<fs.Dirent | null> | undefined {
+        return later(() => this.readSync(), callback);
+      }
+      closeSync(): void {
+        this.#open();
+        this.#closed = true;
+      }
+      close(callback?: AnyFunction): Promise<void> | undefined {
+        return later(() => this.closeSync(), callback);
+      }
+      async *entries(): AsyncGenerator<fs.Dirent> {
+        try {
+          for (let entry = this.readSync(); entry !== null; entry = this.readSync()) yield entry;
+        } finally {
+          if (!this.#closed) this.closeSync();
+        }
+      }
+      [Symbol.asyncIterator]() {
+        return this.entries();
+      }
+    }
+    Object.freeze(ListedDir.prototype);
+    /** `run`'s value to `callback` on a later tick, or as a promise without one. */
+    const later = <T>(run: () => T, callback?: AnyFunction): Promise<T> | undefined => {
+      let value: T;
+      try {
+        value = run();
+      } catch (error) {
+        if (typeof callback !== "function") return Promise.reject(error);
+        nextTick(callback, error);
+        return undefined;
+      }
+      if (typeof callback !== "function") return Promise.resolve(value);
+      nextTick(callback, null, value);
+      return undefined;
+    };
+    perform("opendir", readGuard, (a) => {
+      const o = optionsOf(a[1]);
+      return new ListedDir(a[0] as string, dirents(a[0] as string, o, "opendir"));
+    });
+    perform("readlink", readGuard, (a) => {
+      const bytes = bufferFrom(onEntry(a[0] as string, { o: "readlink" }, "readlink") as string, "base64");
+      const { encoding } = optionsOf(a[1]);
+      return encoding === "buffer" ? bytes : bytes.toString((encoding ?? "utf8") as BufferEncoding);
+    });
+    // The real path is the name the kernel keeps for the opened file, as the CLI confirmed it.
+    const realpathOf = (syscall: string) => (a: unknown[]) => {
+      const path = a[0] as string;
+      const fd = openPath(path, 0, syscall);
+      try {
+        const answer = ask("FileSystem", "Read", `fd:${fd}`, { fd, peek: true });
+        if (!allows(answer)) throw new PermissionDeniedError("FileSystem", "Read", answer.r);
+        return encoded(answer.r, optionsOf(a[1]).encoding);
+      } finally {
+        closeSyncOriginal(fd);
+      }
+    };
+    perform("realpath", readGuard, realpathOf("lstat"));
+    for (const [target, name] of [
+      [fs.realpath, "native"],
+      [fs.realpathSync, "native"],
+    ] as const) {
+      replace(
+        target as unknown as Target,
+        name,
+        (original) =>
+          function (this: unknown, ...a: unknown[]) {
+            const callback = target === fs.realpath ? a[a.length - 1] : undefined;
+            const args = typeof callback === "function" ? a.slice(0, -1) : a;
+            readGuard(args);
+            if (typeof args[0] !== "string" || (target === fs.realpath && typeof callback !== "function"))
+              return Reflect.apply(original, this, a);
+            if (target === fs.realpathSync) return realpathOf("realpath")(args);
+            later(() => realpathOf("realpath")(args), callback as AnyFunction);
+          },
+      );
+    }
+    // `access` for a mode (for existence alone, the confirmed open above).
+    const accessMode = (mode: unknown) =>
+      typeof mode === "number" &&
+      mode !== FS_CONSTANTS.F_OK &&
+      Number.isInteger(mode) &&
+      mode >= 0 &&
+      mode <= 7;
+    perform(
+      "access",
+      readGuard,
+      (a) => {
+        onFile(a[0] as string, { o: "access", mode: a[1] as number }, "access");
+      },
+      (a) => accessMode(a[1]),
+    );
+    perform("statfs", readGuard, (a) => {
+      const numbers = onFile(a[0] as string, { o: "statfs" }, "statfs") as string[];
+      const big = optionsOf(a[1]).bigint === true;
+      const [type, bsize, blocks, bfree, bavail, files, ffree] = numbers.map((n) =>
+        big ? BigInt(n) : Number(n),
+      );
+      return { type, bsize, blocks, bfree, bavail, files, ffree };
+    });
+    /** A mode as Node takes it (a number, or octal digits), or undefined for what Node refuses. */
+    const modeOf = (mode: unknown): number | undefined => {
+      if (typeof mode === "number") return Number.isInteger(mode) && mode >= 0 ? mode : undefined;
+      return typeof mode === "string" && /^[0-7]+$/.test(mode) ? Number.parseInt(mode, 8) : undefined;
+    };
+    perform(
+      "chmod",
+      writeGuard,
+      (a) => {
+        onFile(a[0] as string, { o: "chmod", mode: modeOf(a[1]) as number }, "chmod");
+      },
+      (a) => modeOf(a[1]) !== undefined,
+    );
+    const ids = (a: unknown[]) => Number.isInteger(a[1]) && Number.isInteger(a[2]);
+    perform(
+      "chown",
+      writeGuard,
+      (a) => {
+        onFile(a[0] as string, { o: "chown", uid: a[1] as number, gid: a[2] as number }, "chown");
+      },
+      ids,
+    );
+    perform(
+      "lchown",
+      writeGuard,
+      (a) => {
+        onEntry(a[0] as string, { o: "lchown", uid: a[1] as number, gid: a[2] as number }, "lchown");
+      },
+      ids,
+    );
+    /** A time as Node takes it, in seconds (a negative number is now), or undefined for what Node refuses. */
+    const secondsOf = (time: unknown): number | undefined => {
+      let seconds: number | undefined;
+      if (typeof time === "string") seconds = Number(time);
+      else if (typeof time === "number") seconds = time < 0 ? Date.now() / 1000 : time;
+      else if (isDate(time)) seconds = dateGetTime(time) / 1000;
+      else return undefined;
+      // What Node would take but JSON cannot carry (NaN, ±Infinity) is refused here instead.
+      if (!Number.isFinite(seconds)) throw new TypeError(`invalid time: ${String(time)}`);
+      return seconds;
+    };
+    const times = (a: unknown[]) => secondsOf(a[1]) !== undefined && secondsOf(a[2]) !== undefined;
+    for (const [base, follow] of [
+      ["utimes", true],
+      ["lutimes", false],
+    ] as const) {
+      perform(
+        base,
+        writeGuard,
+        (a) => {
+          const op = { o: base, atime: secondsOf(a[1]) as number, mtime: secondsOf(a[2]) as number };
+          if (follow) onFile(a[0] as string, op, base);
+          else onEntry(a[0] as string, op, base);
+        },
+        times,
+      );
+    }
+    // Entry calls.
+    perform("unlink", writeGuard, (a) => {
+      onEntry(a[0] as string, { o: "unlink" }, "unlink");
+    });
+    const removeEntry = (path: string, o: Record<string, unknown>) => {
+      try {
+        onEntry(path, { o: "rm", recursive: o.recursive === true }, "rm");
+      } catch (error) {
+        if (!(o.force === true && (error as NodeJS.ErrnoException).code === "ENOENT")) throw error;
+      }
+    };
+    perform("rm", writeGuard, (a) => removeEntry(a[0] as string, optionsOf(a[1])));
+    perform("rmdir", writeGuard, (a) => {
+      const o = optionsOf(a[1]);
+      if (o.recursive === true) removeEntry(a[0] as string, o);
+      else onEntry(a[0] as string, { o: "rmdir" }, "rmdir");
+    });
+    /** Whether `path` is a directory, as a confirmed descriptor says. */
+    const isConfirmedDirectory = (path: string): boolean => {
+      const fd = openPath(path, 0, "mkdir");
+      try {
+        const refusal = refusalOf(fd, { flag: undefined, mode: undefined, read: true, write: false });
+        if (refusal) throw refusal;
+        return (fstatSyncOriginal(fd).mode & FS_CONSTANTS.S_IFMT) === FS_CONSTANTS.S_IFDIR;
+      } finally {
+        closeSyncOriginal(fd);
+      }
+    };
+    /** `mkdir -p`: each missing directory made in its confirmed parent; the first one made, as Node answers. */
+    const makeAll = (path: string, mode: number): string | undefined => {
+      const absolute = resolvePath(cwdOriginal(), path);
+      const make = () => onEntry(absolute, { o: "mkdir", mode }, "mkdir");
+      let first: string | undefined = absolute;
+      try {
+        make();
+        return first;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "EEXIST" && isConfirmedDirectory(absolute)) return undefined;
+        if (code !== "ENOENT" || dirname(absolute) === absolute) throw error;
+      }
+      first = makeAll(dirname(absolute), mode);
+      try {
+        make();
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST" || !isConfirmedDirectory(absolute))
+          throw error;
+      }
+      return first ?? absolute;
+    };
+    perform(
+      "mkdir",
+      writeGuard,
+      (a) => {
+        const o: { mode?: unknown; recursive?: unknown } =
+          typeof a[1] === "object" && a[1] !== null ? { ...a[1] } : { mode: a[1] };
+        const mode = o.mode === undefined ? 0o777 : (modeOf(o.mode) as number);
+        if (o.recursive === true) return makeAll(a[0] as string, mode);
+        onEntry(a[0] as string, { o: "mkdir", mode }, "mkdir");
+      },
+      (a) => {
+        const mode = typeof a[1] === "object" && a[1] !== null ? (a[1] as { mode?: unknown }).mode : a[1];
+        return mode === undefined || modeOf(mode) !== undefined;
+      },
+    );
+    perform("mkdtemp", writeGuard, (a) => {
+      const prefix = a[0] as string;
+      const slash = prefix.lastIndexOf("/");
+      const name = prefix.slice(slash + 1);
+      const dir = slash === -1 ? "." : prefix.slice(0, slash + 1);
+      const fd = openPath(
+        resolvePath(cwdOriginal(), dir),
+        FS_CONSTANTS.O_DIRECTORY,
+        "mkdtemp",
+        `${prefix}XXXXXX`,
+      );
+      try {
+        const made = viaCli(
+          { fd, name: name === "" ? undefined : name },
+          { o: "mkdtemp" },
+          "mkdtemp",
+          `${prefix}XXXXXX`,
+        );
+        return encoded(`${prefix}${(made as string).slice(name.length)}`, optionsOf(a[1]).encoding);
+      } finally {
+        closeSyncOriginal(fd);
+      }
+    });
+    for (const base of ["rename", "link"] as const) {
+      perform(
+        base,
+        (a) => {
+          checkArg(a, 0, "Read");
+          checkArg(a, 0, "Write");
+          checkArg(a, 1, "Write");
+        },
+        (a) => {
+          const [source, target] = a as [string, string];
+          const from = pin(source, base);
+          try {
+            const to = pin(target, base);
+            try {
+              viaCli(to, { o: base, from }, base, source, target);
+            } finally {
+              closeSyncOriginal(to.fd);
+            }
+          } finally {
+            closeSyncOriginal(from.fd);
+          }
+        },
+        (a) => typeof a[1] === "string",
+      );
+    }
+    // A blob of what a confirmed descriptor holds, read now.
+    replace(
+      fsTarget,
+      "openAsBlob",
+      (original) =>
+        function openAsBlob(this: unknown, ...a: unknown[]) {
+          try {
+            readGuard(a);
+            if (typeof a[0] !== "string") return Reflect.apply(original, this, a);
+            const fd = openConfirmedSync(a[0], { flag: "r", mode: undefined, read: true, write: false });
+            const chunks: Buffer[] = [];
+            try {
+              for (;;) {
+                const chunk = allocBuffer(COPY_CHUNK);
+                const read = readSyncOriginal(fd, chunk, 0, COPY_CHUNK, null);
+                if (read === 0) break;
+                chunks.push(chunk.subarray(0, read));
+              }
+            } finally {
+              closeSyncOriginal(fd);
+            }
+            const type = optionsOf(a[1]).type;
+            return Promise.resolve(new BlobClass(chunks, { type: typeof type === "string" ? type : "" }));
+          } catch (error) {
+            return Promise.reject(error);
+          }
+        },
+    );
+    // The working directory is what the kernel says it is: one out of the grants is left at once.
+    replace(
+      process as unknown as Target,
+      "chdir",
+      (original) =>
+        function chdir(this: unknown, ...a: unknown[]) {
+          const before = cwdOriginal();
+          Reflect.apply(original, this, a);
+          const now = cwdOriginal();
+          const answer = ask("FileSystem", "Read", now, { peek: true });
+          if (allows(answer)) return;
+          chdirOriginal(before);
+          throw new PermissionDeniedError("FileSystem", "Read", answer.r);
+        },
+    );
+  }
 
   // ---- network -----------------------------------------------------------------------------
   const netResource = (options: Record<string, unknown>, fallbackHost: string): string => {

@@ -5,7 +5,7 @@
  * addresses) and writes the audit line from its own decision.
  */
 import { lookup } from "node:dns/promises";
-import { accessSync, constants, readlinkSync, realpathSync } from "node:fs";
+import { accessSync, closeSync, constants, openSync, readlinkSync, realpathSync } from "node:fs";
 import { isIP } from "node:net";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import type { AuditSink } from "../audit-log.ts";
@@ -19,7 +19,8 @@ import {
   type PermissionKind,
   type Policy,
 } from "../permissions.ts";
-import type { Answer, CheckMessage } from "./protocol.ts";
+import { opPath, performFileOp } from "./file-ops.ts";
+import { type Answer, type CheckMessage, type FileOp, opAction, type PinnedEntry } from "./protocol.ts";
 
 /** The shell `exec`, `execSync` and `shell: true` run (Node's default on POSIX). */
 export const DEFAULT_SHELL = "/bin/sh";
@@ -73,6 +74,23 @@ export function openedFile(host: number | undefined, fd: number, name?: string):
   return name === undefined ? file : join(file, name);
 }
 
+/** Linux's `O_PATH`: a descriptor that names a file without opening it for reading or writing. */
+const O_PATH = 0o10000000;
+
+/**
+ * A descriptor of this process for what descriptor `fd` of process `host` names (its `/proc` link
+ * opened, which the kernel resolves to that very file, not by its path), or undefined if there is
+ * none.
+ */
+function holdDescriptor(host: number | undefined, fd: number): number | undefined {
+  if (host === undefined || !Number.isInteger(fd) || fd < 0) return undefined;
+  try {
+    return openSync(`/proc/${host}/fd/${fd}`, O_PATH);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Decides checks for one tool host. */
 export class Judge {
   #policy: Policy;
@@ -112,17 +130,77 @@ export class Judge {
    * Decides `check`, audits it, and answers. `host` is the pid of the tool host that asks: a check
    * of a descriptor it opened (`fd`) is decided on what that descriptor really is.
    */
-  async answer(check: CheckMessage, host?: number): Promise<Answer> {
+  answer(check: CheckMessage, host?: number): Promise<Answer> {
+    return check.op === undefined ? this.#decide(check, host) : this.#held(check, host);
+  }
+
+  /**
+   * A file call the CLI makes (`op`): decided on, and made through, descriptors of the CLI's own,
+   * opened first on what the host's name. The host's numbers are the host's to reuse: while it
+   * waits for this answer, its libuv pool still runs the tool's queued `close` and `open`, and a
+   * number read twice — once to decide, once to act — could name another file the second time (one
+   * only readable, say). A descriptor the CLI holds names the same file until it is closed.
+   */
+  async #held(check: CheckMessage, host: number | undefined): Promise<Answer> {
+    const held: number[] = [];
+    const hold = (fd: number): number => {
+      const own = holdDescriptor(host, fd);
+      if (own === undefined) return -1; // nothing there: decided as no descriptor (refused)
+      held.push(own);
+      return own;
+    };
+    try {
+      const op = check.op as FileOp;
+      const fd = check.fd === undefined ? undefined : hold(check.fd);
+      const moved =
+        op.o === "rename" || op.o === "link" ? { ...op, from: { ...op.from, fd: hold(op.from.fd) } } : op;
+      return await this.#decide({ ...check, fd, op: moved }, process.pid);
+    } finally {
+      for (const own of held) closeSync(own);
+    }
+  }
+
+  async #decide(check: CheckMessage, host?: number): Promise<Answer> {
     const { kind, action } = check;
     const resource = check.fd === undefined ? check.resource : openedFile(host, check.fd, check.name);
     if (resource === undefined) return this.#record(kind, action, check.resource, "Deny");
-    if (check.denied || (action === "Write" && this.#guarded(resource)))
+    // A file call the CLI does is decided on what it does, whatever the check says.
+    const misnamed = check.op !== undefined && (kind !== "FileSystem" || action !== opAction(check.op.o));
+    if (misnamed || check.denied || (action === "Write" && this.#guarded(resource)))
       return this.#record(kind, action, resource, "Deny");
     if (check.exec) return this.#program(resource, check.exec.cwd);
     if (kind === "Network" && resource.startsWith("addr:")) return this.#address(action, resource.slice(5));
     const decision = decide(this.#policy, kind, action, resource);
-    if (check.peek && decision === "Allow") return { d: decision, r: resource };
-    return this.#record(kind, action, resource, decision);
+    const answer =
+      check.peek && decision === "Allow"
+        ? { d: decision, r: resource }
+        : this.#record(kind, action, resource, decision);
+    if (check.op === undefined || decision !== "Allow" || host === undefined || check.fd === undefined)
+      return answer;
+    return this.#perform(check.op, host, { fd: check.fd, name: check.name }, answer);
+  }
+
+  /**
+   * Does an allowed file call for host `host` on what its descriptor names (file-ops.ts). A move or
+   * a link is decided on its other entry too (read and written), here: the host's own checks of it
+   * are only as good as the host, and tool code could send this check by itself.
+   */
+  async #perform(op: FileOp, host: number, entry: PinnedEntry, answer: Answer): Promise<Answer> {
+    let from: string | undefined;
+    if (op.o === "rename" || op.o === "link") {
+      const source = openedFile(host, op.from.fd, op.from.name);
+      for (const action of ["Read", "Write"] as const) {
+        const allowed =
+          source !== undefined &&
+          !(action === "Write" && this.#guarded(source)) &&
+          decide(this.#policy, "FileSystem", action, source) === "Allow";
+        if (!allowed)
+          return { ...this.#record("FileSystem", action, source ?? `fd:${op.from.fd}`, "Deny"), a: action };
+      }
+      from = opPath(host, op.from, source as string, op.o);
+    }
+    const at = opPath(host, entry, answer.r, op.o);
+    return { ...answer, ...(await performFileOp(op, at, from, entry.name !== undefined)) };
   }
 
   /**

@@ -96,6 +96,73 @@ export interface CheckMessage {
   fd?: number;
   /** With `fd`, a directory: the check is about its entry of this name. */
   name?: string;
+  /**
+   * With `fd`: what the CLI itself does, if it allows, on what the descriptor names (through
+   * `/proc/<host>/fd/<fd>`, which no swap on the tool's path can redirect); see file-ops.ts.
+   */
+  op?: FileOp;
+}
+
+/** An entry as a {@link FileOp} names it: a directory the host opened, and a name in it (or the entry itself). */
+export interface PinnedEntry {
+  fd: number;
+  name?: string;
+}
+
+/**
+ * A path call the CLI does for the host on a descriptor it opened (Node has no such call on a
+ * descriptor, or refuses it under its permission model). Those marked "entry" act on the entry
+ * `name` in the directory `fd` without following it (or, with no name, on the entry the descriptor
+ * itself names); the others on the file the descriptor names.
+ */
+export type FileOp =
+  | { o: "readdir"; types: boolean }
+  | { o: "access"; mode: number }
+  | { o: "statfs" }
+  | { o: "chmod"; mode: number }
+  | { o: "chown"; uid: number; gid: number }
+  | { o: "utimes"; atime: number; mtime: number }
+  /** entry: */
+  | { o: "lchown"; uid: number; gid: number }
+  | { o: "lutimes"; atime: number; mtime: number }
+  | { o: "readlink" }
+  | { o: "unlink" }
+  | { o: "rmdir" }
+  | { o: "rm"; recursive: boolean }
+  | { o: "mkdir"; mode: number }
+  /** In the directory `fd`: a new directory named `name` (or nothing) and six random characters. */
+  | { o: "mkdtemp" }
+  /** entry, and `from` another entry, read and written (moved or linked from). */
+  | { o: "rename"; from: PinnedEntry }
+  | { o: "link"; from: PinnedEntry };
+
+/** A directory entry's type as libuv numbers it (`fs.constants.UV_DIRENT_*`, what `fs.Dirent` takes). */
+export const DIRENT = {
+  UNKNOWN: 0,
+  FILE: 1,
+  DIR: 2,
+  LINK: 3,
+  FIFO: 4,
+  SOCKET: 5,
+  CHAR: 6,
+  BLOCK: 7,
+} as const;
+
+/** The calls that only look (the others write what they act on). */
+const LOOKING_OPS = new Set<FileOp["o"]>(["readdir", "access", "statfs", "readlink"]);
+
+/** The action `op` needs, decided by the CLI whatever a check claims. */
+export function opAction(op: FileOp["o"]): PermissionAction {
+  return LOOKING_OPS.has(op) ? "Read" : "Write";
+}
+
+/** A file-system error of a {@link FileOp}, as Node's (`ENOENT: no such file or directory, unlink …`). */
+export interface OpError {
+  code: string;
+  errno?: number;
+  syscall?: string;
+  /** The description between the code and the syscall (`no such file or directory`). */
+  text: string;
 }
 
 /** CLI → host on fd 5: the decision, with the resource as audited and the program to run. */
@@ -105,6 +172,11 @@ export interface Answer {
   d: Decision;
   r: string;
   x?: string;
+  /** With a refusal of a {@link FileOp}'s other entry: the action refused there. */
+  a?: PermissionAction;
+  /** What an allowed {@link FileOp} returned (JSON), or its error. */
+  v?: unknown;
+  e?: OpError;
 }
 
 /** Host → CLI: an error escaped every call (uncaught exception / rejection). */
