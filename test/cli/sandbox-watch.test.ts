@@ -154,6 +154,20 @@ export async function globAcrossSwap() {
   }
   return names.join(",");
 }
+/** A glob's patterns are taken under its own cwd option: inside the grants it lists, outside it is refused. */
+export async function globUnderCwd() {
+  if (typeof fs.promises.glob !== "function") return "no glob";
+  const list = async (pattern) => {
+    const names = [];
+    try {
+      for await (const name of fs.promises.glob(pattern, { cwd: OUT + "/real/box" })) names.push(name);
+    } catch (error) {
+      return "error " + error.message.replaceAll(OUT, "OUT");
+    }
+    return names.sort().join(",");
+  };
+  return { inside: await list("../../*"), outside: await list("../../../../outside/*") };
+}
 /** Every route to fs/promises and fs is the checked object (names whose functions differ). */
 export async function routes() {
   const promises = require("node:fs").promises;
@@ -292,5 +306,13 @@ describe("sandbox: a glob (Node 22) walks through the checked calls", () => {
     expect(response.result, JSON.stringify(response)).toMatch(/^cur,/);
     expect(response.result).not.toContain(SECRET);
     expect(response.result).not.toMatch(/outside/);
+  });
+
+  it("takes patterns under the glob's own cwd option (granted: listed; outside: refused)", async () => {
+    const response = await session.call("globUnderCwd");
+    const result = response.result as { inside: string; outside: string };
+    expect(result.inside, JSON.stringify(response)).toBe("../../real,../../trap");
+    expect(result.outside).toMatch(/^error permission denied/);
+    expect(result.outside).not.toContain(SECRET);
   });
 });

@@ -610,12 +610,31 @@ export function installBroker(
     "glob",
   ];
   const WRITE_1 = ["chmod", "chown", "lchown", "lchmod", "lutimes", "utimes", "mkdtemp"];
-  /** A glob's pattern, or each of its patterns (Node 22 takes an array). */
+  /**
+   * A glob's pattern, or each of its patterns (Node 22 takes an array), taken where the glob matches
+   * them: under its `cwd` option when it has one (read once, checked, and passed on as read), else
+   * the working directory. The walk itself goes through the checked `readdir`/`lstat` as well.
+   */
   const checkPatterns = (a: unknown[]) => {
-    if (!Array.isArray(a[0])) return checkArg(a, 0, "Read");
-    const patterns = [...(a[0] as unknown[])];
-    for (let i = 0; i < patterns.length; i++) checkArg(patterns, i, "Read");
-    a[0] = patterns;
+    let base: string | null = null;
+    const o = a[1];
+    if (typeof o === "object" && o !== null) {
+      const { cwd, ...rest } = o as Record<string, unknown>;
+      const dir = cwd === undefined ? null : toPath(cwd);
+      a[1] = cwd === undefined ? rest : { ...rest, cwd: dir ?? cwd };
+      if (dir !== null) {
+        checkPath(dir, "Read");
+        base = resolvePath(cwdOriginal(), dir);
+      }
+    }
+    const many = Array.isArray(a[0]);
+    const patterns = many ? [...(a[0] as unknown[])] : [a[0]];
+    for (let i = 0; i < patterns.length; i++) {
+      const pattern = toPath(patterns[i]);
+      if (pattern !== null) patterns[i] = pattern;
+      checkPath(base !== null && pattern !== null ? resolvePath(base, pattern) : patterns[i], "Read");
+    }
+    a[0] = many ? patterns : patterns[0];
   };
   /**
    * `readFile` opens with the `flag` of its options, which may truncate (`w`) or create (`a`) the
