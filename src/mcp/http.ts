@@ -13,7 +13,7 @@ import {
 } from "./dispatch.ts";
 import { jsonNestingExceeds, MAX_JSON_NESTING } from "./json-text.ts";
 import {
-  encodeJsonRpcPieces,
+  encodeJsonRpc,
   failure,
   HEADER_MISMATCH,
   INVALID_PARAMS,
@@ -68,15 +68,9 @@ export interface McpHttpOptions<Ctx> {
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
-/**
- * A JSON-RPC message or batch as an HTTP response. Spliced texts (a {@link RawJson} result, a tool
- * answer's `structuredContent`) go to the runtime as pieces of a `Blob`, encoded there one by one,
- * never concatenated in JavaScript.
- */
+/** A JSON-RPC message or batch as an HTTP response (a {@link RawJson} result is sent as it is). */
 function jsonResponse(status: number, body: unknown, headers?: Record<string, string>): Response {
-  const pieces = encodeJsonRpcPieces(body);
-  const payload = pieces.length === 1 ? (pieces[0] as string) : new Blob(pieces);
-  return new Response(payload, { status, headers: { ...JSON_HEADERS, ...headers } });
+  return new Response(encodeJsonRpc(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
 function errorResponse(

@@ -179,105 +179,21 @@ export class RawJson {
   }
 }
 
-/**
- * JSON texts already written for values of a message ({@link rememberJson}), keyed by the value: the
- * encoder splices the text instead of serialising the value again. Weak: a text lives as long as
- * its value.
- */
-const writtenJson = new WeakMap<object, string>();
-
-/**
- * Records that `text` is `JSON.stringify(value)`, so that {@link encodeJsonRpc} splices it where
- * `value` is a member of a response's `result` (a tool answer's `structuredContent`, whose text item
- * already is that JSON) instead of serialising the value a second time. The value stays a plain
- * object for in-process callers. A value with a `toJSON` of its own is not recorded (it may answer
- * differently as a member). The text is the value's as it was recorded: record it again after a change.
- */
-export function rememberJson(value: object, text: string): void {
-  if (typeof (value as { toJSON?: unknown }).toJSON !== "function") writtenJson.set(value, text);
-}
-
-/** The text spliced for a value: a {@link RawJson}'s, or a remembered one; undefined otherwise. */
-function splicedText(value: unknown): string | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  return value instanceof RawJson ? value.text : writtenJson.get(value);
+/** One message's JSON text, its {@link RawJson} result spliced in after `jsonrpc` and `id`. */
+function encodeOne(message: unknown): string {
+  if (!isPlainObject(message) || !(message.result instanceof RawJson))
+    return JSON.stringify(message) ?? "null";
+  const { result, ...head } = message;
+  const prefix = JSON.stringify(head).slice(0, -1);
+  return `${prefix}${prefix === "{" ? "" : ","}"result":${result.text}}`;
 }
 
 /**
- * Whether `value`, or a member of it up to `depth` levels down (plain objects without `toJSON`),
- * has a text to splice.
+ * The wire text of a message or a batch: `JSON.stringify`, except that a response whose `result` is
+ * a {@link RawJson} gets that text verbatim. Every transport of this core serialises through it.
  */
-function hasSplice(value: unknown, depth: number): boolean {
-  if (splicedText(value) !== undefined) return true;
-  if (depth <= 0 || !isPlainObject(value) || typeof value.toJSON === "function") return false;
-  for (const key of Object.keys(value)) if (hasSplice(value[key], depth - 1)) return true;
-  return false;
-}
-
-/**
- * Appends `value`'s JSON text to `out` as pieces: a spliced text as it is, a plain object holding
- * one (`depth` levels down at most) member by member, anything else through `JSON.stringify` — so
- * the pieces joined are what `JSON.stringify` writes for the value (members in its order, skipped
- * members skipped, each member written as a member), with the spliced texts in place.
- */
-function writeValue(value: unknown, depth: number, out: string[]): void {
-  const spliced = splicedText(value);
-  if (spliced !== undefined) {
-    out.push(spliced);
-    return;
-  }
-  if (!hasSplice(value, depth)) {
-    out.push(JSON.stringify(value) ?? "null");
-    return;
-  }
-  const object = value as Record<string, unknown>;
-  out.push("{");
-  let first = true;
-  for (const key of Object.keys(object)) {
-    const member = object[key];
-    if (hasSplice(member, depth - 1)) {
-      out.push(first ? "" : ",", JSON.stringify(key), ":");
-      writeValue(member, depth - 1, out);
-    } else {
-      // As a member: `toJSON(key)` sees its key, and a member JSON skips writes nothing.
-      const text = JSON.stringify({ [key]: member }).slice(1, -1);
-      if (text === "") continue;
-      out.push(first ? "" : ",", text);
-    }
-    first = false;
-  }
-  out.push("}");
-}
-
-/** How deep below a message its spliced values may be: `result` itself, or a member of it. */
-const SPLICE_DEPTH = 2;
-
-/**
- * The wire text of a message or a batch in pieces, in order: `JSON.stringify`'s text, except that a
- * {@link RawJson} `result`, or a member of `result` recorded by {@link rememberJson}, is a piece of
- * its own, as it is. One piece when nothing is spliced. The HTTP transport hands the pieces to the
- * runtime as they are (a `Blob`), so a spliced text of megabytes is not copied into a new string
- * first: concatenated, it was flattened again where the runtime encoded it, and joined, copied
- * (BENCHMARKS.md "Serialising a tool answer once").
- */
-export function encodeJsonRpcPieces(message: unknown): string[] {
-  const out: string[] = [];
-  if (!Array.isArray(message)) writeValue(message, SPLICE_DEPTH, out);
-  else {
-    out.push("[");
-    message.forEach((item, i) => {
-      if (i > 0) out.push(",");
-      writeValue(item, SPLICE_DEPTH, out);
-    });
-    out.push("]");
-  }
-  return out;
-}
-
-/** The wire text of a message or a batch ({@link encodeJsonRpcPieces} joined). Every transport of this core serialises through it. */
 export function encodeJsonRpc(message: unknown): string {
-  const pieces = encodeJsonRpcPieces(message);
-  return pieces.length === 1 ? (pieces[0] as string) : pieces.join("");
+  return Array.isArray(message) ? `[${message.map(encodeOne).join(",")}]` : encodeOne(message);
 }
 
 /** Builds a success response. */

@@ -13,7 +13,6 @@ import {
   MISSING_CLIENT_CAPABILITY,
   RawJson,
   RpcError,
-  rememberJson,
   UNSUPPORTED_PROTOCOL_VERSION,
 } from "./jsonrpc.ts";
 import { WeightedLru } from "./lru.ts";
@@ -276,18 +275,11 @@ export function toolsPageEnd(
  */
 export function renderToolResult(outcome: ToolOutcome, protocolVersion: string): CallToolResult {
   const { value } = outcome;
-  const text = outcome.content || typeof value === "string" ? undefined : (JSON.stringify(value) ?? "null");
   const content: ContentItem[] = outcome.content ?? [
-    { type: "text", text: typeof value === "string" ? value : (text as string) },
+    { type: "text", text: typeof value === "string" ? value : (JSON.stringify(value) ?? "null") },
   ];
   const result: CallToolResult = { content, isError: outcome.isError === true };
-  if (isPlainObject(value) && supportsStructuredContent(protocolVersion)) {
-    result.structuredContent = value;
-    // The text item is the value's JSON already: the encoder splices it rather than serialising
-    // the value again (a 100-row, 2,000-dimension answer is ≈ 4 MB of JSON, BENCHMARKS.md "CPU on
-    // the heaviest requests (session 11)").
-    if (text !== undefined) rememberJson(value, text);
-  }
+  if (isPlainObject(value) && supportsStructuredContent(protocolVersion)) result.structuredContent = value;
   return result;
 }
 

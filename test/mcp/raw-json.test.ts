@@ -7,13 +7,11 @@ import {
   dispatchPayload,
   dispatchText,
   encodeJsonRpc,
-  encodeJsonRpcPieces,
   encodeMessage,
   handleMcpHttpRequest,
   type McpServerOptions,
   RawJson,
   RpcError,
-  renderToolResult,
   success,
   type ToolDefinition,
   type ToolList,
@@ -326,40 +324,4 @@ describe("tools/call answers on the wire", () => {
       }
     },
   );
-});
-
-describe("a tool answer's value serialised once (session 11)", () => {
-  it("splices the text item's JSON as structuredContent, as a piece of its own", async () => {
-    const response = await dispatch(callMessage(1, "object"), outcomeHandlers, null, {
-      transport: { protocolVersion: "2025-06-18" },
-    });
-    const pieces = encodeJsonRpcPieces(response);
-    const text = JSON.stringify(TRICKY);
-    expect(pieces).toContain(text);
-    expect(pieces.join("")).toBe(JSON.stringify(response));
-  });
-
-  it("serialises a value with its own toJSON as JSON.stringify does, unspliced", () => {
-    const value = { toJSON: (key: string) => ({ key }) };
-    const result = renderToolResult({ value }, "2025-06-18");
-    const message = success(2, result);
-    expect(encodeJsonRpcPieces(message)).toHaveLength(1);
-    expect(encodeJsonRpc(message)).toBe(JSON.stringify(message));
-  });
-
-  it("writes the members around the spliced value as JSON.stringify does (skipped, toJSON, odd keys)", () => {
-    const value = { a: [1, 'q"uote'] };
-    const result: Record<string, unknown> = {
-      ...renderToolResult({ value }, "2025-11-25"),
-      skipped: undefined,
-      fn: () => 1,
-      when: new Date(0),
-      ["__proto__"]: { odd: true },
-      'k"ey': "\u2028",
-    };
-    const message = success("id", result);
-    expect(encodeJsonRpcPieces(message).length).toBeGreaterThan(1);
-    expect(encodeJsonRpc(message)).toBe(JSON.stringify(message));
-    expect(encodeJsonRpc([message, success(3, null)])).toBe(JSON.stringify([message, success(3, null)]));
-  });
 });
