@@ -28,39 +28,12 @@ import {
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestCli, LineClient, NODE, scratch } from "./helpers.ts";
+import { RACE_HELPERS } from "./race-tool.ts";
 
 const SECRET = "s3cr3t-path-race-42";
 
-/** The pool held on a FIFO and the swap (as in sandbox-race.test.ts), and the tool calls. */
-const TOOLS = `
-const fs = require("node:fs");
-const OUT = __OUT__;
-function holdPool() {
-  const readers = [];
-  for (let i = 0; i < 4; i++) readers.push(new Promise((resolve) => fs.open(OUT + "/fifo", "r", (error, fd) => resolve(fd))));
-  return async () => {
-    const writer = fs.openSync(OUT + "/fifo", "w");
-    for (const fd of await Promise.all(readers)) if (fd !== undefined) fs.closeSync(fd);
-    fs.closeSync(writer);
-  };
-}
-async function race(start) {
-  fs.renameSync(OUT + "/real", OUT + "/cur");
-  const release = holdPool();
-  let pending;
-  try {
-    pending = start();
-  } finally {
-    fs.renameSync(OUT + "/cur", OUT + "/real");
-    fs.renameSync(OUT + "/trap", OUT + "/cur");
-  }
-  const outcome = Promise.resolve(pending).then((value) => ({ value }), (error) => ({ error }));
-  await release();
-  const { value, error } = await outcome;
-  fs.renameSync(OUT + "/cur", OUT + "/trap");
-  return error ? "error " + (error.code ?? "") + " " + error.message : value;
-}
-const callback = (call) => new Promise((resolve, reject) => call((error, value) => (error ? reject(error) : resolve(value))));
+/** The pool held on a FIFO and the swap (race-tool.ts), and the tool calls. */
+const TOOLS = `${RACE_HELPERS}
 const BOX = OUT + "/cur/box";
 const REAL = OUT + "/real/box";
 /** What the jail's box holds again before each call (an entry call may have used it up). */
@@ -116,7 +89,7 @@ export async function asyncRaces() {
     let value;
     try {
       refill();
-      value = await race(start);
+      value = await race(start).catch((error) => "error " + (error.code ?? "") + " " + error.message);
     } catch (error) {
       value = "thrown " + error.message;
     }

@@ -11,51 +11,11 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { RACE_HELPERS } from "./race-tool.ts";
 
 const SECRET = "s3cr3t-race-42";
 
-/** What both tool files share: the pool held on a FIFO, and the race itself. */
-const HELPERS = `
-const fs = require("node:fs");
-const OUT = __OUT__;
-/**
- * Holds libuv's four pool threads, each waiting to open the FIFO for reading: a file call queued
- * after them runs only once \`release\` opens its writing end.
- */
-function holdPool() {
-  const readers = [];
-  for (let i = 0; i < 4; i++) readers.push(new Promise((resolve) => fs.open(OUT + "/fifo", "r", (error, fd) => resolve(fd))));
-  return async () => {
-    const writer = fs.openSync(OUT + "/fifo", "w");
-    for (const fd of await Promise.all(readers)) if (fd !== undefined) fs.closeSync(fd);
-    fs.closeSync(writer);
-  };
-}
-/**
- * Starts a file call on OUT/cur/… while cur is a real directory (what the broker checks), then,
- * before the pool opens anything, puts the directory whose entries link out of the jail in its place.
- */
-async function race(start) {
-  fs.renameSync(OUT + "/real", OUT + "/cur");
-  const release = holdPool();
-  let pending;
-  try {
-    pending = start();
-  } finally {
-    fs.renameSync(OUT + "/cur", OUT + "/real");
-    fs.renameSync(OUT + "/trap", OUT + "/cur");
-  }
-  const outcome = Promise.resolve(pending).then((value) => ({ value }), (error) => ({ error }));
-  await release();
-  const { value, error } = await outcome;
-  fs.renameSync(OUT + "/cur", OUT + "/trap");
-  if (error) throw error;
-  return value;
-}
-const callback = (call) => new Promise((resolve, reject) => call((error, value) => (error ? reject(error) : resolve(value))));
-`;
-
-const RACES = `${HELPERS}
+const RACES = `${RACE_HELPERS}
 const SECRET = OUT + "/cur/box/secret.txt";
 const LOG = OUT + "/cur/logs/audit.jsonl";
 export function readFilePromise() { return race(() => fs.promises.readFile(SECRET, "utf8")); }
@@ -166,7 +126,7 @@ const RACE_ATTEMPTS: [string, RegExp][] = [
  * links, and what the broker guards is the audit log: calls on a directory entry must not move,
  * erase or hard-link it through a directory swapped after their check.
  */
-const ENTRY_RACES = `${HELPERS}
+const ENTRY_RACES = `${RACE_HELPERS}
 const LOG = OUT + "/cur/logs/audit.jsonl";
 export function setUp({ logs }) {
   fs.mkdirSync(OUT + "/real/logs", { recursive: true });
