@@ -6,16 +6,24 @@
  * fail with it. Pure.
  */
 export class WeightedLru<K, V> {
-  readonly #entries = new Map<K, { value: V; weight: number }>();
+  readonly #entries = new Map<K, { value: V; weight: number; share: unknown }>();
   #total = 0;
   /** The most total weight kept (an entry heavier than this alone is not kept at all). */
   readonly budget: number;
   readonly #weigh: (value: V, key: K) => number;
+  readonly #shares: Shares<K, V> | undefined;
+  /** Weight kept per share, with {@link Shares}. */
+  readonly #shareTotals = new Map<unknown, number>();
 
-  /** @param weigh the weight of an entry, in the unit of `budget` (characters of its JSON, columns, …) */
-  constructor(budget: number, weigh: (value: V, key: K) => number) {
+  /**
+   * @param weigh the weight of an entry, in the unit of `budget` (characters of its JSON, columns, …)
+   * @param shares with it, no share (a tenant) keeps more than `budget` of its own: past it, its own
+   *   least recently used entries go, not the other shares'
+   */
+  constructor(budget: number, weigh: (value: V, key: K) => number, shares?: Shares<K, V>) {
     this.budget = budget;
     this.#weigh = weigh;
+    this.#shares = shares;
   }
 
   /** The value under `key` (now the most recently used), or undefined. */
@@ -32,12 +40,24 @@ export class WeightedLru<K, V> {
     this.delete(key);
     const weight = this.#weigh(value, key);
     if (weight > this.budget) return;
-    this.#entries.set(key, { value, weight });
+    const shares = this.#shares;
+    const share = shares?.of(value, key);
+    if (shares && weight > shares.budget) return;
+    this.#entries.set(key, { value, weight, share });
     this.#total += weight;
-    for (const [oldest, entry] of this.#entries) {
+    if (shares) {
+      const held = (this.#shareTotals.get(share) ?? 0) + weight;
+      this.#shareTotals.set(share, held);
+      // The share's own oldest entries first (a scan from the oldest, only while it is over).
+      if (held > shares.budget)
+        for (const [oldest, entry] of this.#entries) {
+          if ((this.#shareTotals.get(share) ?? 0) <= shares.budget) break;
+          if (entry.share === share) this.delete(oldest);
+        }
+    }
+    for (const [oldest] of this.#entries) {
       if (this.#total <= this.budget) break;
-      this.#entries.delete(oldest);
-      this.#total -= entry.weight;
+      this.delete(oldest);
     }
   }
 
@@ -46,6 +66,11 @@ export class WeightedLru<K, V> {
     if (!entry) return;
     this.#entries.delete(key);
     this.#total -= entry.weight;
+    if (this.#shares) {
+      const left = (this.#shareTotals.get(entry.share) ?? 0) - entry.weight;
+      if (left > 0) this.#shareTotals.set(entry.share, left);
+      else this.#shareTotals.delete(entry.share);
+    }
   }
 
   /** Forget every entry `test` holds for (a scan: for invalidation, not for the request path). */
@@ -55,6 +80,7 @@ export class WeightedLru<K, V> {
 
   clear(): void {
     this.#entries.clear();
+    this.#shareTotals.clear();
     this.#total = 0;
   }
 
@@ -63,9 +89,22 @@ export class WeightedLru<K, V> {
     return this.#total;
   }
 
+  /** The weight `share` keeps now (with {@link Shares}; never above their `budget`). */
+  shareWeight(share: unknown): number {
+    return this.#shareTotals.get(share) ?? 0;
+  }
+
   get size(): number {
     return this.#entries.size;
   }
+}
+
+/** A {@link WeightedLru}'s entries grouped by whose they are, each group bounded on its own. */
+export interface Shares<K, V> {
+  /** Whose an entry is (a project id, …): compared with `===`. */
+  of(value: V, key: K): unknown;
+  /** The most weight one share keeps. */
+  budget: number;
 }
 
 /**

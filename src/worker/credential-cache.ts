@@ -61,9 +61,19 @@ interface Entry {
   expires: number;
 }
 
+/**
+ * The most of {@link CREDENTIAL_BUDGET_CHARS} one app's credentials keep. An app has as many valid
+ * credentials as it signs up end users: without a share of its own, one app whose callers present
+ * thousands of distinct credentials (or whose developer scripts them) pushed every other app's out,
+ * and their next calls all went back to the database. Past its share, an app forgets its own
+ * least recently used credentials.
+ */
+export const CREDENTIAL_SHARE_CHARS = CREDENTIAL_BUDGET_CHARS / 4;
+
 const entries = new WeightedLru<string, Entry>(
   CREDENTIAL_BUDGET_CHARS,
   (entry, key) => key.length + JSON.stringify(entry.principal).length,
+  { of: (entry) => entry.principal.project.id, budget: CREDENTIAL_SHARE_CHARS },
 );
 /**
  * The configs of the cached resolutions, once per (project, `meta_rev`) — every config change bumps

@@ -49,6 +49,30 @@ describe("WeightedLru", () => {
     expect(lru.get("huge")).toBeUndefined();
     expect(lru.size).toBe(2);
   });
+
+  it("keeps each share within its own budget: past it, the share's own oldest go, not others'", () => {
+    const lru = new WeightedLru<string, string>(20, (value) => value.length, {
+      of: (_value, key) => key.split(":")[0],
+      budget: 8,
+    });
+    lru.set("quiet:1", "xxxx");
+    lru.set("loud:1", "xxxx");
+    lru.set("loud:2", "xxxx");
+    lru.set("loud:3", "xxxx"); // loud is over its 8: its oldest (loud:1) goes, quiet:1 (older) stays
+    expect([lru.get("quiet:1"), lru.get("loud:1"), lru.get("loud:2"), lru.get("loud:3")]).toEqual([
+      "xxxx",
+      undefined,
+      "xxxx",
+      "xxxx",
+    ]);
+    for (let i = 4; i < 50; i++) lru.set(`loud:${i}`, "xxxx");
+    expect(lru.get("quiet:1")).toBe("xxxx");
+    expect([lru.shareWeight("loud"), lru.shareWeight("quiet"), lru.weight]).toEqual([8, 4, 12]);
+    lru.set("loud:big", "x".repeat(9)); // heavier than a share: not kept
+    expect(lru.get("loud:big")).toBeUndefined();
+    lru.deleteWhere((_v, key) => key.startsWith("loud:"));
+    expect([lru.shareWeight("loud"), lru.weight]).toEqual([0, 4]);
+  });
 });
 
 /** A collection of `columns` described text columns (≈ 600 characters of JSON each). */
@@ -252,6 +276,26 @@ describe("isolate caches a tenant sizes", () => {
     }
     await cachedCredential("memory-bounds-small", loadSmall);
     expect(smallLoads).toBe(1);
+  });
+
+  it("credentials: one app's distinct valid credentials past the whole budget do not evict another app's", async () => {
+    const other = { principal: { project: { id: "memory-bounds-other", metaRev: 1 } }, config: {} };
+    let otherLoads = 0;
+    const loadOther = async () => {
+      otherLoads++;
+      return other;
+    };
+    await cachedCredential("memory-bounds-other", loadOther);
+    const resolution = (i: number) => ({
+      principal: { project: { id: "memory-bounds-churn", metaRev: 1 }, user: { id: `user-${i}` } },
+      config: {},
+    });
+    const weight = "memory-bounds-churn-user-0".length + JSON.stringify(resolution(0).principal).length;
+    // Twice the whole budget of the churning app's end users, each a valid credential of its own.
+    for (let i = 0; i * weight <= 2 * CREDENTIAL_BUDGET_CHARS; i++)
+      await cachedCredential(`memory-bounds-churn-user-${i}`, async () => resolution(i));
+    await cachedCredential("memory-bounds-other", loadOther);
+    expect(otherLoads).toBe(1);
   });
 
   it("OpenAPI documents: a few server URLs (without PUBLIC_BASE_URL the URL is the request's Host)", () => {
