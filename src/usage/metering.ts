@@ -283,6 +283,11 @@ export class UsageMeter {
     waitUntil(this.#flushLater(db));
   }
 
+  /** Whether a flush is scheduled or under way (a test waits for a quiet meter before faking its clock). */
+  get busy(): boolean {
+    return this.#scheduled || this.#inflight !== undefined;
+  }
+
   /** The scheduled flush: after the window; a failure is retried (longer wait) unless a newer flush will carry it. */
   async #flushLater(db: Db): Promise<void> {
     for (let attempt = 0; attempt < FLUSH_ATTEMPTS; attempt++) {

@@ -28,3 +28,6 @@ export const noteActiveUser = <E extends AppEnv>(c: Context<E>, projectId: strin
  * first, so a read right after a call sees it (src/usage/metering.ts, `settle`).
  */
 export const settleUsage = (db: Db): Promise<void> => isolateMeter.settle(db);
+
+/** Whether this isolate's meter has a flush scheduled or under way. */
+export const usageFlushPending = (): boolean => isolateMeter.busy;

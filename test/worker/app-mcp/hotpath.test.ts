@@ -14,6 +14,7 @@ import { TOOLS_PAGE_WEIGHT } from "../../../src/app-mcp/handlers.ts";
 import { billingPeriod, FLUSH_DELAY_MS, usageDay } from "../../../src/usage/metering.ts";
 import { createApp } from "../../../src/worker/app.ts";
 import type { Env } from "../../../src/worker/env.ts";
+import { usageFlushPending } from "../../../src/worker/metering.ts";
 import {
   api,
   apiJson,
@@ -190,6 +191,9 @@ describe("app MCP hot path", () => {
     await vi.waitFor(async () => expect(await metered(dev), "earlier calls metered").toBe(1), {
       timeout: 10_000,
     });
+    // And until no flush is scheduled on the real clock (an earlier window's, or its retry): one
+    // firing inside the window below would carry its calls.
+    await vi.waitFor(() => expect(usageFlushPending(), "a flush pending").toBe(false), { timeout: 10_000 });
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const db = countDatabase();
     active = db;
