@@ -41,7 +41,15 @@ import {
   type PermissionKind,
 } from "../permissions.ts";
 import { DEFAULT_SHELL } from "./judge.ts";
-import { type Answer, DIRENT, type FileOp, type OpError, opAction, type PinnedEntry } from "./protocol.ts";
+import {
+  type Answer,
+  type CheckMessage,
+  DIRENT,
+  type FileOp,
+  type OpError,
+  opAction,
+  type PinnedEntry,
+} from "./protocol.ts";
 import { makeWatchFile } from "./watchers.ts";
 
 /** Forwards one check to the CLI and returns its answer (synchronously). */
@@ -49,14 +57,7 @@ export type Ask = (
   kind: PermissionKind,
   action: PermissionAction,
   resource: string,
-  extra?: {
-    exec?: { cwd: string };
-    denied?: true;
-    peek?: true;
-    fd?: number;
-    name?: string;
-    op?: FileOp;
-  },
+  extra?: Pick<CheckMessage, "exec" | "denied" | "peek" | "fd" | "name" | "op">,
 ) => Answer;
 
 type AnyFunction = (...args: unknown[]) => unknown;
