@@ -235,6 +235,24 @@ const oauthErrorBody = async (c: Ctx, next: Next) => {
 oauthRoutes.use(OAUTH_PATHS.token, oauthErrorBody);
 oauthRoutes.use(OAUTH_PATHS.register, oauthErrorBody);
 
+const tokenForms = new WeakMap<Request, Promise<FormData | null>>();
+
+/**
+ * A token request's form, parsed once for the middlewares and the route that read it (a copy: the
+ * provider reads the body itself); null when it is no form.
+ */
+function tokenRequestForm(request: Request): Promise<FormData | null> {
+  let form = tokenForms.get(request);
+  if (!form) {
+    form = request
+      .clone()
+      .formData()
+      .catch(() => null);
+    tokenForms.set(request, form);
+  }
+  return form;
+}
+
 const METADATA_FETCHES = "requests naming a client metadata document (a client_id URL) from this address";
 
 /**
@@ -250,10 +268,7 @@ const METADATA_FETCHES = "requests naming a client metadata document (a client_i
 oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next) {
   const ip = clientIp(c.req.raw.headers);
   if (ip && c.req.method === "POST") {
-    const form = await c.req.raw
-      .clone()
-      .formData()
-      .catch(() => null);
+    const form = await tokenRequestForm(c.req.raw);
     const client = requestClientId(form, c.req.header("authorization"));
     if (client === null || oauthIdTooLong(client) || !isMetadataDocumentUrl(client)) return next();
     if (!documentAcceptedRecently(client) && (await fetchesMetadataDocument(client))) {
@@ -443,10 +458,7 @@ oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
   // A code, refresh token or revoked token names its grant; the grant names its one resource.
   let resource = platformResource(issuer(c));
   if (c.req.method === "POST") {
-    const form = await c.req.raw
-      .clone()
-      .formData()
-      .catch(() => null);
+    const form = await tokenRequestForm(c.req.raw);
     if (oversizedTokenRequest(form, c.req.header("authorization")))
       return c.json(
         {
