@@ -107,15 +107,19 @@ export async function startDevServer(): Promise<DevServer> {
   };
 }
 
+/** What undici reports when the server had closed a reused keep-alive socket before the request got through. */
+const CLOSED_UNDER_IT = new Set(["UND_ERR_SOCKET", "EPIPE"]);
+
 /**
  * `fetch`, retried once when the socket was closed under it: wrangler dev drops idle keep-alive
- * connections, and undici may pick one up for the next request of a long test.
+ * connections, and undici may pick one up for the next request of a long test (seen as a socket
+ * error, or as EPIPE when the request was being written into the closed socket).
  */
 export async function request(url: string, init?: RequestInit): Promise<Response> {
   try {
     return await fetch(url, init);
   } catch (err) {
-    if ((err as { cause?: { code?: string } }).cause?.code !== "UND_ERR_SOCKET") throw err;
+    if (!CLOSED_UNDER_IT.has((err as { cause?: { code?: string } }).cause?.code ?? "")) throw err;
     return fetch(url, init);
   }
 }
