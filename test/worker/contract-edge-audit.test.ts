@@ -1,0 +1,90 @@
+/**
+ * Fifth contract audit (docs/contract-audit.md, "Fifth audit"): the edge service's wire details a
+ * test written from DESIGN.md and seed 004 alone would assert and the earlier suites did not.
+ * A developer and project of its own, from a client address of its own.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { apiJson, freshIp, uniqueEmail } from "./helpers.ts";
+
+const IP = { "cf-connecting-ip": freshIp() };
+
+let token: string;
+let projectId: string;
+let slug: string;
+const admin = (path = "") => `/v1/admin/projects/${projectId}${path}`;
+const MCP_HEADERS = { accept: "application/json, text/event-stream", ...IP };
+const toolsList = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+
+beforeAll(async () => {
+  const signup = await apiJson("/v1/developers/signup", {
+    headers: IP,
+    json: { email: uniqueEmail("edge-audit-dev"), project_name: "Edge Audit" },
+  });
+  expect(signup.status, JSON.stringify(signup.body)).toBe(201);
+  token = signup.body.token;
+  projectId = signup.body.project.id;
+  const notes = { name: "notes", columns: [{ name: "body", type: "text", required: true }] };
+  expect((await apiJson(admin("/collections"), { token, headers: IP, json: notes })).status).toBe(201);
+  const exposed = await apiJson(admin("/app-mcp/exposure"), {
+    method: "PUT",
+    token,
+    headers: IP,
+    json: { collections: ["notes"] },
+  });
+  expect(exposed.status).toBe(200);
+  slug = `edge-${crypto.randomUUID().slice(0, 8)}`;
+  const config = await apiJson(admin("/app-mcp/config"), {
+    method: "PATCH",
+    token,
+    headers: IP,
+    json: { slug },
+  });
+  expect(config.status, JSON.stringify(config.body)).toBe(200);
+  expect(config.body.connection.hostname_url).toBe(`https://${slug}.mcp.amba.host/mcp`);
+});
+
+describe("the hostname route, addressed by the Host header (DESIGN: `Host <slug>.<APP_MCP_HOST_SUFFIX>` → /mcp)", () => {
+  const names = (body: { result?: { tools?: { name: string }[] } }) =>
+    (body.result?.tools ?? []).map((t) => t.name);
+
+  it("serves the app's own surface on /mcp, whatever host the URL was built with", async () => {
+    for (const host of [`${slug}.mcp.amba.host`, `${slug.toUpperCase()}.MCP.AMBA.HOST:443`]) {
+      const res = await apiJson("/mcp", { token, headers: { ...MCP_HEADERS, host }, json: toolsList });
+      expect(res.status, `${host}: ${JSON.stringify(res.body)}`).toBe(200);
+      expect(names(res.body), host).toEqual([
+        "edge_audit_list_collections",
+        "edge_audit_whoami",
+        ...["list", "get", "find", "insert", "update", "delete", "aggregate"].map((op) => `notes_${op}`),
+      ]);
+    }
+    // The platform's own host (or none) keeps the platform MCP on /mcp.
+    const platform = await apiJson("/mcp", {
+      token,
+      headers: { ...MCP_HEADERS, host: "mcp.amba.dev" },
+      json: toolsList,
+    });
+    expect(names(platform.body)).toContain("amba_developer_signup");
+  });
+
+  it("answers as the hostname endpoint: its 401 challenge, an unknown slug 404, its resource metadata", async () => {
+    const host = `${slug}.mcp.amba.host`;
+    const anonymous = await apiJson("/mcp", { headers: { ...MCP_HEADERS, host }, json: toolsList });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toMatchObject({ error: { code: "unauthorized", message: expect.any(String) } });
+
+    const unknown = await apiJson("/mcp", {
+      token,
+      headers: { ...MCP_HEADERS, host: `nobody-${crypto.randomUUID().slice(0, 8)}.mcp.amba.host` },
+      json: toolsList,
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ error: { code: "not_found" } });
+
+    const metadata = await apiJson("/.well-known/oauth-protected-resource/mcp", { headers: { ...IP, host } });
+    expect(metadata.status, JSON.stringify(metadata.body)).toBe(200);
+    expect(metadata.body.resource).toBe(`https://${slug}.mcp.amba.host/mcp`);
+    // Platform paths stay off an app's hostname.
+    const console = await apiJson("/v1/admin/projects", { token, headers: { ...IP, host } });
+    expect(console.status).toBe(404);
+  });
+});
