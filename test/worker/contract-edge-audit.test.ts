@@ -88,3 +88,42 @@ describe("the hostname route, addressed by the Host header (DESIGN: `Host <slug>
     expect(console.status).toBe(404);
   });
 });
+
+describe("the authorization server on every host the Worker answers (DESIGN: GET /.well-known/oauth-authorization-server)", () => {
+  const ISSUER = "https://mcp.amba.dev"; // PUBLIC_BASE_URL
+
+  it("serves the RFC 8414 metadata, registration and the token endpoint's OAuth errors off the issuer's own origin too", async () => {
+    for (const origin of ["http://local", `https://${slug}.mcp.amba.host`, ISSUER]) {
+      const metadata = await apiJson(`${origin}/.well-known/oauth-authorization-server`, { headers: IP });
+      expect(metadata.status, `${origin}: ${JSON.stringify(metadata.body)}`).toBe(200);
+      expect(metadata.body, origin).toMatchObject({
+        issuer: ISSUER,
+        authorization_endpoint: `${ISSUER}/authorize`,
+        token_endpoint: `${ISSUER}/oauth/token`,
+        registration_endpoint: `${ISSUER}/oauth/register`,
+        code_challenge_methods_supported: ["S256"],
+      });
+
+      const registered = await apiJson(`${origin}/oauth/register`, {
+        headers: IP,
+        json: {
+          redirect_uris: ["http://127.0.0.1:33418/callback"],
+          client_name: "edge audit",
+          token_endpoint_auth_method: "none",
+        },
+      });
+      expect(registered.status, `${origin}: ${JSON.stringify(registered.body)}`).toBe(201);
+      expect(registered.body.client_id, origin).toEqual(expect.any(String));
+
+      const token = await apiJson(`${origin}/oauth/token`, {
+        method: "POST",
+        headers: { ...IP, "content-type": "application/x-www-form-urlencoded" },
+        body: `grant_type=authorization_code&code=nope&client_id=${registered.body.client_id}`,
+      });
+      expect(token.status, `${origin}: ${JSON.stringify(token.body)}`).toBeGreaterThanOrEqual(400);
+      expect(token.status, origin).toBeLessThan(500);
+      expect(token.status, origin).not.toBe(404);
+      expect(token.body, origin).toMatchObject({ error: expect.any(String) });
+    }
+  });
+});
