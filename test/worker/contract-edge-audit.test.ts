@@ -4,7 +4,7 @@
  * A developer and project of its own, from a client address of its own.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { apiJson, freshIp, uniqueEmail } from "./helpers.ts";
+import { api, apiJson, freshIp, uniqueEmail } from "./helpers.ts";
 
 const IP = { "cf-connecting-ip": freshIp() };
 
@@ -68,9 +68,14 @@ describe("the hostname route, addressed by the Host header (DESIGN: `Host <slug>
 
   it("answers as the hostname endpoint: its 401 challenge, an unknown slug 404, its resource metadata", async () => {
     const host = `${slug}.mcp.amba.host`;
-    const anonymous = await apiJson("/mcp", { headers: { ...MCP_HEADERS, host }, json: toolsList });
+    const anonymous = await api("/mcp", { headers: { ...MCP_HEADERS, host }, json: toolsList });
     expect(anonymous.status).toBe(401);
-    expect(anonymous.body).toMatchObject({ error: { code: "unauthorized", message: expect.any(String) } });
+    expect(anonymous.headers.get("www-authenticate")).toBe(
+      `Bearer realm="amba", resource_metadata="https://${slug}.mcp.amba.host/.well-known/oauth-protected-resource/mcp"`,
+    );
+    expect(await anonymous.json()).toMatchObject({
+      error: { code: "unauthorized", message: expect.any(String) },
+    });
 
     const unknown = await apiJson("/mcp", {
       token,
@@ -125,5 +130,40 @@ describe("the authorization server on every host the Worker answers (DESIGN: GET
       expect(token.status, origin).not.toBe(404);
       expect(token.body, origin).toMatchObject({ error: expect.any(String) });
     }
+  });
+});
+
+describe("metering a JSON-RPC batch (seed 004: successful calls count; failed calls don't)", () => {
+  it("counts each successful tools/call of a batch once, and nothing else in it", async () => {
+    const before = (await apiJson(admin("/billing"), { token, headers: IP })).body.usage.agent_tool_calls;
+    const call = (id: number, name: string, args: Record<string, unknown>) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name, arguments: args },
+    });
+    const batch = [
+      call(1, "edge_audit_whoami", {}),
+      call(2, "notes_insert", { body: "from a batch" }),
+      call(3, "notes_insert", {}), // invalid: isError
+      call(4, "notes_nope", {}), // unknown tool: -32602
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 5, method: "ping" },
+      { jsonrpc: "2.0", id: 6, method: "tools/list" },
+    ];
+    const res = await apiJson(`/app/${projectId}/mcp`, {
+      token,
+      headers: { ...MCP_HEADERS, "mcp-protocol-version": "2025-03-26" },
+      json: batch,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.map((r: { id: number }) => r.id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(res.body[0].result.isError).toBe(false);
+    expect(res.body[1].result.isError).toBe(false);
+    expect(res.body[2].result.isError).toBe(true);
+    expect(res.body[3].error.code).toBe(-32602);
+
+    const after = (await apiJson(admin("/billing"), { token, headers: IP })).body.usage.agent_tool_calls;
+    expect(after - before).toBe(2);
   });
 });
