@@ -94,6 +94,26 @@ describe("the hostname route, addressed by the Host header (DESIGN: `Host <slug>
   });
 });
 
+describe("a Host header that does not name an app's hostname", () => {
+  it("leaves the request on the URL's host (the platform MCP), never a 500", async () => {
+    for (const host of [
+      `${slug}.mcp.amba.host@evil.example`,
+      `${slug}.mcp.amba.host:99999`,
+      `a b.mcp.amba.host`,
+      `x.${slug}.mcp.amba.host.evil.example`,
+      "mcp.amba.host",
+      "-bad-.mcp.amba.host",
+    ]) {
+      const res = await apiJson("/mcp", { headers: { ...MCP_HEADERS, host }, json: toolsList });
+      expect(res.status, `${host}: ${JSON.stringify(res.body)}`).toBe(200);
+      expect(
+        res.body.result.tools.map((t: { name: string }) => t.name),
+        host,
+      ).toContain("amba_developer_signup");
+    }
+  });
+});
+
 describe("the authorization server on every host the Worker answers (DESIGN: GET /.well-known/oauth-authorization-server)", () => {
   const ISSUER = "https://mcp.amba.dev"; // PUBLIC_BASE_URL
 
