@@ -55,6 +55,31 @@ const APP_HOST_PATHS: ReadonlySet<string> = new Set([
 export const servedOnAppHost = (path: string): boolean =>
   APP_HOST_PATHS.has(path) || path.startsWith("/.well-known/");
 
+/**
+ * The request as addressed by its `Host` header when that names an app's hostname and the URL does
+ * not. DESIGN.md resolves the hostname endpoint by "Host <slug>.<APP_MCP_HOST_SUFFIX>": on Cloudflare
+ * (and under `wrangler dev`) the URL is built from the `Host` header, so the two never differ there
+ * and this returns `request` itself; a caller that builds the URL on its own host and names the app
+ * in `Host` (an in-process `fetch`, a proxy keeping the header) reached the platform MCP instead.
+ * Only an app's hostname is taken from the header: the URL's own host is kept otherwise.
+ */
+export function addressedByHost(request: Request, hostSuffix: string): Request {
+  const host = request.headers.get("host");
+  if (host === null || !hostSuffix || !host.toLowerCase().includes(hostSuffix)) return request;
+  const url = new URL(request.url);
+  if (url.host.toLowerCase() === host.toLowerCase()) return request;
+  if (slugFromHost(url.hostname, hostSuffix) !== null) return request;
+  let named: URL;
+  try {
+    named = new URL(`${url.protocol}//${host}`);
+  } catch {
+    return request;
+  }
+  if (slugFromHost(named.hostname, hostSuffix) === null) return request;
+  url.host = named.host;
+  return new Request(url, request);
+}
+
 /** 404 for a platform path asked for on an app's hostname. */
 function notOnAppHost(request: Request, path: string): Response {
   return Response.json(
@@ -176,8 +201,9 @@ export function createApp(): WorkerApp {
       },
     ));
   return {
-    async fetch(request, bindings, ctx) {
+    async fetch(received, bindings, ctx) {
       const env = withStoreDeadlines(bindings);
+      const request = addressedByHost(received, env.APP_MCP_HOST_SUFFIX);
       const path = getPath(request);
       if (!servedOnAppHost(path) && onAppHost(request.url, env)) return notOnAppHost(request, path);
       if (isHotRequest(path, request.url, env.APP_MCP_HOST_SUFFIX)) return hot.fetch(request, env, ctx);

@@ -292,10 +292,25 @@ oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next
   await next();
 });
 
+/**
+ * The request as the provider must see it: on the issuer's origin. The provider answers its
+ * endpoints (RFC 8414 metadata, registration, token) only at URLs on its issuer's origin and
+ * anything else with an empty 404; the Worker also answers on other hosts — an app's hostname
+ * (whose clients may look for the authorization server on the MCP server's own origin), or any
+ * host a caller builds its URL on — so there the request is handed over as if addressed to the
+ * issuer. The documents and endpoints it names are the issuer's all the same.
+ */
+function onIssuerOrigin(c: Ctx): Request {
+  const iss = issuer(c);
+  const url = new URL(c.req.url);
+  if (url.origin === iss) return c.req.raw;
+  return new Request(`${iss}${url.pathname}${url.search}`, c.req.raw);
+}
+
 /** Metadata and registration need no particular resource; the platform's stands in. */
 const asFetch = (c: Ctx, resource: string) =>
   authorizationServer(issuer(c), [resource]).fetch(
-    c.req.raw,
+    onIssuerOrigin(c),
     c.env,
     c.executionCtx as ExecutionContext<unknown>,
   );
