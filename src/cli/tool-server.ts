@@ -60,7 +60,12 @@ export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
   "deny-net": { type: "boolean", description: "deny network access" },
   "deny-env": { type: "boolean", description: "deny environment access" },
   "deny-run": { type: "boolean", description: "deny running processes" },
-  "permission-policy": { type: "string", value: "FILE", description: "JSON policy {permissions:{…}}" },
+  "permission-policy": {
+    type: "string",
+    value: "FILE",
+    aliases: ["policy"],
+    description: "JSON policy {permissions:{…}}",
+  },
   "audit-log": { type: "string", value: "FILE", description: "append one JSON line per permission check" },
 };
 
@@ -122,7 +127,8 @@ export const AMBER_VERSION = typeof __AMBER_VERSION__ === "string" ? __AMBER_VER
 /** The server identity reported by `initialize`. */
 export const SERVER_INFO = { name: "amber", version: AMBER_VERSION };
 
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+/** A file next to the bundled CLI (`dist/cli/`). */
+export const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 /** A loaded tool file, ready to list and call. */
 export interface ToolServer {

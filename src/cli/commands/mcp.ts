@@ -96,9 +96,10 @@ export const mcpCommand = defineCommand<McpArgs>({
     description: "Serve a tool file as an MCP server over stdio.",
     usage: "amber mcp [permission flags] [--isolate-per-call] [--untyped] [--watch] [--inspect] <file>",
   },
+  maxPositionals: 1,
   options: {
     ...MODEL_FACING_OPTIONS,
-    inspect: { type: "boolean", description: "print the discovered tools as a table and exit" },
+    inspect: { type: "boolean", short: "i", description: "print the discovered tools as a table and exit" },
   },
   async run(args) {
     if (args.inspect) {
