@@ -142,6 +142,8 @@ export interface ToolServer {
   has(name: string): boolean;
   /** A message when `value` breaks the output schema of tool `name` (none declared: undefined). */
   checkResult(name: string, value: unknown): string | undefined;
+  /** True when tool `name` is listed with an `outputSchema` (typed, an object return type). */
+  declaresOutput(name: string): boolean;
   /**
    * Calls a tool and writes its `tool:<name>` audit line (Deny when it failed, is unknown or its
    * arguments break the typed schema — `invalid`). Calls run one at a time in the order they were
@@ -350,6 +352,7 @@ export async function openToolServer(command: string, file: string | undefined, 
     audit,
     has: (name) => current.names.has(name),
     checkResult: (name, value) => current.resultChecks.get(name)?.(value),
+    declaresOutput: (name) => current.resultChecks.has(name),
     call(name, callArgs, signal) {
       const done = queue.then(async (): Promise<ServerCallOutcome> => {
         const { loaded, names, schemas } = current;
