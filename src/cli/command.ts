@@ -118,6 +118,9 @@ export function parseArgs(def: CommandDef<unknown>, argv: string[], prefix = `am
       value = argv[++i];
       if (value === undefined) throw new CliError(`${prefix}: --${name} needs a value`, 2);
     }
+    // `--audit-log=` / `--timeout=`: an empty value is no value (it read as "no audit log" and as
+    // `--timeout 0`, never); only a grant may stand alone.
+    if (value === "" && !spec.optionalValue) throw new CliError(`${prefix}: --${name} needs a value`, 2);
     if (spec.type === "list") out[key] = [...((out[key] as string[] | undefined) ?? []), value];
     else if (spec.type === "number") {
       const n = Number(value);

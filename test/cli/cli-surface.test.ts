@@ -49,6 +49,13 @@ describe("amber command line", () => {
       // Names Object.prototype has are no options (`--constructor` took the file as its value).
       [["session", "--constructor", "tools.ts"], "error: amber session: unknown option --constructor"],
       [["toString"], "error: unknown command 'toString' (try `amber --help`)"],
+      // An empty value is none: it read as no audit log at all, and as `--timeout 0` (never).
+      [["session", "--audit-log=", "tools.ts"], "error: amber session: --audit-log needs a value"],
+      [["mcp", "--timeout=", "tools.ts"], "error: amber mcp: --timeout needs a value"],
+      [
+        ["session", "--permission-policy=", "tools.ts"],
+        "error: amber session: --permission-policy needs a value",
+      ],
     ] as const) {
       const result = runCli(bin, [...args], { cwd: dir });
       expect({ args, ...result }).toEqual({ args, status: 2, stdout: "", stderr: `${text}\n` });
