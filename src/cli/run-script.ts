@@ -26,6 +26,7 @@ export function permissionFlagsGiven(flags: PermissionFlags & { auditLog?: strin
     [flags.allowRead?.length, "--allow-read"],
     [flags.allowWrite?.length, "--allow-write"],
     [flags.allowNet?.length, "--allow-net"],
+    [flags.allowListen?.length, "--allow-listen"],
     [flags.allowEnv?.length, "--allow-env"],
     [flags.allowRun?.length, "--allow-run"],
     [flags.permissionPolicy, "--permission-policy"],

@@ -44,6 +44,12 @@ export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
     optionalValue: true,
     description: "grant network access to HOST[:PORT] (no HOST: any)",
   },
+  "allow-listen": {
+    type: "list",
+    value: "[HOST]",
+    optionalValue: true,
+    description: "grant listening on HOST[:PORT] only (no HOST: any)",
+  },
   "allow-env": {
     type: "list",
     value: "[NAME]",

@@ -99,6 +99,59 @@ describe("amber command line", () => {
     }
   });
 
+  it("--allow-listen / allow_listen grant listening only (the original's flag and policy key)", () => {
+    const NET = `import net from "node:net";
+export function listen() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on("error", (e) => reject(e));
+    server.listen(0, "127.0.0.1", () => { server.close(); resolve("listening"); });
+  });
+}
+export function connect() {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(1, "127.0.0.1");
+    socket.on("error", (e) => reject(e));
+    socket.on("connect", () => { socket.destroy(); resolve("connected"); });
+  });
+}
+`;
+    const dir = scratch({
+      "tools.ts": NET,
+      "policy.json": JSON.stringify({ permissions: { deny_net: true, allow_listen: ["127.0.0.1"] } }),
+    });
+    const input = [
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"listen","arguments":{}}}',
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"connect","arguments":{}}}',
+      "",
+    ].join("\n");
+    for (const flags of [
+      ["--sandbox", "--allow-listen", "127.0.0.1"],
+      ["--sandbox", "--allow-listen=127.0.0.1"],
+      ["--permission-policy", "policy.json"],
+    ]) {
+      const result = runCli(bin, ["session", ...flags, "tools.ts"], { cwd: dir, input });
+      expect({ flags, status: result.status }).toEqual({ flags, status: 0 });
+      const [listened, connected] = result.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect({ flags, listened }).toEqual({
+        flags,
+        listened: { jsonrpc: "2.0", id: 1, result: "listening" },
+      });
+      expect({ flags, connected: connected.error }).toEqual({
+        flags,
+        connected: { code: -32000, message: "permission denied: Network Connect 127.0.0.1:1" },
+      });
+    }
+    // Without the grant the listen is refused as before.
+    const denied = runCli(bin, ["session", "--sandbox", "tools.ts"], { cwd: dir, input });
+    expect(JSON.parse(denied.stdout.split("\n")[0]!).error.message).toMatch(
+      /^permission denied: Network Listen 127\.0\.0\.1:/,
+    );
+  });
+
   it("amber version / --version / -V print the version", () => {
     const outputs = [["version"], ["--version"], ["-V"]].map((args) => runCli(bin, args));
     for (const out of outputs) expect(out).toMatchObject({ status: 0, stderr: "" });
