@@ -44,7 +44,9 @@ export async function main(argv: string[]): Promise<number | null> {
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) throw new CliError(`unknown command '${name}' (try \`amber --help\`)`, 2);
-  if (rest.includes("--help") || rest.includes("-h")) {
+  // Before `--` only: what follows it is a file name or a script's own arguments.
+  const options = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  if (options.includes("--help") || options.includes("-h")) {
     process.stdout.write(renderHelp(command));
     return 0;
   }

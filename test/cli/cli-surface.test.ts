@@ -170,12 +170,12 @@ console.error("to stderr");
 process.exitCode = 3;
 `,
     });
-    const result = runCli(bin, ["run", "script.ts", "world", "--", "--not-a-flag"], { cwd: dir });
+    const result = runCli(bin, ["run", "script.ts", "world", "--", "--help"], { cwd: dir });
     expect(result.stderr).toBe("to stderr\n");
     expect(result.status).toBe(3);
     expect(JSON.parse(result.stdout)).toEqual({
       out: "hello world",
-      rest: ["world", "--not-a-flag"],
+      rest: ["world", "--help"],
       wait: 2,
       meta: join(dir, "script.ts"),
     });
