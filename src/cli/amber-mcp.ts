@@ -51,7 +51,17 @@ function objectSchema(shape: unknown): Record<string, unknown> {
 /** An in-memory client of an {@link McpServer}. */
 export interface LocalClient {
   request(method: string, params?: Record<string, unknown>): Promise<unknown>;
+  /** `initialize` as a 2024-11-05 client (the result: version, capabilities, server info). */
+  initialize(clientInfo?: { name: string; version: string }): Promise<unknown>;
+  ping(): Promise<unknown>;
   listTools(): Promise<unknown>;
+  listResources(): Promise<unknown>;
+  readResource(uri: string | { uri: string }): Promise<unknown>;
+  listPrompts(): Promise<unknown>;
+  getPrompt(
+    name: string | { name: string; arguments?: Record<string, unknown> },
+    args?: Record<string, unknown>,
+  ): Promise<unknown>;
   /** `callTool(name, args)`, or the MCP SDK's `callTool({ name, arguments })`. */
   callTool(
     name: string | { name: string; arguments?: Record<string, unknown> },
@@ -271,7 +281,17 @@ export class McpServer {
     };
     return {
       request,
+      initialize: (clientInfo = { name: "amber-mcp-local", version: "1.0.0" }) =>
+        request("initialize", { protocolVersion: "2024-11-05", capabilities: {}, clientInfo }),
+      ping: () => request("ping"),
       listTools: () => request("tools/list"),
+      listResources: () => request("resources/list"),
+      readResource: (uri) => request("resources/read", isObject(uri) ? { ...uri } : { uri }),
+      listPrompts: () => request("prompts/list"),
+      getPrompt: (name, args = {}) =>
+        isObject(name)
+          ? request("prompts/get", { ...name })
+          : request("prompts/get", { name, arguments: args }),
       callTool: (name, args = {}) =>
         isObject(name)
           ? request("tools/call", { ...name })

@@ -116,6 +116,17 @@ export async function run() {
     prompts: (await ask(6, "prompts/list")).result.prompts,
     greet: (await ask(7, "prompts/get", { name: "greet", arguments: { who: "bob" } })).result,
     short: (await ask(8, "prompts/get", { name: "short" })).result,
+    local: await (async () => {
+      const client = server.connectLocal();
+      return {
+        init: (await client.initialize()).protocolVersion,
+        ping: await client.ping(),
+        resources: (await client.listResources()).resources.length,
+        read: await client.readResource("config://app"),
+        prompts: (await client.listPrompts()).prompts.length,
+        prompt: await client.getPrompt("short"),
+      };
+    })(),
   };
 }
 `,
@@ -154,6 +165,14 @@ export async function run() {
     expect(result.short).toEqual({
       description: "",
       messages: [{ role: "user", content: { type: "text", text: "just text" } }],
+    });
+    expect(result.local).toEqual({
+      init: "2024-11-05",
+      ping: {},
+      resources: 2,
+      read: { contents: [{ uri: "config://app", mimeType: "text/plain", text: '{"debug":true}' }] },
+      prompts: 2,
+      prompt: result.short,
     });
     expect(await session.close()).toBe(0);
   });
