@@ -26,6 +26,7 @@ interface ToolEntry {
 }
 
 interface ResourceEntry {
+  name: string;
   description: string;
   mimeType: string;
   handler: ResourceHandler;
@@ -33,13 +34,34 @@ interface ResourceEntry {
 
 interface PromptEntry {
   description: string;
+  arguments: unknown[];
   handler: PromptHandler;
+}
+
+/** A URI-looking resource key (`scheme://…` or an absolute path), as the original told them apart. */
+const looksLikeUri = (value: unknown): value is string =>
+  typeof value === "string" && (value.includes("://") || value.startsWith("/"));
+
+/** A tool's input schema: a bare property map (no `type`) is the properties of an object schema. */
+function objectSchema(shape: unknown): Record<string, unknown> {
+  if (!isObject(shape)) return { type: "object" };
+  return "type" in shape ? shape : { type: "object", properties: shape };
 }
 
 /** An in-memory client of an {@link McpServer}. */
 export interface LocalClient {
   request(method: string, params?: Record<string, unknown>): Promise<unknown>;
+  /** `initialize` as a 2024-11-05 client (the result: version, capabilities, server info). */
+  initialize(clientInfo?: { name: string; version: string }): Promise<unknown>;
+  ping(): Promise<unknown>;
   listTools(): Promise<unknown>;
+  listResources(): Promise<unknown>;
+  readResource(uri: string | { uri: string }): Promise<unknown>;
+  listPrompts(): Promise<unknown>;
+  getPrompt(
+    name: string | { name: string; arguments?: Record<string, unknown> },
+    args?: Record<string, unknown>,
+  ): Promise<unknown>;
   /** `callTool(name, args)`, or the MCP SDK's `callTool({ name, arguments })`. */
   callTool(
     name: string | { name: string; arguments?: Record<string, unknown> },
@@ -93,12 +115,23 @@ export class McpServer {
         },
       },
     });
+    const initialize = base.initialize!;
     this.#handlers = {
       ...base,
+      // The original answered an initialize without a version (2024-11-05), as `amber mcp` does.
+      initialize: (params, ctx, message, transport) =>
+        initialize(
+          isObject(params) && "protocolVersion" in params
+            ? params
+            : { ...(isObject(params) ? params : {}), protocolVersion: "2024-11-05" },
+          ctx,
+          message,
+          transport,
+        ),
       "resources/list": () => ({
         resources: [...this.#resources].map(([uri, r]) => ({
           uri,
-          name: uri,
+          name: r.name,
           description: r.description,
           mimeType: r.mimeType,
         })),
@@ -113,7 +146,11 @@ export class McpServer {
         return { contents: [{ uri, mimeType: resource.mimeType, text }] };
       },
       "prompts/list": () => ({
-        prompts: [...this.#prompts].map(([name, p]) => ({ name, description: p.description })),
+        prompts: [...this.#prompts].map(([name, p]) => ({
+          name,
+          description: p.description,
+          arguments: p.arguments,
+        })),
       }),
       "prompts/get": async (params) => {
         const name = isObject(params) ? params.name : undefined;
@@ -121,6 +158,9 @@ export class McpServer {
         if (!prompt) throw new RpcError(INVALID_PARAMS, `Unknown prompt: ${String(name)}`);
         const args = isObject(params) && isObject(params.arguments) ? params.arguments : {};
         const value = await prompt.handler(args);
+        // A whole `GetPromptResult` of the handler's own (`{messages}`) is sent as it is.
+        if (isObject(value) && Array.isArray(value.messages))
+          return { description: prompt.description, ...value };
         const messages =
           typeof value === "string" ? [{ role: "user", content: { type: "text", text: value } }] : value;
         return { description: prompt.description, messages };
@@ -135,10 +175,24 @@ export class McpServer {
    */
   tool(
     name: string,
-    description: string | ToolHandler,
+    description:
+      | string
+      | ToolHandler
+      | { description?: string; inputSchema?: unknown; schema?: unknown; handler?: ToolHandler },
     schema?: Record<string, unknown> | ToolHandler,
     handler?: ToolHandler,
   ): this {
+    if (isObject(description)) {
+      // The original's options form: `tool(name, { description, inputSchema | schema, handler? }, handler?)`.
+      const fn = typeof schema === "function" ? schema : description.handler;
+      if (typeof fn !== "function") throw new TypeError("McpServer.tool: handler must be a function");
+      this.#tools.set(name, {
+        description: typeof description.description === "string" ? description.description : "",
+        inputSchema: objectSchema(description.inputSchema ?? description.schema),
+        handler: fn as ToolHandler,
+      });
+      return this;
+    }
     const parts: unknown[] = [description, schema, handler];
     const last = parts.findLastIndex((part) => part !== undefined);
     const fn = parts[last];
@@ -146,21 +200,58 @@ export class McpServer {
     const [text, shape] = parts.slice(0, last);
     this.#tools.set(name, {
       description: typeof text === "string" ? text : "",
-      inputSchema: isObject(shape) ? shape : { type: "object" },
+      inputSchema: objectSchema(shape),
       handler: fn as ToolHandler,
     });
     return this;
   }
 
-  /** Registers a resource answered by `handler(uri)` (a string, or a value sent as JSON). */
-  resource(uri: string, description: string, handler: ResourceHandler, mimeType = "text/plain"): this {
-    this.#resources.set(uri, { description, mimeType, handler });
+  /**
+   * Registers a resource answered by `handler(uri)` (a string, or a value sent as JSON). The forms
+   * the original took: `resource(uri, [name, [description,]] handler, [mimeType])` and
+   * `resource(name, uri, [description,] handler, [mimeType])` — the URI is the argument that looks
+   * like one (`scheme://…` or an absolute path).
+   */
+  resource(...args: unknown[]): this {
+    let uri: string;
+    let name: string | undefined;
+    let rest: unknown[];
+    if (!looksLikeUri(args[0]) && looksLikeUri(args[1])) {
+      uri = args[1];
+      name = typeof args[0] === "string" ? args[0] : undefined;
+      rest = args.slice(2);
+    } else {
+      uri = String(args[0]);
+      rest = args.slice(1);
+      if (typeof rest[0] === "string" && typeof rest[1] !== "undefined") {
+        name = rest[0];
+        rest = rest.slice(1);
+      }
+    }
+    const at = rest.findIndex((part) => typeof part === "function");
+    if (at === -1) throw new TypeError("McpServer.resource: handler must be a function");
+    const description = at > 0 && typeof rest[0] === "string" ? rest[0] : "";
+    const mimeType = typeof rest[at + 1] === "string" ? (rest[at + 1] as string) : "text/plain";
+    this.#resources.set(uri, {
+      name: name ?? uri,
+      description,
+      mimeType,
+      handler: rest[at] as ResourceHandler,
+    });
     return this;
   }
 
-  /** Registers a prompt; `handler(args)` returns a string (one user message) or a message list. */
-  prompt(name: string, description: string, handler: PromptHandler): this {
-    this.#prompts.set(name, { description, handler });
+  /**
+   * Registers a prompt; `handler(args)` returns a string (one user message), a message list or a
+   * `{messages}` result. `prompt(name, [description, [arguments,]] handler)`: `arguments` is the
+   * list `prompts/list` shows (`[{name, description?, required?}]`).
+   */
+  prompt(name: string, ...args: unknown[]): this {
+    const at = args.findIndex((part) => typeof part === "function");
+    if (at === -1) throw new TypeError("McpServer.prompt: handler must be a function");
+    const description = typeof args[0] === "string" && at > 0 ? args[0] : "";
+    const listed = at > 1 && Array.isArray(args[1]) ? (args[1] as unknown[]) : [];
+    this.#prompts.set(name, { description, arguments: listed, handler: args[at] as PromptHandler });
     return this;
   }
 
@@ -190,7 +281,17 @@ export class McpServer {
     };
     return {
       request,
+      initialize: (clientInfo = { name: "amber-mcp-local", version: "1.0.0" }) =>
+        request("initialize", { protocolVersion: "2024-11-05", capabilities: {}, clientInfo }),
+      ping: () => request("ping"),
       listTools: () => request("tools/list"),
+      listResources: () => request("resources/list"),
+      readResource: (uri) => request("resources/read", isObject(uri) ? { ...uri } : { uri }),
+      listPrompts: () => request("prompts/list"),
+      getPrompt: (name, args = {}) =>
+        isObject(name)
+          ? request("prompts/get", { ...name })
+          : request("prompts/get", { name, arguments: args }),
       callTool: (name, args = {}) =>
         isObject(name)
           ? request("tools/call", { ...name })

@@ -28,6 +28,10 @@ export interface OptionSpec {
    * positional (`--allow-net tools.ts --port 0`: the file).
    */
   optionalValue?: boolean;
+  /** A one-letter form (`-i`), as the original runtime's clap definitions had. */
+  short?: string;
+  /** Other long names (`--policy` for `--permission-policy`), not shown in help. */
+  aliases?: string[];
 }
 
 /** A command definition. */
@@ -36,9 +40,13 @@ export interface CommandDef<A = Record<string, unknown>> {
   options: Record<string, OptionSpec>;
   /** Options accepted and ignored (name → takes a value). */
   ignored?: Record<string, boolean>;
-  /** Collect every positional after the first into `rest` instead of rejecting them. */
-  restPositionals?: boolean;
-  run(args: A & { positionals: string[] }): Promise<number | undefined> | number | undefined;
+  /**
+   * How many positionals the command takes (default: any). One more is a usage error, as clap
+   * reported it in the original (`unexpected argument 'b.ts'`).
+   */
+  maxPositionals?: number;
+  /** The exit status; `null` leaves it to what ran (`process.exitCode`, a server still serving). */
+  run(args: A & { positionals: string[] }): Promise<number | null | undefined> | number | null | undefined;
 }
 
 /** Identity helper that keeps the command's argument type. */
@@ -63,16 +71,30 @@ export function parseArgs(def: CommandDef<unknown>, argv: string[], prefix = `am
       positionals.push(...argv.slice(i + 1));
       break;
     }
-    if (!token.startsWith("--") || token === "--") {
+    if (!token.startsWith("-") || token === "-") {
       positionals.push(token);
       continue;
     }
-    const eq = token.indexOf("=");
-    const name = eq === -1 ? token.slice(2) : token.slice(2, eq);
-    const inline = eq === -1 ? undefined : token.slice(eq + 1);
-    const spec = def.options[name];
+    let name: string;
+    let inline: string | undefined;
+    if (token.startsWith("--")) {
+      const eq = token.indexOf("=");
+      name = resolveName(def, eq === -1 ? token.slice(2) : token.slice(2, eq));
+      inline = eq === -1 ? undefined : token.slice(eq + 1);
+    } else {
+      // `-i`, `-i=value`: a short form, or a usage error (never a file named `-x` by accident).
+      const eq = token.indexOf("=");
+      const letter = eq === -1 ? token.slice(1) : token.slice(1, eq);
+      const long = Object.entries(def.options).find(([, s]) => s.short === letter)?.[0];
+      if (long === undefined)
+        throw new CliError(`${prefix}: unknown option ${token.slice(0, eq === -1 ? undefined : eq)}`, 2);
+      name = long;
+      inline = eq === -1 ? undefined : token.slice(eq + 1);
+    }
+    // Own names only: `--constructor` is an unknown option, not Object.prototype's.
+    const spec = Object.hasOwn(def.options, name) ? def.options[name] : undefined;
     if (!spec) {
-      const ignored = def.ignored?.[name];
+      const ignored = def.ignored && Object.hasOwn(def.ignored, name) ? def.ignored[name] : undefined;
       if (ignored === undefined) throw new CliError(`${prefix}: unknown option --${name}`, 2);
       if (ignored && inline === undefined) i++;
       continue;
@@ -88,7 +110,7 @@ export function parseArgs(def: CommandDef<unknown>, argv: string[], prefix = `am
     let value = inline;
     if (value === undefined && spec.optionalValue) {
       const next = argv[i + 1];
-      if (next === undefined || next.startsWith("--")) value = "";
+      if (next === undefined || (next.startsWith("-") && next !== "-")) value = "";
       else if (positionals.length === 0)
         borrowed = { key, index: ((out[key] as string[] | undefined) ?? []).length };
     }
@@ -96,6 +118,9 @@ export function parseArgs(def: CommandDef<unknown>, argv: string[], prefix = `am
       value = argv[++i];
       if (value === undefined) throw new CliError(`${prefix}: --${name} needs a value`, 2);
     }
+    // `--audit-log=` / `--timeout=`: an empty value is no value (it read as "no audit log" and as
+    // `--timeout 0`, never); only a grant may stand alone.
+    if (value === "" && !spec.optionalValue) throw new CliError(`${prefix}: --${name} needs a value`, 2);
     if (spec.type === "list") out[key] = [...((out[key] as string[] | undefined) ?? []), value];
     else if (spec.type === "number") {
       const n = Number(value);
@@ -109,7 +134,15 @@ export function parseArgs(def: CommandDef<unknown>, argv: string[], prefix = `am
     positionals.push(values[borrowed.index]!);
     values[borrowed.index] = "";
   }
+  if (def.maxPositionals !== undefined && positionals.length > def.maxPositionals)
+    throw new CliError(`${prefix}: unexpected argument '${positionals[def.maxPositionals]}'`, 2);
   return out;
+}
+
+/** The option a long name stands for: itself, or the option that lists it as an alias. */
+function resolveName(def: CommandDef<unknown>, name: string): string {
+  if (Object.hasOwn(def.options, name)) return name;
+  return Object.entries(def.options).find(([, spec]) => spec.aliases?.includes(name))?.[0] ?? name;
 }
 
 /** Renders `def`'s help text. */
@@ -120,7 +153,8 @@ export function renderHelp(def: CommandDef<unknown>): string {
   );
   for (const [name, spec] of Object.entries(def.options)) {
     const left = spec.value ? `${name} ${spec.value}` : name;
-    lines.push(`  --${left.padEnd(width)}  ${spec.description}`);
+    const short = spec.short ? `-${spec.short}, ` : "    ";
+    lines.push(`  ${short}--${left.padEnd(width)}  ${spec.description}`);
   }
   return `${lines.join("\n")}\n`;
 }

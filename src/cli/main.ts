@@ -25,35 +25,40 @@ Usage:
   amber session [flags] <file>                  JSON-RPC over stdin/stdout
   amber mcp [flags] [--inspect] <file>          MCP server over stdio
   amber serve [flags] <file> [--port N]         HTTP: POST /<tool>, GET /tools, MCP at /mcp
+  amber run <file> [args…]                      run a script (amber:mcp importable)
+  amber version                                 print the version
 
 Run \`amber <command> --help\` for a command's flags.
 `;
 
 /** Runs the CLI for `argv` (without node and script) and returns the exit status. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[]): Promise<number | null> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(USAGE);
     return name === undefined ? 2 : 0;
   }
-  if (name === "--version" || name === "-V") {
+  if (name === "--version" || name === "-V" || name === "version") {
     process.stdout.write(`amber ${AMBER_VERSION}\n`);
     return 0;
   }
-  const command = COMMANDS[name];
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) throw new CliError(`unknown command '${name}' (try \`amber --help\`)`, 2);
-  if (rest.includes("--help") || rest.includes("-h")) {
+  // Before `--` only: what follows it is a file name or a script's own arguments.
+  const options = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  if (options.includes("--help") || options.includes("-h")) {
     process.stdout.write(renderHelp(command));
     return 0;
   }
   guardStdout(name);
   const args = parseArgs(command, rest) as { positionals: string[] };
-  return (await command.run(args)) ?? 0;
+  const code = await command.run(args);
+  return code === undefined ? 0 : code;
 }
 
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
+    if (code !== null) process.exitCode = code;
   },
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);

@@ -23,6 +23,8 @@ export interface Policy {
   allowRead: string[];
   allowWrite: string[];
   allowNet: string[];
+  /** Hosts granted for listening only (`--allow-listen`, `allow_listen`); `allowNet` grants both. */
+  allowListen?: string[];
   allowEnv: string[];
   allowRun: string[];
 }
@@ -37,6 +39,7 @@ export interface PermissionFlags {
   allowRead?: string[];
   allowWrite?: string[];
   allowNet?: string[];
+  allowListen?: string[];
   allowEnv?: string[];
   allowRun?: string[];
   permissionPolicy?: string;
@@ -60,7 +63,15 @@ export class PermissionDeniedError extends Error {
 
 /** A policy that allows everything (no flags given). */
 export function allowAllPolicy(): Policy {
-  return { denied: [], allowRead: [], allowWrite: [], allowNet: [], allowEnv: [], allowRun: [] };
+  return {
+    denied: [],
+    allowRead: [],
+    allowWrite: [],
+    allowNet: [],
+    allowListen: [],
+    allowEnv: [],
+    allowRun: [],
+  };
 }
 
 const ALL_CATEGORIES: Category[] = [
@@ -168,6 +179,7 @@ function readPolicyFile(file: string, cwd: string): PermissionFlags {
     allowRead: paths("allow_read"),
     allowWrite: paths("allow_write"),
     allowNet: stringList(rules.allow_net, "allow_net", path),
+    allowListen: stringList(rules.allow_listen, "allow_listen", path),
     allowEnv: stringList(rules.allow_env, "allow_env", path),
     allowRun: stringList(rules.allow_run, "allow_run", path),
   };
@@ -197,6 +209,7 @@ export function buildPolicy(flags: PermissionFlags, cwd: string, alwaysReadable:
     [flags.allowRead, ["fs.read"]],
     [flags.allowWrite, ["fs.write"]],
     [flags.allowNet, ["net.connect", "net.listen"]],
+    [flags.allowListen, ["net.listen"]],
     [flags.allowEnv, ["env.read"]],
     [flags.allowRun, ["run.execute"]],
   ];
@@ -211,9 +224,17 @@ export function buildPolicy(flags: PermissionFlags, cwd: string, alwaysReadable:
     allowRead: [...new Set(allowRead)],
     allowWrite: [...new Set([...(file.allowWrite ?? []), ...given(flags.allowWrite)].map(canon))],
     allowNet: [...new Set([...splitList(file.allowNet), ...splitList(flags.allowNet)])],
+    allowListen: [...new Set([...splitList(file.allowListen), ...splitList(flags.allowListen)])],
     allowEnv: [...new Set([...splitList(file.allowEnv), ...splitList(flags.allowEnv)])],
     allowRun: [...new Set([...splitList(file.allowRun), ...splitList(flags.allowRun)])],
   };
+}
+
+/** The network grants that apply to `action`: `allowNet` for both, `allowListen` for listening. */
+export function networkGrants(policy: Policy, action: PermissionAction): string[] {
+  return action === "Listen" && policy.allowListen?.length
+    ? [...policy.allowNet, ...policy.allowListen]
+    : policy.allowNet;
 }
 
 /** True when the policy restricts nothing (no flag given): the tool process runs unconfined. */
@@ -275,7 +296,10 @@ export function decide(
       return policy.denied.includes(write ? "fs.write" : "fs.read") ? "Deny" : "Allow";
     }
     case "Network": {
-      if (policy.allowNet.includes(resource) || policy.allowNet.includes(hostOf(resource))) return "Allow";
+      const grants = action === "Listen" ? networkGrants(policy, action) : policy.allowNet;
+      if (grants.includes(resource) || grants.includes(hostOf(resource))) return "Allow";
+      // A bare name is a lookup (a DNS check); `listen(port, host)` looks its host up first.
+      if (hostOf(resource) === resource && policy.allowListen?.includes(resource)) return "Allow";
       return policy.denied.includes(action === "Listen" ? "net.listen" : "net.connect") ? "Deny" : "Allow";
     }
     case "Environment":

@@ -44,6 +44,12 @@ export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
     optionalValue: true,
     description: "grant network access to HOST[:PORT] (no HOST: any)",
   },
+  "allow-listen": {
+    type: "list",
+    value: "[HOST]",
+    optionalValue: true,
+    description: "grant listening on HOST[:PORT] only (no HOST: any)",
+  },
   "allow-env": {
     type: "list",
     value: "[NAME]",
@@ -60,7 +66,12 @@ export const PERMISSION_OPTIONS: Record<string, OptionSpec> = {
   "deny-net": { type: "boolean", description: "deny network access" },
   "deny-env": { type: "boolean", description: "deny environment access" },
   "deny-run": { type: "boolean", description: "deny running processes" },
-  "permission-policy": { type: "string", value: "FILE", description: "JSON policy {permissions:{…}}" },
+  "permission-policy": {
+    type: "string",
+    value: "FILE",
+    aliases: ["policy"],
+    description: "JSON policy {permissions:{…}}",
+  },
   "audit-log": { type: "string", value: "FILE", description: "append one JSON line per permission check" },
 };
 
@@ -122,7 +133,8 @@ export const AMBER_VERSION = typeof __AMBER_VERSION__ === "string" ? __AMBER_VER
 /** The server identity reported by `initialize`. */
 export const SERVER_INFO = { name: "amber", version: AMBER_VERSION };
 
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+/** A file next to the bundled CLI (`dist/cli/`). */
+export const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 /** A loaded tool file, ready to list and call. */
 export interface ToolServer {
@@ -136,6 +148,8 @@ export interface ToolServer {
   has(name: string): boolean;
   /** A message when `value` breaks the output schema of tool `name` (none declared: undefined). */
   checkResult(name: string, value: unknown): string | undefined;
+  /** True when tool `name` is listed with an `outputSchema` (typed, an object return type). */
+  declaresOutput(name: string): boolean;
   /**
    * Calls a tool and writes its `tool:<name>` audit line (Deny when it failed, is unknown or its
    * arguments break the typed schema — `invalid`). Calls run one at a time in the order they were
@@ -344,6 +358,7 @@ export async function openToolServer(command: string, file: string | undefined, 
     audit,
     has: (name) => current.names.has(name),
     checkResult: (name, value) => current.resultChecks.get(name)?.(value),
+    declaresOutput: (name) => current.resultChecks.has(name),
     call(name, callArgs, signal) {
       const done = queue.then(async (): Promise<ServerCallOutcome> => {
         const { loaded, names, schemas } = current;

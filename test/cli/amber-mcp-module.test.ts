@@ -89,3 +89,91 @@ export async function local() {
     await client.close();
   });
 });
+
+describe("amber:mcp as the original runtime's McpServer took it", () => {
+  it("answers initialize without a version, wraps a bare property map, takes prompt arguments and the resource forms", async () => {
+    const { bin } = await buildTestCli();
+    const dir = scratch({
+      "tools.ts": `import { McpServer } from "amber:mcp";
+const server = new McpServer({ name: "demo", version: "1.0.0" })
+  .tool("add", "Add", { a: { type: "number" }, b: { type: "number" } }, ({ a, b }) => a + b)
+  .tool("opts", { description: "From options", inputSchema: { type: "object", properties: { x: { type: "string" } } } },
+    ({ x }) => "x=" + x)
+  .resource("config://app", "App config", async () => ({ debug: true }))
+  .resource("readme", "file:///readme.md", "The readme", () => "# hi", "text/markdown")
+  .prompt("greet", "Greeting", [{ name: "who", required: true }], ({ who }) => ({
+    messages: [{ role: "user", content: { type: "text", text: "hi " + who } }],
+  }))
+  .prompt("short", () => "just text");
+const ask = (id, method, params) => server.handleMessage({ jsonrpc: "2.0", id, method, params });
+export async function run() {
+  return {
+    init: (await server.handleMessage('{"jsonrpc":"2.0","id":1,"method":"initialize"}')).result.protocolVersion,
+    tools: (await ask(2, "tools/list")).result.tools,
+    opts: (await ask(3, "tools/call", { name: "opts", arguments: { x: "y" } })).result,
+    resources: (await ask(4, "resources/list")).result.resources,
+    read: (await ask(5, "resources/read", { uri: "file:///readme.md" })).result,
+    prompts: (await ask(6, "prompts/list")).result.prompts,
+    greet: (await ask(7, "prompts/get", { name: "greet", arguments: { who: "bob" } })).result,
+    short: (await ask(8, "prompts/get", { name: "short" })).result,
+    local: await (async () => {
+      const client = server.connectLocal();
+      return {
+        init: (await client.initialize()).protocolVersion,
+        ping: await client.ping(),
+        resources: (await client.listResources()).resources.length,
+        read: await client.readResource("config://app"),
+        prompts: (await client.listPrompts()).prompts.length,
+        prompt: await client.getPrompt("short"),
+      };
+    })(),
+  };
+}
+`,
+    });
+    const session = new LineClient(bin, ["session", "tools.ts"], { cwd: dir });
+    const { result } = (await session.call("run")) as { result: Record<string, unknown> };
+    expect(result.init).toBe("2024-11-05");
+    expect(result.tools).toEqual([
+      {
+        name: "add",
+        description: "Add",
+        inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } },
+      },
+      {
+        name: "opts",
+        description: "From options",
+        inputSchema: { type: "object", properties: { x: { type: "string" } } },
+      },
+    ]);
+    expect(result.opts).toEqual({ content: [{ type: "text", text: "x=y" }], isError: false });
+    expect(result.resources).toEqual([
+      { uri: "config://app", name: "App config", description: "", mimeType: "text/plain" },
+      { uri: "file:///readme.md", name: "readme", description: "The readme", mimeType: "text/markdown" },
+    ]);
+    expect(result.read).toEqual({
+      contents: [{ uri: "file:///readme.md", mimeType: "text/markdown", text: "# hi" }],
+    });
+    expect(result.prompts).toEqual([
+      { name: "greet", description: "Greeting", arguments: [{ name: "who", required: true }] },
+      { name: "short", description: "", arguments: [] },
+    ]);
+    expect(result.greet).toEqual({
+      description: "Greeting",
+      messages: [{ role: "user", content: { type: "text", text: "hi bob" } }],
+    });
+    expect(result.short).toEqual({
+      description: "",
+      messages: [{ role: "user", content: { type: "text", text: "just text" } }],
+    });
+    expect(result.local).toEqual({
+      init: "2024-11-05",
+      ping: {},
+      resources: 2,
+      read: { contents: [{ uri: "config://app", mimeType: "text/plain", text: '{"debug":true}' }] },
+      prompts: 2,
+      prompt: result.short,
+    });
+    expect(await session.close()).toBe(0);
+  });
+});

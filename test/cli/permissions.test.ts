@@ -165,4 +165,16 @@ describe("grant flags without a value", () => {
     expect(decide(policy, "Network", "Listen", "127.0.0.1:80")).toBe("Allow");
     expect(decide(policy, "FileSystem", "Write", "/tmp/x")).toBe("Deny");
   });
+
+  it("--allow-listen grants listening (and looking up the host to bind), never connecting", () => {
+    const policy = buildPolicy({ sandbox: true, allowListen: ["127.0.0.1"] }, "/");
+    expect(decide(policy, "Network", "Listen", "127.0.0.1:8080")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "127.0.0.1")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "127.0.0.1:8080")).toBe("Deny");
+    expect(decide(policy, "Network", "Listen", "0.0.0.0:8080")).toBe("Deny");
+    const bare = buildPolicy({ sandbox: true, allowListen: [""] }, "/");
+    expect(bare.denied).toEqual(["fs.read", "fs.write", "net.connect", "env.read", "run.execute"]);
+    expect(decide(bare, "Network", "Listen", "0.0.0.0:1")).toBe("Allow");
+    expect(decide(bare, "Network", "Connect", "example.com")).toBe("Deny");
+  });
 });

@@ -20,6 +20,7 @@ const fakeServer: ToolServer = {
   audit: NO_AUDIT,
   has: (name) => name === "add",
   checkResult: () => undefined,
+  declaresOutput: () => false,
   call: async (_name, args) => {
     const { a, b } = (args ?? {}) as { a?: unknown; b?: unknown };
     return typeof a === "number" && typeof b === "number"

@@ -33,6 +33,11 @@ import {
   writeStdout,
 } from "../tool-server.ts";
 
+/** A tool's value as the contract's one text item says it: strings as-is, other values as JSON. */
+function contractText(value: unknown): string {
+  return typeof value === "string" ? value : (JSON.stringify(value) ?? "null");
+}
+
 /** Per-request context of a tool call: the signal that cancels it (stdio). */
 export type CallContext = { signal?: CancelSignal } | null;
 
@@ -56,6 +61,9 @@ export function mcpHandlers(server: ToolServer, listChanged = false): Handlers<C
         }
         const outcome = await server.call(name, args, ctx?.signal);
         if (!outcome.ok) return { value: outcome.error, isError: true };
+        // The contract's `{content:[{type:"text", text}], isError}`: `structuredContent` only for a
+        // tool that declares an `outputSchema` (the protocol core adds it for any object otherwise).
+        if (!server.declaresOutput(name)) return { value: contractText(outcome.value) };
         const problem = supportsStructuredContent(info.protocolVersion)
           ? server.checkResult(name, outcome.value)
           : undefined;
@@ -96,9 +104,10 @@ export const mcpCommand = defineCommand<McpArgs>({
     description: "Serve a tool file as an MCP server over stdio.",
     usage: "amber mcp [permission flags] [--isolate-per-call] [--untyped] [--watch] [--inspect] <file>",
   },
+  maxPositionals: 1,
   options: {
     ...MODEL_FACING_OPTIONS,
-    inspect: { type: "boolean", description: "print the discovered tools as a table and exit" },
+    inspect: { type: "boolean", short: "i", description: "print the discovered tools as a table and exit" },
   },
   async run(args) {
     if (args.inspect) {

@@ -21,6 +21,7 @@ import {
   PermissionDeniedError,
   type PermissionFlags,
 } from "../permissions.ts";
+import { runScript } from "../run-script.ts";
 import { PERMISSION_OPTIONS } from "../tool-server.ts";
 
 interface RunArgs extends PermissionFlags {
@@ -33,8 +34,9 @@ interface RunArgs extends PermissionFlags {
 export const runCommand = defineCommand<RunArgs>({
   meta: {
     name: "run",
-    description: "Print the tool schemas of a file as JSON without running it.",
-    usage: "amber run [permission flags] --export-tools [--typed] <file>",
+    description:
+      "Print the tool schemas of a file as JSON without running it (--export-tools), or run a script.",
+    usage: "amber run [permission flags] --export-tools [--typed] <file> | amber run <file> [args…]",
   },
   options: {
     "export-tools": { type: "boolean", description: "print the file's tool schemas and exit" },
@@ -44,7 +46,11 @@ export const runCommand = defineCommand<RunArgs>({
   ignored: { watch: false, inspect: false, "inspect-brk": false, preload: true, require: true },
   async run(args) {
     if (!args.exportTools) {
-      throw new CliError("amber run: this CLI only implements `amber run --export-tools <file>`", 2);
+      const [script, ...scriptArgs] = args.positionals;
+      if (script === undefined) throw new CliError("amber run: missing <file>", 2);
+      await runScript(script, scriptArgs, args);
+      // The script's own exit code (`process.exitCode`, or `process.exit`), as node would end it.
+      return null;
     }
     const fail = (message: string) => new CliError(`${EXPORT_TOOLS_ERROR_PREFIX} ${message}`);
     const file = args.positionals[0];

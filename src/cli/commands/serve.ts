@@ -246,9 +246,15 @@ export const serveCommand = defineCommand<ServeArgs>({
     description: "Serve a tool file over HTTP: POST /<tool>, GET /tools, MCP at /mcp.",
     usage: "amber serve [permission flags] [--untyped] [--watch] <file> [--port N] [--host 127.0.0.1]",
   },
+  maxPositionals: 1,
   options: {
     ...MODEL_FACING_OPTIONS,
-    port: { type: "number", value: "N", description: "port to listen on (default 8000, 0 = any free port)" },
+    port: {
+      type: "number",
+      value: "N",
+      short: "p",
+      description: "port to listen on (default 8000, 0 = any free port)",
+    },
     host: { type: "string", value: "HOST", description: "address to bind (default 127.0.0.1)" },
   },
   async run(args) {

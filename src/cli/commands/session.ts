@@ -123,6 +123,7 @@ export const sessionCommand = defineCommand<ToolServerArgs>({
     usage: "amber session [permission flags] [--isolate-per-call] <file>",
   },
   options: TOOL_SERVER_OPTIONS,
+  maxPositionals: 1,
   async run(args) {
     const { server, warm } = await openToolServer("session", args.positionals[0], args);
     closeIfStdoutFails(() => server.close());

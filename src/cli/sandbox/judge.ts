@@ -15,6 +15,7 @@ import {
   decide,
   isUnrestricted,
   isWithin,
+  networkGrants,
   type PermissionAction,
   type PermissionKind,
   type Policy,
@@ -249,7 +250,7 @@ export class Judge {
     const ip = resource.slice(0, colon).replace(/^\[(.*)\]$/, "$1");
     const port = resource.slice(colon + 1);
     const granted = (known: Map<string, Set<string>>) =>
-      policy.allowNet.some((grant) => {
+      networkGrants(policy, action).some((grant) => {
         const [host, grantPort] = splitGrant(grant);
         return (grantPort === undefined || grantPort === port) && known.get(host)?.has(ip) === true;
       });
@@ -258,7 +259,8 @@ export class Judge {
   }
 
   async #resolveGrants(): Promise<void> {
-    const names = new Set(this.#policy.allowNet.map((grant) => splitGrant(grant)[0]));
+    const grants = [...this.#policy.allowNet, ...(this.#policy.allowListen ?? [])];
+    const names = new Set(grants.map((grant) => splitGrant(grant)[0]));
     await Promise.all(
       [...names].map(async (name) => {
         if (isIP(name)) return;

@@ -54,7 +54,8 @@ export function nodePermissionArgs(
   const someNetwork =
     !policy.denied.includes("net.connect") ||
     !policy.denied.includes("net.listen") ||
-    policy.allowNet.length > 0;
+    policy.allowNet.length > 0 ||
+    (policy.allowListen?.length ?? 0) > 0;
   if (netFlag && someNetwork) args.push("--allow-net");
   return args;
 }
