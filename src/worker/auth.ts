@@ -173,7 +173,19 @@ function projectCondition(join: ProjectJoin): SQL {
   return sql`false`;
 }
 
-/** The single statement: credential rows + user + project + app-MCP config, left-joined. */
+/**
+ * Whether an OAuth grant is recorded as revoked (`revoked_oauth_grants`, one primary-key probe);
+ * `false` for header credentials, whose statement stays as it was.
+ */
+const grantRevoked = (grantId: string | undefined): SQL =>
+  grantId === undefined
+    ? sql`false`
+    : sql`exists (select 1 from revoked_oauth_grants r where r.grant_id = ${grantId}::text)`;
+
+/**
+ * The single statement: credential rows + user + project + app-MCP config, left-joined, and for an
+ * OAuth grant whether it is revoked.
+ */
 async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<ResolvedRow> {
   const result = await db.execute(sql`
     select
@@ -192,9 +204,7 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
       m.enabled as mcp_enabled, m.auth_mode as mcp_auth_mode, m.slug as mcp_slug,
       to_jsonb(m.exposed_collections) as mcp_collections, to_jsonb(m.exposed_functions) as mcp_functions,
       m.rate_limit_per_minute as mcp_rate_limit,
-      exists (
-        select 1 from revoked_oauth_grants r where r.grant_id = ${creds.oauthGrantId ?? null}::text
-      ) as grant_revoked
+      ${grantRevoked(creds.oauthGrantId)} as grant_revoked
     from (select 1) as one
     left join developer_tokens t on t.id = ${creds.developer?.id ?? creds.oauthTokenId ?? null}::uuid
     left join client_keys k on k.id = ${creds.clientKey?.id ?? null}::uuid
