@@ -151,8 +151,8 @@ export async function listSubjectGrants(oauth: OAuthHelpers, subject: string): P
 
 /**
  * Ends a grant everywhere: records it as revoked where every location reads it at once, then has
- * the provider delete it from `OAUTH_KV` (src/worker/routes/oauth.ts `revokeGrant`; this layer has
- * no database).
+ * the provider delete it from `OAUTH_KV` (src/worker/routes/oauth.ts `grantRevoker`; this layer
+ * has no database).
  */
 export type GrantRevoker = (ref: { subject: string; grantId: string }) => Promise<void>;
 

@@ -76,11 +76,11 @@ export function checkGrantsWith(check: GrantLiveness): void {
  * The provider's `tokenExchangeCallback`, run at every code exchange and refresh: a grant recorded
  * as revoked (read from a stale `OAUTH_KV`: without this, a refresh there minted new tokens and
  * wrote the grant back), or whose principal is gone for good, is answered `invalid_grant`, and the
- * provider then revokes it. Access
- * is checked live at every MCP request anyway, so without this nothing leaked — but the grant kept
- * refreshing into tokens refused at once, so a client never learned to ask the person again, and
- * the grant stayed listed as live. A paused app (`enabled: false`) or another `auth_mode` is no end:
- * both can be undone, and the MCP endpoint refuses meanwhile.
+ * provider then revokes it. Access is checked live at every MCP request anyway, so for a gone
+ * principal nothing leaked without this — but the grant kept refreshing into tokens refused at
+ * once, so a client never learned to ask the person again, and the grant stayed listed as live.
+ * A paused app (`enabled: false`) or another `auth_mode` is no end: both can be undone, and the MCP
+ * endpoint refuses meanwhile.
  */
 async function endDeadGrants({
   props,
