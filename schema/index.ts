@@ -222,6 +222,23 @@ export const releasedSlugs = pgTable(
 );
 
 /**
+ * OAuth grants revoked in the last 31 days (src/oauth/grants.ts,
+ * src/worker/routes/oauth.ts). The authorization server keeps grants in Workers KV, whose reads may
+ * be up to 60 s stale at other locations; a row here, read in the one statement that resolves an
+ * OAuth caller (src/worker/auth.ts), refuses a revoked grant's tokens and refreshes everywhere at
+ * once. Kept as long as anything that grant issued could live (its refresh token: 30 days), pruned
+ * by each revocation's own insert.
+ */
+export const revokedOauthGrants = pgTable(
+  "revoked_oauth_grants",
+  {
+    grantId: text("grant_id").primaryKey(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("revoked_oauth_grants_revoked_at_idx").on(t.revokedAt)],
+);
+
+/**
  * Ids of the metering batches already added to `usage_counters` (src/usage/metering.ts): a batch
  * retried after a lost answer is recognised and not counted twice. Pruned after a week.
  */

@@ -150,13 +150,20 @@ export async function listSubjectGrants(oauth: OAuthHelpers, subject: string): P
 }
 
 /**
+ * Ends a grant everywhere: records it as revoked where every location reads it at once, then has
+ * the provider delete it from `OAUTH_KV` (src/worker/routes/oauth.ts `grantRevoker`; this layer
+ * has no database).
+ */
+export type GrantRevoker = (ref: { subject: string; grantId: string }) => Promise<void>;
+
+/**
  * Revoke the grant a listed id names when `owns` accepts its subject and metadata (its tokens stop
  * working at once); false otherwise, alike for a malformed id, no such grant, or someone else's.
- * One KV read plus the provider's revocation: nothing here grows with the number of subjects.
+ * One KV read plus the revocation: nothing here grows with the number of subjects.
  */
 async function revokeListedGrant(
   env: OAuthEnv,
-  oauth: OAuthHelpers,
+  revoke: GrantRevoker,
   id: string,
   owns: (subject: string, meta: Partial<GrantMetadata>) => boolean,
 ): Promise<boolean> {
@@ -165,14 +172,14 @@ async function revokeListedGrant(
   const record = await readGrantRecord(env, ref.subject, ref.grantId);
   const meta = record?.metadata as Partial<GrantMetadata> | null | undefined;
   if (!meta || !owns(ref.subject, meta)) return false;
-  await oauth.revokeGrant(ref.grantId, ref.subject);
+  await revoke(ref);
   return true;
 }
 
 /** Revoke one grant of a project by its listed id; false when the project has no such grant. */
-export const revokeProjectGrant = (env: OAuthEnv, oauth: OAuthHelpers, projectId: string, id: string) =>
-  revokeListedGrant(env, oauth, id, (_subject, meta) => meta.projectId === projectId);
+export const revokeProjectGrant = (env: OAuthEnv, revoke: GrantRevoker, projectId: string, id: string) =>
+  revokeListedGrant(env, revoke, id, (_subject, meta) => meta.projectId === projectId);
 
 /** Revoke one of a subject's grants by its listed id; false when the subject has no such grant. */
-export const revokeSubjectGrant = (env: OAuthEnv, oauth: OAuthHelpers, subject: string, id: string) =>
-  revokeListedGrant(env, oauth, id, (owner) => owner === subject);
+export const revokeSubjectGrant = (env: OAuthEnv, revoke: GrantRevoker, subject: string, id: string) =>
+  revokeListedGrant(env, revoke, id, (owner) => owner === subject);

@@ -35,7 +35,9 @@ export interface RotationRecord {
 /** Where the hash of a grant's previous refresh token is kept once it has been retried. */
 const retriedKey = (subject: string, grantId: string) => `amba-oauth:refresh-retried:${subject}:${grantId}`;
 
-const same = (hash: string, stored: unknown) => typeof stored === "string" && constantTimeEqual(hash, stored);
+/** Whether `hash` (hex SHA-256 of a presented code or token) is the stored one, in constant time. */
+export const hashMatches = (hash: string, stored: unknown): boolean =>
+  typeof stored === "string" && constantTimeEqual(hash, stored);
 
 /**
  * Classify a refresh token presented for `grant` by `clientId` (the client the request
@@ -49,11 +51,11 @@ export async function refreshUse(
   clientId: string | null,
 ): Promise<{ use: RefreshUse; hash: string }> {
   const hash = await sha256Hex(token);
-  if (same(hash, grant.refreshTokenId)) return { use: "current", hash };
+  if (hashMatches(hash, grant.refreshTokenId)) return { use: "current", hash };
   if (clientId === null || clientId !== grant.clientId) return { use: "foreign", hash };
-  if (!same(hash, grant.previousRefreshTokenId)) return { use: "replay", hash };
+  if (!hashMatches(hash, grant.previousRefreshTokenId)) return { use: "replay", hash };
   const retried = await env.OAUTH_KV.get(retriedKey(ref.subject, ref.grantId));
-  return { use: retried !== null && same(hash, retried) ? "replay" : "retry", hash };
+  return { use: retried !== null && hashMatches(hash, retried) ? "replay" : "retry", hash };
 }
 
 /** Remember that the previous refresh token (`hash`) had its one retry. */

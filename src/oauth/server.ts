@@ -57,11 +57,13 @@ export interface GrantMetadata {
 }
 
 /**
- * Whether the principal a grant acts as still exists (the end user in its project, the developer
- * token it was authorized with unrevoked): the Worker's check, in the database (src/worker/routes/oauth.ts
- * registers it with {@link checkGrantsWith}; this layer has no database).
+ * Whether a grant (`grantId`) is not recorded as revoked and the principal it acts as still exists
+ * (the end user in its project, the developer token it was authorized with unrevoked): the Worker's
+ * check, in the database (src/worker/routes/oauth.ts registers it with {@link checkGrantsWith};
+ * this layer has no database). The revocation record is what makes a refresh at a location whose
+ * `OAUTH_KV` still reads a just-revoked grant fail (KV reads elsewhere may be up to 60 s stale).
  */
-export type GrantLiveness = (env: OAuthEnv, props: OAuthProps) => Promise<boolean>;
+export type GrantLiveness = (env: OAuthEnv, props: OAuthProps, grantId: string) => Promise<boolean>;
 
 let liveness: GrantLiveness | undefined;
 
@@ -71,18 +73,28 @@ export function checkGrantsWith(check: GrantLiveness): void {
 }
 
 /**
- * The provider's `tokenExchangeCallback`, run at every code exchange and refresh: a grant whose
- * principal is gone for good is answered `invalid_grant`, and the provider then revokes it. Access
- * is checked live at every MCP request anyway, so without this nothing leaked — but the grant kept
- * refreshing into tokens refused at once, so a client never learned to ask the person again, and
- * the grant stayed listed as live. A paused app (`enabled: false`) or another `auth_mode` is no end:
- * both can be undone, and the MCP endpoint refuses meanwhile.
+ * The provider's `tokenExchangeCallback`, run at every code exchange and refresh: a grant recorded
+ * as revoked (read from a stale `OAUTH_KV`: without this, a refresh there minted new tokens and
+ * wrote the grant back), or whose principal is gone for good, is answered `invalid_grant`, and the
+ * provider then revokes it. Access is checked live at every MCP request anyway, so for a gone
+ * principal nothing leaked without this — but the grant kept refreshing into tokens refused at
+ * once, so a client never learned to ask the person again, and the grant stayed listed as live.
+ * A paused app (`enabled: false`) or another `auth_mode` is no end: both can be undone, and the MCP
+ * endpoint refuses meanwhile.
  */
-async function endDeadGrants({ props, env }: { props: unknown; env: OAuthEnv }): Promise<undefined> {
-  if (liveness && !(await liveness(env, props as OAuthProps)))
+async function endDeadGrants({
+  props,
+  env,
+  grantId,
+}: {
+  props: unknown;
+  env: OAuthEnv;
+  grantId: string;
+}): Promise<undefined> {
+  if (liveness && !(await liveness(env, props as OAuthProps, grantId)))
     throw new OAuthError("invalid_grant", {
       description:
-        "the account or developer token this authorization was made with no longer exists; authorize again",
+        "this authorization was revoked, or the account or developer token it was made with no longer exists; authorize again",
     });
   return undefined;
 }
@@ -131,6 +143,9 @@ export function readGrantRecord(
   refreshTokenId?: unknown;
   previousRefreshTokenId?: unknown;
   clientId?: unknown;
+  /** Hex SHA-256 of the grant's authorization code, and (until the code is exchanged) its wrapped key. */
+  authCodeId?: unknown;
+  authCodeWrappedKey?: unknown;
 } | null> {
   return env.OAUTH_KV.get(`grant:${subject}:${grantId}`, { type: "json" });
 }
@@ -144,7 +159,10 @@ export interface OAuthCaller {
 
 /**
  * Validate an access token presented at `resource`; null when it is not valid there (unknown,
- * expired, revoked, other audience), and also when its grant is gone. The provider revokes a grant
+ * expired, revoked, other audience), and also when its grant is gone from `OAUTH_KV`. Not the last
+ * word on revocation: KV reads at other locations may be up to 60 s stale, so the caller resolves
+ * the returned grant in the database, where the statement that checks its principal also refuses a
+ * grant recorded in `revoked_oauth_grants` (src/worker/auth.ts). The provider revokes a grant
  * by listing the grant's token records and deleting each, then the grant record; a KV list is
  * eventually consistent, so a token issued moments before elsewhere (a refresh at another location)
  * can be missed and would stay valid for the rest of its hour. The grant record is one key, deleted

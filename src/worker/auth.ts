@@ -124,6 +124,8 @@ interface Credentials {
   /** OAuth grant principals (src/oauth): rows named by id, checked live without a secret. */
   oauthTokenId?: string;
   oauthUserId?: string;
+  /** The grant an OAuth access token or refresh belongs to: is it in `revoked_oauth_grants`? */
+  oauthGrantId?: string;
 }
 
 /** The one row every resolution reads; absent joins give nulls. */
@@ -158,6 +160,8 @@ interface ResolvedRow {
   mcp_collections: string[] | null;
   mcp_functions: string[] | null;
   mcp_rate_limit: number | null;
+  /** `oauthGrantId` is recorded as revoked (false without one). */
+  grant_revoked: boolean;
 }
 
 type ProjectJoin = ProjectSelector | { fromClientKey: true } | { none: true };
@@ -169,7 +173,19 @@ function projectCondition(join: ProjectJoin): SQL {
   return sql`false`;
 }
 
-/** The single statement: credential rows + user + project + app-MCP config, left-joined. */
+/**
+ * Whether an OAuth grant is recorded as revoked (`revoked_oauth_grants`, one primary-key probe);
+ * `false` for header credentials, whose statement stays as it was.
+ */
+const grantRevoked = (grantId: string | undefined): SQL =>
+  grantId === undefined
+    ? sql`false`
+    : sql`exists (select 1 from revoked_oauth_grants r where r.grant_id = ${grantId}::text)`;
+
+/**
+ * The single statement: credential rows + user + project + app-MCP config, left-joined, and for an
+ * OAuth grant whether it is revoked.
+ */
 async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<ResolvedRow> {
   const result = await db.execute(sql`
     select
@@ -187,7 +203,8 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
       (extract(epoch from p.previous_signing_secret_expires_at) * 1000)::float8 as previous_signing_expires_ms,
       m.enabled as mcp_enabled, m.auth_mode as mcp_auth_mode, m.slug as mcp_slug,
       to_jsonb(m.exposed_collections) as mcp_collections, to_jsonb(m.exposed_functions) as mcp_functions,
-      m.rate_limit_per_minute as mcp_rate_limit
+      m.rate_limit_per_minute as mcp_rate_limit,
+      ${grantRevoked(creds.oauthGrantId)} as grant_revoked
     from (select 1) as one
     left join developer_tokens t on t.id = ${creds.developer?.id ?? creds.oauthTokenId ?? null}::uuid
     left join client_keys k on k.id = ${creds.clientKey?.id ?? null}::uuid
@@ -444,10 +461,42 @@ export async function authenticateEndUser<E extends AppEnv>(
   });
 }
 
-/** The principal an OAuth grant acts as (its props, src/oauth), re-checked on every request. */
+/**
+ * The principal an OAuth grant acts as (its props, src/oauth), re-checked on every request, and the
+ * grant (its provider id), checked against `revoked_oauth_grants` in the same statement.
+ */
 export type OAuthGrantPrincipal =
   | { kind: "end_user"; userId: string; grantId: string }
-  | { kind: "developer"; developerId: string; tokenId: string };
+  | { kind: "developer"; developerId: string; tokenId: string; grantId: string };
+
+const REVOKED_GRANT = "this authorization was revoked";
+
+/** How long a revoked grant's row is kept: past the longest a grant lives (30 days) by a day. */
+const REVOKED_GRANT_RETENTION = "31 days";
+/** Old rows one revocation prunes at most (more than the one it adds, so the table shrinks to its window). */
+const REVOKED_GRANT_PRUNE = 100;
+
+/**
+ * Record that the grant `grantId` is revoked, before the authorization server deletes it from
+ * `OAUTH_KV` (whose reads elsewhere may show it for up to 60 s more): from then on the statement
+ * that resolves an OAuth caller (every credential-cache miss, every platform MCP request) and the
+ * check at every refresh refuse it, at every location. One statement, which also prunes up to
+ * {@link REVOKED_GRANT_PRUNE} rows past {@link REVOKED_GRANT_RETENTION} (by the `revoked_at`
+ * index; never the row it writes). Revoking again renews the row.
+ */
+export async function recordRevokedGrant(db: Db, grantId: string): Promise<void> {
+  await db.execute(sql`
+    with pruned as (
+      delete from revoked_oauth_grants where grant_id in (
+        select grant_id from revoked_oauth_grants
+        where revoked_at < now() - ${REVOKED_GRANT_RETENTION}::interval and grant_id <> ${grantId}::text
+        limit ${REVOKED_GRANT_PRUNE}::int
+      )
+    )
+    insert into revoked_oauth_grants (grant_id) values (${grantId}::text)
+    on conflict (grant_id) do update set revoked_at = now()
+  `);
+}
 
 /**
  * OAuth hook: an access token validated by the authorization server names a principal; this checks
@@ -462,9 +511,12 @@ export async function authenticateOAuthProject(
   ref: ProjectSelector,
 ): Promise<ProjectAccess> {
   const creds: Credentials =
-    grant.kind === "developer" ? { oauthTokenId: grant.tokenId } : { oauthUserId: grant.userId };
+    grant.kind === "developer"
+      ? { oauthTokenId: grant.tokenId, oauthGrantId: grant.grantId }
+      : { oauthUserId: grant.userId, oauthGrantId: grant.grantId };
   const join: ProjectJoin = "projectId" in ref && !isUuid(ref.projectId) ? { none: true } : ref;
   const row = await resolve(db, creds, join);
+  if (row.grant_revoked) throw unauthorized(REVOKED_GRANT);
   const project = projectFrom(row);
   if (grant.kind === "developer") {
     if (row.token_live !== true || row.token_developer_id !== grant.developerId)
@@ -488,12 +540,16 @@ export async function authenticateOAuthProject(
   };
 }
 
-/** OAuth hook for the platform MCP: the developer a grant names, if its developer token is live. */
+/**
+ * OAuth hook for the platform MCP: the developer a grant names, if its developer token is live and
+ * the grant not revoked.
+ */
 export async function authenticateOAuthDeveloper(
   db: Db,
-  grant: { developerId: string; tokenId: string },
+  grant: { developerId: string; tokenId: string; grantId: string },
 ): Promise<{ developerId: string }> {
-  const row = await resolve(db, { oauthTokenId: grant.tokenId }, { none: true });
+  const row = await resolve(db, { oauthTokenId: grant.tokenId, oauthGrantId: grant.grantId }, { none: true });
+  if (row.grant_revoked) throw unauthorized(REVOKED_GRANT);
   if (row.token_live !== true || row.token_developer_id !== grant.developerId)
     throw unauthorized("the developer token this authorization was granted with is revoked");
   return { developerId: grant.developerId };

@@ -54,9 +54,10 @@ export function mcpUnauthorized(c: Ctx, resource: string, err: AppError): Respon
   return c.json({ error: { code: err.code, message: err.message } }, 401, { "www-authenticate": challenge });
 }
 
+/** Who a grant acts as, and the grant (checked against `revoked_oauth_grants`), as resolution takes it. */
 export const grantPrincipal = (props: OAuthProps, grantId: string) =>
   props.kind === "developer"
-    ? { kind: "developer" as const, developerId: props.developerId, tokenId: props.tokenId }
+    ? { kind: "developer" as const, developerId: props.developerId, tokenId: props.tokenId, grantId }
     : { kind: "end_user" as const, userId: props.userId, grantId };
 
 export const INVALID_OAUTH = "invalid, expired or revoked access token for this MCP endpoint";

@@ -21,7 +21,7 @@ import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
-import { constantTimeEqual, fromBase64url, randomSecret } from "../../accounts/crypto.ts";
+import { constantTimeEqual, fromBase64url, randomSecret, sha256Hex } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
 import {
@@ -33,13 +33,14 @@ import {
 } from "../../oauth/cimd.ts";
 import { grantPageInput } from "../../oauth/grant-page.ts";
 import {
+  type GrantRevoker,
   listProjectGrants,
   listSubjectGrants,
   recordProjectSubject,
   revokeProjectGrant,
   revokeSubjectGrant,
 } from "../../oauth/grants.ts";
-import { markRetried, type RotationRecord, refreshUse } from "../../oauth/refresh-reuse.ts";
+import { hashMatches, markRetried, type RotationRecord, refreshUse } from "../../oauth/refresh-reuse.ts";
 import {
   appResource,
   hostOrigin,
@@ -72,6 +73,7 @@ import {
   isUuid,
   type ProjectSelector,
   projectForSignin,
+  recordRevokedGrant,
   verifyDeveloperToken,
 } from "../auth.ts";
 import type { Env } from "../env.ts";
@@ -98,18 +100,38 @@ export function oauthHelpers<E extends AppEnv>(c: Context<E>): OAuthHelpers {
 /** Platform MCP: the developer an OAuth Bearer names, or null when the Bearer is not an OAuth token. */
 export async function authenticatePlatformMcpOAuth(
   c: Ctx,
-): Promise<{ developerId: string; tokenId: string } | null> {
+): Promise<{ developerId: string; tokenId: string; grantId: string } | null> {
   const token = bearerToken(c);
   if (!token || !isOAuthToken(token)) return null;
   const caller = await validateAccessToken(c.env, issuer(c), mcpResource(c, "platform"), token);
   if (caller?.props.kind !== "developer" || caller.props.projectId !== null)
     throw new AppError(401, "unauthorized", INVALID_OAUTH);
-  const grant = { developerId: caller.props.developerId, tokenId: caller.props.tokenId };
+  const grant = {
+    developerId: caller.props.developerId,
+    tokenId: caller.props.tokenId,
+    grantId: caller.grantId,
+  };
   await authenticateOAuthDeveloper(c.var.db, grant);
   return grant;
 }
 
 // ── Grants ──────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Every revocation this Worker makes (developer, end user, reuse detection): the grant is recorded
+ * in `revoked_oauth_grants` first, then the provider deletes it from `OAUTH_KV`. KV reads at other
+ * locations may show the grant for up to 60 s after the delete; the record, read in the statement
+ * that resolves an OAuth caller and at every refresh, refuses it everywhere from the moment it is
+ * written. Recorded first, so a revocation whose record fails (503) changes nothing and can be
+ * retried. This isolate's cached resolutions of it are forgotten once the request is answered (the
+ * `credentialHolder` its route sets, src/worker/app.ts).
+ */
+export const grantRevoker =
+  <E extends AppEnv>(c: Context<E>): GrantRevoker =>
+  async ({ subject, grantId }) => {
+    await recordRevokedGrant(c.var.db, grantId);
+    await oauthHelpers(c).revokeGrant(grantId, subject);
+  };
 
 /** Revoke a project's grant, or 404. */
 export async function revokeProjectGrantOr404<E extends AppEnv>(
@@ -117,20 +139,21 @@ export async function revokeProjectGrantOr404<E extends AppEnv>(
   projectId: string,
   grantId: string,
 ) {
-  if (!(await revokeProjectGrant(c.env, oauthHelpers(c), projectId, grantId)))
+  if (!(await revokeProjectGrant(c.env, grantRevoker(c), projectId, grantId)))
     throw notFound("grant not found");
   return { id: grantId, revoked: true };
 }
 
-// A grant whose principal is gone for good ends at its next code exchange or refresh
-// (src/oauth/server.ts `endDeadGrants`): the same checks as at every MCP request, in one statement.
-checkGrantsWith(async (env, props) => {
+// A grant recorded as revoked, or whose principal is gone for good, ends at its next code exchange
+// or refresh (src/oauth/server.ts `endDeadGrants`): the same checks as at every MCP request, in one
+// statement.
+checkGrantsWith(async (env, props, grantId) => {
   const { createDb } = await import("../db.ts");
   const db = createDb(env as Env);
   try {
     if (props.projectId !== null)
-      await authenticateOAuthProject(db, grantPrincipal(props, ""), { projectId: props.projectId });
-    else if (props.kind === "developer") await authenticateOAuthDeveloper(db, props);
+      await authenticateOAuthProject(db, grantPrincipal(props, grantId), { projectId: props.projectId });
+    else if (props.kind === "developer") await authenticateOAuthDeveloper(db, { ...props, grantId });
     return true;
   } catch (err) {
     if (err instanceof AppError && (err.status === 401 || err.status === 404)) return false;
@@ -159,7 +182,8 @@ oauthRoutes.get("/v1/auth/oauth/grants", requireEndUser(), async (c) => {
 
 oauthRoutes.delete("/v1/auth/oauth/grants/:grantId", requireEndUser(), async (c) => {
   const grantId = c.req.param("grantId");
-  if (!(await revokeSubjectGrant(c.env, oauthHelpers(c), subjectOf("end_user", c.var.endUser.id), grantId)))
+  const subject = subjectOf("end_user", c.var.endUser.id);
+  if (!(await revokeSubjectGrant(c.env, grantRevoker(c), subject, grantId)))
     throw notFound("grant not found");
   return c.json({ id: grantId, revoked: true });
 });
@@ -465,8 +489,39 @@ async function refreshWithReuseDetection(
     return res;
   }
   if (!res.ok && (res.status !== 400 || (await oauthErrorCode(res)) !== "invalid_grant")) return res;
-  await oauthHelpers(c).revokeGrant(ref.grantId, ref.subject);
+  await grantRevoker(c)(ref);
   return c.json(REUSED, 400, { "cache-control": "no-store", pragma: "no-cache" });
+}
+
+/** The record of a grant as read before a token request: rotation fields, and its code's. */
+type GrantBefore = RotationRecord & { authCodeId?: unknown; authCodeWrappedKey?: unknown };
+
+/**
+ * Whether the provider itself revoked the grant (`grant`, as read before the request) in answering
+ * this token request `res`: its client revoking its current or previous refresh token (RFC 7009,
+ * answered 200), or its client presenting its already exchanged authorization code again (RFC 6749
+ * §4.1.2, answered `invalid_grant`). The library deletes the grant from `OAUTH_KV` on its own
+ * there, so the revocation is recorded in `revoked_oauth_grants` once it has answered (as
+ * {@link grantRevoker} records this Worker's own). An access token revoked alone ends no grant.
+ */
+async function revokedByProvider(
+  form: FormData | null,
+  token: string,
+  grant: GrantBefore,
+  clientId: string | null,
+  res: Response,
+): Promise<boolean> {
+  if (clientId === null || clientId !== grant.clientId) return false;
+  const grantType = form?.get("grant_type");
+  if (grantType === null || grantType === undefined) {
+    if (res.status !== 200) return false;
+    const hash = await sha256Hex(token);
+    return hashMatches(hash, grant.refreshTokenId) || hashMatches(hash, grant.previousRefreshTokenId);
+  }
+  if (grantType !== "authorization_code" || res.status !== 400 || grant.authCodeWrappedKey) return false;
+  return (
+    hashMatches(await sha256Hex(token), grant.authCodeId) && (await oauthErrorCode(res)) === "invalid_grant"
+  );
 }
 
 oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
@@ -489,15 +544,15 @@ oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
     if (ref) c.set("credentialHolder", { subject: ref.subject });
     const grant = ref ? await readGrantRecord(c.env, ref.subject, ref.grantId) : null;
     if (typeof grant?.resource === "string") resource = grant.resource;
+    const clientId = requestClientId(form, c.req.header("authorization"));
     if (token && ref && grant && form?.get("grant_type") === "refresh_token")
-      return refreshWithReuseDetection(
-        c,
-        resource,
-        ref,
-        token,
-        grant,
-        requestClientId(form, c.req.header("authorization")),
-      );
+      return refreshWithReuseDetection(c, resource, ref, token, grant, clientId);
+    if (token && ref && grant) {
+      const res = await asFetch(c, resource);
+      if (await revokedByProvider(form, token, grant, clientId, res))
+        await recordRevokedGrant(c.var.db, ref.grantId);
+      return res;
+    }
   }
   return asFetch(c, resource);
 });

@@ -99,7 +99,7 @@ export interface PlatformMcpContext {
   developerId: string | null;
   tokenId: string | null;
   /** Set when the developer came with an OAuth access token instead of their developer token. */
-  oauth?: { developerId: string; tokenId: string };
+  oauth?: { developerId: string; tokenId: string; grantId: string };
 }
 
 interface OpenScope {

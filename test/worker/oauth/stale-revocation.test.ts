@@ -1,0 +1,271 @@
+/**
+ * A revoked grant ends everywhere at once, not when Workers KV catches up. The authorization server
+ * keeps grants and tokens in `OAUTH_KV`, whose reads at other Cloudflare locations may be up to 60 s
+ * stale: there, right after a revocation, the grant record and its token records still read as
+ * present. These tests revoke through the real paths (REST, the end user's own, the platform MCP's
+ * tool, refresh reuse detection, RFC 7009), then put the grant's KV records back exactly as they
+ * were — what such a location reads — and expect its tokens refused and its refresh token to give
+ * nothing: the revocation is also recorded in Postgres (`revoked_oauth_grants`), which the one
+ * statement resolving an OAuth caller checks (src/worker/auth.ts), and so does the liveness check
+ * at every refresh (src/oauth/server.ts `endDeadGrants`).
+ */
+import { env } from "cloudflare:workers";
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { connectClient } from "../app-mcp/mcp-client.ts";
+import {
+  apiJson,
+  endUserHeaders,
+  mcpPostHeaders,
+  requestRoundTrips,
+  type TestDeveloper,
+  type TestUser,
+  testDb,
+} from "../helpers.ts";
+import {
+  authorized,
+  authorizeUrl,
+  BASE,
+  call,
+  codeFrom,
+  listedGrantId,
+  pkce,
+  rawToolsList,
+  registerClient,
+  resultJson,
+  type SignIn,
+  setupApp,
+  submitSignIn,
+  tokenRequest,
+} from "./oauth-client.ts";
+
+/** Every KV record of the grant `token` names (the grant record and its token records), as stored. */
+async function grantRecords(token: string): Promise<[string, string][]> {
+  const [subject, grantId] = token.split(":");
+  const grantKey = `grant:${subject}:${grantId}`;
+  const { keys } = await env.OAUTH_KV.list({ prefix: `token:${subject}:${grantId}:` });
+  const records: [string, string][] = [];
+  for (const key of [grantKey, ...keys.map((k) => k.name)]) {
+    const value = await env.OAUTH_KV.get(key);
+    if (value !== null) records.push([key, value]);
+  }
+  expect(records.map(([key]) => key)).toContain(grantKey);
+  expect(records.length).toBeGreaterThan(1);
+  return records;
+}
+
+/** Put the records back: KV at a location that has not seen the revocation yet still reads them. */
+async function staleKv(records: [string, string][]): Promise<void> {
+  for (const [key, value] of records) await env.OAUTH_KV.put(key, value);
+}
+
+const refresh = (clientId: string, refreshToken: string) =>
+  tokenRequest({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId });
+
+/** A refresh of a revoked grant: refused, and no token comes out of it. */
+async function expectRefreshRefused(clientId: string, refreshToken: string): Promise<void> {
+  const res = await refresh(clientId, refreshToken);
+  expect(res.status).toBe(400);
+  expect(res.body.error).toBe("invalid_grant");
+  expect(res.body.access_token).toBeUndefined();
+}
+
+const platformToolCall = (token: string, name: string, args: Record<string, unknown> = {}) =>
+  call(`${BASE}/mcp`, {
+    method: "POST",
+    headers: mcpPostHeaders(token),
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+  });
+
+describe("a revoked grant while KV elsewhere still holds it", () => {
+  let dev: TestDeveloper;
+  let alice: TestUser;
+  let bob: TestUser;
+  let url: string;
+  let aliceSignIn: SignIn;
+
+  beforeAll(async () => {
+    ({ dev, alice, bob, url } = await setupApp());
+    aliceSignIn = { mode: "end_user", email: alice.email, password: alice.password };
+  });
+
+  it("developer revocation (REST): the token is refused, the refresh gives nothing, other grants work", async () => {
+    const revoked = await authorized(url, aliceSignIn);
+    const kept = await authorized(url, aliceSignIn);
+    // Both used before (cached resolutions in this isolate).
+    expect((await rawToolsList(url, revoked.access_token)).status).toBe(200);
+    expect((await rawToolsList(url, kept.access_token)).status).toBe(200);
+    const records = await grantRecords(revoked.access_token);
+    const res = await apiJson(
+      `/v1/admin/projects/${dev.projectId}/oauth/grants/${listedGrantId(revoked.access_token)}`,
+      { method: "DELETE", token: dev.token },
+    );
+    expect(res.status).toBe(200);
+    await staleKv(records);
+
+    const refused = await rawToolsList(url, revoked.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    expect((await rawToolsList(url, kept.access_token)).status).toBe(200);
+    await expectRefreshRefused(revoked.clientId, revoked.refresh_token);
+    // The other grant refreshes into a working token.
+    const next = await refresh(kept.clientId, kept.refresh_token);
+    expect(next.status).toBe(200);
+    expect((await rawToolsList(url, next.body.access_token)).status).toBe(200);
+  });
+
+  it("a refresh at the stale location right after the revocation mints no usable token", async () => {
+    const grant = await authorized(url, aliceSignIn);
+    const records = await grantRecords(grant.access_token);
+    const res = await apiJson(
+      `/v1/admin/projects/${dev.projectId}/oauth/grants/${listedGrantId(grant.access_token)}`,
+      { method: "DELETE", token: dev.token },
+    );
+    expect(res.status).toBe(200);
+    await staleKv(records);
+    const refreshed = await refresh(grant.clientId, grant.refresh_token);
+    // Whatever the token endpoint answers, no access token of this grant works.
+    if (refreshed.status === 200)
+      expect((await rawToolsList(url, refreshed.body.access_token)).status).toBe(401);
+    expect(refreshed.status).toBe(400);
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(401);
+  });
+
+  it("end user revocation of their own grant", async () => {
+    const bobSignIn: SignIn = { mode: "end_user", email: bob.email, password: bob.password };
+    const grant = await authorized(url, bobSignIn);
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(200);
+    const records = await grantRecords(grant.access_token);
+    const res = await apiJson(`/v1/auth/oauth/grants/${listedGrantId(grant.access_token)}`, {
+      method: "DELETE",
+      headers: endUserHeaders(dev.clientKey, bob.sessionToken),
+    });
+    expect(res.status).toBe(200);
+    await staleKv(records);
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(401);
+    await expectRefreshRefused(grant.clientId, grant.refresh_token);
+  });
+
+  it("developer revocation through the platform MCP (amba_oauth_grants_revoke) of a developer grant", async () => {
+    const grant = await authorized(url, { mode: "developer", developer_token: dev.token });
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(200);
+    const records = await grantRecords(grant.access_token);
+    const platform = await connectClient(`${BASE}/mcp`, { authorization: `Bearer ${dev.token}` });
+    const revoked = resultJson(
+      await platform.callTool({
+        name: "amba_oauth_grants_revoke",
+        arguments: { project_id: dev.projectId, grant_id: listedGrantId(grant.access_token) },
+      }),
+    );
+    await platform.close();
+    expect(revoked.revoked).toBe(true);
+    await staleKv(records);
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(401);
+    await expectRefreshRefused(grant.clientId, grant.refresh_token);
+  });
+
+  it("a grant revoked by refresh reuse detection", async () => {
+    const { clientId, refresh_token: r1 } = await authorized(url, aliceSignIn);
+    const r2 = await refresh(clientId, r1);
+    const r3 = await refresh(clientId, r2.body.refresh_token);
+    expect(r3.status).toBe(200);
+    expect((await rawToolsList(url, r3.body.access_token)).status).toBe(200);
+    const records = await grantRecords(r3.body.access_token);
+    // r1, two rotations old: a replay, which revokes the grant.
+    expect((await refresh(clientId, r1)).body.error).toBe("invalid_grant");
+    await staleKv(records);
+    expect((await rawToolsList(url, r3.body.access_token)).status).toBe(401);
+    await expectRefreshRefused(clientId, r3.body.refresh_token);
+  });
+
+  it("a platform MCP grant its client revoked (RFC 7009, refresh token)", async () => {
+    const grant = await authorized(`${BASE}/mcp`, { mode: "developer", developer_token: dev.token });
+    expect((await platformToolCall(grant.access_token, "amba_whoami")).status).toBe(200);
+    const records = await grantRecords(grant.access_token);
+    const res = await call("/oauth/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        token: grant.refresh_token,
+        token_type_hint: "refresh_token",
+        client_id: grant.clientId,
+      }),
+    });
+    expect(res.status).toBe(200);
+    await staleKv(records);
+    expect((await platformToolCall(grant.access_token, "amba_whoami")).status).toBe(401);
+    await expectRefreshRefused(grant.clientId, grant.refresh_token);
+  });
+
+  it("a grant revoked by its code presented again (RFC 6749 §4.1.2)", async () => {
+    const clientId = await registerClient();
+    const { verifier, challenge } = await pkce();
+    const code = await codeFrom(
+      await submitSignIn(
+        authorizeUrl({ client_id: clientId, code_challenge: challenge, resource: url }),
+        aliceSignIn,
+      ),
+    );
+    const exchange = { grant_type: "authorization_code", code, code_verifier: verifier, client_id: clientId };
+    const first = await tokenRequest(exchange);
+    expect(first.status).toBe(200);
+    const records = await grantRecords(first.body.access_token);
+    const replay = await tokenRequest(exchange);
+    expect(replay.body.error).toBe("invalid_grant");
+    await staleKv(records);
+    expect((await rawToolsList(url, first.body.access_token)).status).toBe(401);
+    await expectRefreshRefused(clientId, first.body.refresh_token);
+  });
+
+  it("revoking an access token alone (RFC 7009) leaves its grant usable", async () => {
+    const grant = await authorized(url, aliceSignIn);
+    const res = await call("/oauth/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: grant.access_token, client_id: grant.clientId }),
+    });
+    expect(res.status).toBe(200);
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(401);
+    const next = await refresh(grant.clientId, grant.refresh_token);
+    expect(next.status).toBe(200);
+    expect((await rawToolsList(url, next.body.access_token)).status).toBe(200);
+  });
+
+  it("checks the revocation in the one statement that resolves an OAuth caller (no added round trip)", async () => {
+    const grant = await authorized(url, aliceSignIn);
+    const spy = vi.spyOn(globalThis, "fetch");
+    try {
+      // A credential-cache miss: one statement (principal, project, config and revocation).
+      expect((await rawToolsList(url, grant.access_token)).status).toBe(200);
+      expect(requestRoundTrips(spy)).toBe(1);
+      spy.mockClear();
+      // Cached: none.
+      expect((await rawToolsList(url, grant.access_token)).status).toBe(200);
+      expect(requestRoundTrips(spy)).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("keeps a revocation 31 days: each revocation prunes older ones, never younger", async () => {
+    const tag = crypto.randomUUID();
+    const db = testDb();
+    await db.execute(sql`
+      insert into revoked_oauth_grants (grant_id, revoked_at) values
+        (${`old-${tag}`}, now() - interval '32 days'), (${`young-${tag}`}, now() - interval '30 days')
+    `);
+    const grant = await authorized(url, aliceSignIn);
+    const res = await apiJson(
+      `/v1/admin/projects/${dev.projectId}/oauth/grants/${listedGrantId(grant.access_token)}`,
+      { method: "DELETE", token: dev.token },
+    );
+    expect(res.status).toBe(200);
+    const rows = await db.execute(sql`
+      select grant_id from revoked_oauth_grants
+      where grant_id in (${`old-${tag}`}, ${`young-${tag}`}, ${grant.access_token.split(":")[1]})
+    `);
+    expect(rows.rows.map((r) => (r as { grant_id: string }).grant_id).sort()).toEqual(
+      [`young-${tag}`, grant.access_token.split(":")[1]].sort(),
+    );
+  });
+});
