@@ -202,9 +202,15 @@ function rowSelectList(meta: CollectionMeta, extra: SQL[] = []): SQL {
   );
 }
 
-/** `SELECT row_to_json(r) AS row FROM <source> AS t CROSS JOIN LATERAL (SELECT <columns>) AS r` */
+/**
+ * `SELECT row_to_json(_r) AS row FROM <source> AS t CROSS JOIN LATERAL (SELECT <columns>) AS _r`.
+ * The lateral row is named bare in `row_to_json`, where a column of the same name wins over (or is
+ * ambiguous with) the alias: `_r` cannot be a column name (names start with a letter, columns.ts),
+ * whereas `r` was — a collection with a column `r` failed every read and write (42702). `t` is only
+ * ever written qualified (`t."<column>"`), so any column name is safe next to it.
+ */
 function rowsFrom(meta: CollectionMeta, source: SQL, extra: SQL[] = []): SQL {
-  return sql`SELECT row_to_json(r) AS row FROM ${source} AS t CROSS JOIN LATERAL (SELECT ${rowSelectList(meta, extra)}) AS r`;
+  return sql`SELECT row_to_json(_r) AS row FROM ${source} AS t CROSS JOIN LATERAL (SELECT ${rowSelectList(meta, extra)}) AS _r`;
 }
 
 // Row reads rebuild the same SELECT for every call; build it once per metadata object (immutable).

@@ -1,0 +1,71 @@
+/**
+ * Red team of the multi-tenant edge (branch redteam-tenant): one tenant's own developer, project,
+ * client key and end users trying to reach another tenant, make the service answer 500, or pass the
+ * platform's pages off under a name of their choosing. One regression test per hole found (each
+ * failed before its fix); the attacks that were already blocked are in the branch's report and in
+ * tenants.test.ts, edge-red.test.ts, hostile.test.ts and the other audit files, not repeated here.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { createCollection, type DataProject, data, dataProject, insert } from "./data/fixtures.ts";
+import { apiJson, mcpPostHeaders } from "./helpers.ts";
+
+describe("tenant red team", () => {
+  let p: DataProject;
+  beforeAll(async () => {
+    p = await dataProject();
+  });
+
+  it("serves a collection whose column is named like a row query's alias (a column `r` was a 500 on every read and write)", async () => {
+    // The row statements alias the table and the lateral row: a bare `r` next to a column `r` was
+    // "column reference is ambiguous" (42702) — every insert, get, list, find and update a 500.
+    const names = ["r", "t", "w", "u", "e", "n"];
+    await createCollection(p, {
+      name: "aliases",
+      columns: names.map((name) => ({ name, type: "text" })),
+      access: { read: "owner", write: "owner" },
+    });
+    const values = Object.fromEntries(names.map((name) => [name, `value of ${name}`]));
+    const row = await insert(p, p.userA, "aliases", values);
+    expect(row).toMatchObject(values);
+    expect((await data(p, p.userA, "aliases", `rows/${row.id}`, { method: "GET" })).body).toMatchObject(
+      values,
+    );
+    const listed = await data(p, p.userA, "aliases", "rows", { method: "GET" });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect(listed.body.rows).toEqual([row]);
+    const found = await data(p, p.userA, "aliases", "find", {
+      json: { where: { r: "value of r", t: { like: "value%" } }, order: "r asc" },
+    });
+    expect(found.body.rows).toEqual([row]);
+    const patched = await data(p, p.userA, "aliases", `rows/${row.id}`, {
+      method: "PATCH",
+      json: { r: "changed" },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body.r).toBe("changed");
+    const grouped = await data(p, p.userA, "aliases", "aggregate", {
+      json: { metrics: [{ fn: "count" }, { fn: "max", column: "r" }], group_by: ["r"] },
+    });
+    expect(grouped.body).toEqual({ rows: [{ count: 1, max_r: "changed", r: "changed" }] });
+    // Another user still sees nothing of it (the owner policy holds on the renamed alias).
+    expect((await data(p, p.userB, "aliases", "rows", { method: "GET" })).body.rows).toEqual([]);
+    // The app MCP runs the same statements.
+    await apiJson(`/v1/admin/projects/${p.dev.projectId}/app-mcp/exposure`, {
+      token: p.dev.token,
+      method: "PUT",
+      json: { collections: ["aliases"] },
+    });
+    const tool = await apiJson(`/app/${p.dev.projectId}/mcp`, {
+      method: "POST",
+      headers: mcpPostHeaders(p.dev.token),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "aliases_find", arguments: { where: { r: "changed" } } },
+      }),
+    });
+    expect(tool.body.result.isError, JSON.stringify(tool.body)).toBe(false);
+    expect(tool.body.result.structuredContent.rows).toHaveLength(1);
+  });
+});
