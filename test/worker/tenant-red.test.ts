@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { createCollection, type DataProject, data, dataProject, insert } from "./data/fixtures.ts";
-import { apiJson, mcpPostHeaders } from "./helpers.ts";
+import { api, apiJson, expectError, mcpPostHeaders } from "./helpers.ts";
 
 describe("tenant red team", () => {
   let p: DataProject;
@@ -67,5 +67,45 @@ describe("tenant red team", () => {
     });
     expect(tool.body.result.isError, JSON.stringify(tool.body)).toBe(false);
     expect(tool.body.result.structuredContent.rows).toHaveLength(1);
+  });
+
+  it("serves no platform page or API on a host under the app suffix that is not exactly <slug>.<suffix> (a trailing dot or a second label served the console and the admin API)", async () => {
+    // `login.mcp.amba.host.` is the same DNS name as `login.mcp.amba.host` (fully qualified), and
+    // `x.login.mcp.amba.host` sits under the suffix too: both named the platform's console, sign-in
+    // and admin API — and `/mcp`, the platform MCP — under a label a tenant picked, where the
+    // hostname check refuses them for `login.mcp.amba.host` itself (app-host.test.ts).
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    };
+    for (const host of [
+      "login.mcp.amba.host.",
+      "LOGIN.mcp.amba.host..",
+      "x.login.mcp.amba.host",
+      "a.b.c.mcp.amba.host.",
+    ]) {
+      for (const [method, path] of [
+        ["GET", "/console"],
+        ["GET", "/docs"],
+        ["GET", "/v1/admin/projects"],
+        ["GET", "/authorize"],
+        ["GET", "/.well-known/oauth-authorization-server"],
+        ["POST", "/mcp"],
+      ] as const) {
+        const res = await api(`https://${host}${path}`, {
+          method,
+          token: p.dev.token,
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+          body: method === "POST" ? JSON.stringify(initialize) : undefined,
+        });
+        const text = await res.text();
+        expect(res.status, `${host}${path}: ${text.slice(0, 200)}`).toBe(404);
+        expectError({ status: res.status, body: JSON.parse(text) }, 404, "hostname");
+      }
+    }
+    // The platform's own host still serves them.
+    expect((await apiJson("/v1/admin/projects", { token: p.dev.token })).status).toBe(200);
   });
 });
