@@ -6,6 +6,7 @@
  * tenants.test.ts, edge-red.test.ts, hostile.test.ts and the other audit files, not repeated here.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { MAX_REQUEST_ANSWER_CHARS } from "../../src/app-mcp/handlers.ts";
 import { createCollection, type DataProject, data, dataProject, insert } from "./data/fixtures.ts";
 import { api, apiJson, expectError, mcpPostHeaders } from "./helpers.ts";
 
@@ -107,5 +108,54 @@ describe("tenant red team", () => {
     }
     // The platform's own host still serves them.
     expect((await apiJson("/v1/admin/projects", { token: p.dev.token })).status).toBe(200);
+  });
+
+  it("bounds what one app-MCP request answers: a batch of 100 large reads held 100 answers of up to 8 MiB at once in an isolate every tenant shares", async () => {
+    // Each database answer is capped (8 MiB, src/worker/db.ts), but a JSON-RPC batch ran up to 100
+    // reads and kept every answer — its rows, their text and the response built from them — until
+    // the last one: ≈ 100 × 8 MiB × 3 copies, past the isolate's 128 MB, so one tenant's request
+    // failed every other tenant's requests in that isolate. Here 4 rows of ≈ 250 KB (≈ 1 MB a page)
+    // read 12 times over one request: past the request's answer budget the calls are refused.
+    const q = await dataProject();
+    await createCollection(q, { name: "blobs", columns: [{ name: "body", type: "text" }] });
+    await apiJson(`/v1/admin/projects/${q.dev.projectId}/app-mcp/exposure`, {
+      token: q.dev.token,
+      method: "PUT",
+      json: { collections: ["blobs"] },
+    });
+    for (let i = 0; i < 4; i++) await insert(q, q.developer, "blobs", { body: String(i).repeat(250_000) });
+    const batch = Array.from({ length: 12 }, (_, i) => ({
+      jsonrpc: "2.0",
+      id: i,
+      method: "tools/call",
+      params: { name: "blobs_list", arguments: { limit: 200 } },
+    }));
+    const res = await apiJson(`/app/${q.dev.projectId}/mcp`, {
+      method: "POST",
+      headers: mcpPostHeaders(q.dev.token),
+      body: JSON.stringify(batch),
+    });
+    expect(res.status).toBe(200);
+    const results = (res.body as { result: { isError: boolean; content: { text: string }[] } }[]).map(
+      (r) => r.result,
+    );
+    expect(results).toHaveLength(12);
+    const answered = results.filter((r) => !r.isError);
+    const refused = results.filter((r) => r.isError);
+    const answeredChars = answered.reduce((sum, r) => sum + (r.content[0]?.text.length ?? 0), 0);
+    expect(answeredChars).toBeLessThanOrEqual(MAX_REQUEST_ANSWER_CHARS);
+    expect(answered.length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(JSON.parse(r.content[0]?.text ?? "{}").error).toMatchObject({ code: "result_too_large" });
+    }
+    // One call is never refused for the others' answers: the next request reads the page at once.
+    const one = await apiJson(`/app/${q.dev.projectId}/mcp`, {
+      method: "POST",
+      headers: mcpPostHeaders(q.dev.token),
+      body: JSON.stringify(batch[0]),
+    });
+    expect(one.body.result.isError).toBe(false);
+    expect(one.body.result.structuredContent.rows).toHaveLength(4);
   });
 });

@@ -123,6 +123,8 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     signing: config.functionSigning,
     meter: requestMeter(c),
     storage: storageGuard(c.var.db, storageQuotaBytes(c.env.STORAGE_QUOTA_MIB), waitUntil),
+    // Per HTTP request: a batch's calls answer from one budget (MAX_REQUEST_ANSWER_CHARS).
+    answers: { chars: 0 },
   };
   return handleMcpHttpRequest(c.req.raw, {
     handlers: appMcpHandlers,
