@@ -6,11 +6,12 @@
  * against the caller's rate limit, and its arguments meet the input limits (src/limits.ts) first.
  * Framework-free: the Worker's route (src/worker/routes/app-mcp.ts) builds the context.
  */
+import { type AnswerBudget, answerWithin, checkAnswerBudget } from "../answer-budget.ts";
 import type { CollectionMeta } from "../data/columns.ts";
 import { type Actor, type Operation, runOperation } from "../data/service.ts";
 import type { StorageGuard } from "../data/storage-quota.ts";
 import type { Db } from "../db.ts";
-import { AppError, toolFailure } from "../errors.ts";
+import { toolFailure } from "../errors.ts";
 import type { FunctionUrlPolicy } from "../functions/outbound-policy.ts";
 import { invokeFunction } from "../functions/service.ts";
 import type { SigningKeys } from "../functions/signing.ts";
@@ -53,34 +54,9 @@ export interface AppMcpContext {
   meter: Meter;
   /** Refuses inserts and updates while the app is over its storage quota (src/data/storage-quota.ts). */
   storage: StorageGuard;
-  /** What this HTTP request's tool results have answered so far ({@link MAX_REQUEST_ANSWER_CHARS}). */
+  /** What this HTTP request's tool results have answered so far (src/answer-budget.ts). */
   answers: AnswerBudget;
 }
-
-/**
- * Characters of tool results one app-MCP HTTP request answers, all the calls of a JSON-RPC batch
- * together: as much as one database answer may hold (`MAX_RESULT_BYTES`, src/worker/db.ts). Each
- * answer was capped, but a batch of 100 reads kept all of theirs — rows, their text, then the
- * response built from them — until its last call: ≈ 100 × 8 MiB × 3 copies in an isolate of 128 MB
- * that other tenants' requests share, which it would fail with it. Past the budget a call is refused
- * `result_too_large` (an `isError` result) — before it runs once the budget is spent, and after a
- * read whose answer would pass it (dropped unseen, as a refused read is). A write or a function call
- * that ran is always answered (it happened; refusing it would invite a retry), and so is a
- * request's first answer, whatever its size: one call is bounded by the database cap alone.
- */
-export const MAX_REQUEST_ANSWER_CHARS = 8 * 1024 * 1024;
-
-/** One request's tally of answered characters (mutable, shared by the calls of a batch). */
-export interface AnswerBudget {
-  chars: number;
-}
-
-const answersSpent = (): AppError =>
-  new AppError(
-    400,
-    "result_too_large",
-    `this request's tool results reached ${MAX_REQUEST_ANSWER_CHARS / (1024 * 1024)} MiB together; send this call in another request (fewer large reads per batch) or ask for fewer rows`,
-  );
 
 /** A request context with its surface loaded. */
 type Resolved = Omit<AppMcpContext, "surface"> & { surface: AppSurface };
@@ -239,19 +215,15 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
         checkInputLimits(args, "arguments");
-        if (ctx.answers.chars >= MAX_REQUEST_ANSWER_CHARS) throw answersSpent();
+        checkAnswerBudget(ctx.answers);
         const outcome = await limitedExecute(tool.binding, args, ctx);
-        // Serialised here, once (the core uses `content` as is), to weigh it against the budget.
-        const { value } = outcome;
-        const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "null");
-        const before = ctx.answers.chars;
+        // A read whose answer would pass the request's budget is dropped unseen (src/answer-budget.ts).
         const reads = tool.binding.kind === "collection" && READ_OPS.has(tool.binding.op);
-        if (reads && before > 0 && before + text.length > MAX_REQUEST_ANSWER_CHARS) throw answersSpent();
-        ctx.answers.chars = before + text.length;
+        const answered = answerWithin(ctx.answers, outcome, reads);
         // Counted in the isolate's pending usage, written after the response by a batched flush: a
         // failed write can never turn a call that happened into an error an agent would retry.
         if (!outcome.isError) ctx.meter(ctx.surface.meta.projectId, "agent_tool_calls");
-        return { ...outcome, content: [{ type: "text", text }] };
+        return answered;
       } catch (err) {
         const failure = toolFailure(err);
         if (failure) return failure;

@@ -6,9 +6,9 @@
  * tenants.test.ts, edge-red.test.ts, hostile.test.ts and the other audit files, not repeated here.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { MAX_REQUEST_ANSWER_CHARS } from "../../src/app-mcp/handlers.ts";
+import { MAX_REQUEST_ANSWER_CHARS } from "../../src/answer-budget.ts";
 import { createCollection, type DataProject, data, dataProject, insert } from "./data/fixtures.ts";
-import { api, apiJson, expectError, mcpPostHeaders } from "./helpers.ts";
+import { api, apiJson, expectError, mcpPostHeaders, signupDeveloper } from "./helpers.ts";
 
 describe("tenant red team", () => {
   let p: DataProject;
@@ -157,5 +157,44 @@ describe("tenant red team", () => {
     });
     expect(one.body.result.isError).toBe(false);
     expect(one.body.result.structuredContent.rows).toHaveLength(4);
+  });
+
+  it("bounds what one platform-MCP request answers: a batch of 100 collection listings held each up to the project's 4 MiB of definitions", async () => {
+    const dev = await signupDeveloper();
+    const description = "d".repeat(500);
+    const columns = Array.from({ length: 100 }, (_, i) => ({ name: `c${i}`, type: "text", description }));
+    for (let i = 0; i < 10; i++) {
+      const made = await apiJson(`/v1/admin/projects/${dev.projectId}/collections`, {
+        token: dev.token,
+        json: { name: `wide${i}`, columns },
+      });
+      expect(made.status).toBe(201);
+    }
+    // ≈ 540 KB a listing, 20 of them in one request.
+    const batch = Array.from({ length: 20 }, (_, i) => ({
+      jsonrpc: "2.0",
+      id: i,
+      method: "tools/call",
+      params: { name: "amba_collections_list", arguments: { project_id: dev.projectId } },
+    }));
+    const res = await apiJson("/mcp", {
+      method: "POST",
+      headers: mcpPostHeaders(dev.token),
+      body: JSON.stringify(batch),
+    });
+    expect(res.status).toBe(200);
+    const results = (res.body as { result: { isError: boolean; content: { text: string }[] } }[]).map(
+      (r) => r.result,
+    );
+    const answered = results.filter((r) => !r.isError);
+    const refused = results.filter((r) => r.isError);
+    expect(answered.reduce((sum, r) => sum + (r.content[0]?.text.length ?? 0), 0)).toBeLessThanOrEqual(
+      MAX_REQUEST_ANSWER_CHARS,
+    );
+    expect(answered.length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(JSON.parse(r.content[0]?.text ?? "{}").error).toMatchObject({ code: "result_too_large" });
+    }
   });
 });

@@ -9,6 +9,7 @@
 
 import type { Context, Next } from "hono";
 import { Hono } from "hono";
+import { answerBudget } from "../../answer-budget.ts";
 import type { AppSurface } from "../../app-mcp/surface.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
@@ -123,8 +124,8 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     signing: config.functionSigning,
     meter: requestMeter(c),
     storage: storageGuard(c.var.db, storageQuotaBytes(c.env.STORAGE_QUOTA_MIB), waitUntil),
-    // Per HTTP request: a batch's calls answer from one budget (MAX_REQUEST_ANSWER_CHARS).
-    answers: { chars: 0 },
+    // Per HTTP request: a batch's calls answer from one budget (src/answer-budget.ts).
+    answers: answerBudget(),
   };
   return handleMcpHttpRequest(c.req.raw, {
     handlers: appMcpHandlers,
