@@ -197,4 +197,50 @@ describe("tenant red team", () => {
       expect(JSON.parse(r.content[0]?.text ?? "{}").error).toMatchObject({ code: "result_too_large" });
     }
   });
+
+  it("holds the kill switch and the auth mode against a JSON-RPC batch, on the hostname address, and with another app's session id (blocked already; no write lands)", async () => {
+    const q = await dataProject();
+    await createCollection(q, { name: "notes", columns: [{ name: "body", type: "text" }] });
+    const admin = `/v1/admin/projects/${q.dev.projectId}/app-mcp`;
+    const slug = `kill-${crypto.randomUUID().slice(0, 8)}`;
+    await apiJson(`${admin}/exposure`, {
+      token: q.dev.token,
+      method: "PUT",
+      json: { collections: ["notes"] },
+    });
+    const configure = (json: unknown) =>
+      apiJson(`${admin}/config`, { token: q.dev.token, method: "PATCH", json });
+    expect((await configure({ slug })).status).toBe(200);
+    const insert = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "notes_insert", arguments: { body: `batched ${id}` } },
+    });
+    const batch = [insert(1), { jsonrpc: "2.0", id: 2, method: "ping" }, insert(3)];
+    const endUser = { ...mcpPostHeaders(q.userA.user.sessionToken), "x-api-key": q.dev.clientKey };
+    const send = (url: string, headers: Record<string, string>, extra: Record<string, string> = {}) =>
+      api(url, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(batch) });
+    const urls = [`/app/${q.dev.projectId}/mcp`, `https://${slug}.mcp.amba.host/mcp`];
+    const other = await dataProject();
+    const refusedEverywhere = async (headers: Record<string, string>[]) => {
+      for (const url of urls)
+        for (const h of headers) {
+          const res = await send(url, h, { "mcp-session-id": other.dev.projectId });
+          expect(res.status, url).toBe(403);
+        }
+    };
+    expect((await configure({ enabled: false })).status).toBe(200);
+    await refusedEverywhere([mcpPostHeaders(q.dev.token), endUser]);
+    expect((await configure({ enabled: true, auth_mode: "developer_only" })).status).toBe(200);
+    await refusedEverywhere([endUser]);
+    expect((await configure({ auth_mode: "client_only" })).status).toBe(200);
+    await refusedEverywhere([mcpPostHeaders(q.dev.token)]);
+    // GET (an SSE stream) is not served at all, whatever session id comes with it.
+    const get = await api(urls[0] as string, {
+      headers: { ...endUser, "mcp-session-id": crypto.randomUUID() },
+    });
+    expect(get.status).toBe(405);
+    expect((await data(q, q.developer, "notes", "rows", { method: "GET" })).body.rows).toEqual([]);
+  });
 });
