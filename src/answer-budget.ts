@@ -9,7 +9,7 @@
  * platform MCP (src/worker/routes/platform-mcp.ts), one budget per HTTP request. Pure.
  */
 import { AppError } from "./errors.ts";
-import type { ToolOutcome } from "./mcp/index.ts";
+import { RawJson, RpcError, type ToolOutcome } from "./mcp/index.ts";
 
 /** Characters of tool-result text one request answers: as much as one database answer may hold. */
 export const MAX_REQUEST_ANSWER_CHARS = 8 * 1024 * 1024;
@@ -47,4 +47,26 @@ export function answerWithin(budget: AnswerBudget, outcome: ToolOutcome, droppab
   if (droppable && before > 0 && before + text.length > MAX_REQUEST_ANSWER_CHARS) throw spent();
   budget.chars = before + text.length;
   return { ...outcome, content: [{ type: "text", text }] };
+}
+
+/**
+ * JSON-RPC error code of a `tools/list` refused for the request's budget (the implementation-defined
+ * server error range; a tool call's refusal is an `isError` result instead).
+ */
+export const ANSWER_BUDGET_EXCEEDED = -32001;
+
+/**
+ * Charges a `tools/list` result (a page is bounded by its weight, ≈ 1 MB with long column
+ * descriptions, and served from memory — a batch asked for it up to 100 times) to the budget; a page
+ * past it is a JSON-RPC error, unless it is the request's first answer.
+ */
+export function chargeListAnswer(budget: AnswerBudget, result: unknown): void {
+  const chars = result instanceof RawJson ? result.text.length : (JSON.stringify(result) ?? "").length;
+  const before = budget.chars;
+  if (before > 0 && before + chars > MAX_REQUEST_ANSWER_CHARS)
+    throw new RpcError(
+      ANSWER_BUDGET_EXCEEDED,
+      `this request's answers reached ${MAX_REQUEST_ANSWER_CHARS / (1024 * 1024)} MiB together; send tools/list in another request`,
+    );
+  budget.chars = before + chars;
 }

@@ -6,7 +6,7 @@
  * against the caller's rate limit, and its arguments meet the input limits (src/limits.ts) first.
  * Framework-free: the Worker's route (src/worker/routes/app-mcp.ts) builds the context.
  */
-import { type AnswerBudget, answerWithin, checkAnswerBudget } from "../answer-budget.ts";
+import { type AnswerBudget, answerWithin, chargeListAnswer, checkAnswerBudget } from "../answer-budget.ts";
 import type { CollectionMeta } from "../data/columns.ts";
 import { type Actor, type Operation, runOperation } from "../data/service.ts";
 import type { StorageGuard } from "../data/storage-quota.ts";
@@ -15,7 +15,13 @@ import { toolFailure } from "../errors.ts";
 import type { FunctionUrlPolicy } from "../functions/outbound-policy.ts";
 import { invokeFunction } from "../functions/service.ts";
 import type { SigningKeys } from "../functions/signing.ts";
-import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
+import {
+  createMcpHandlers,
+  type Handlers,
+  INVALID_PARAMS,
+  RpcError,
+  type ToolOutcome,
+} from "../mcp/index.ts";
 import { appCallerKey, type Limiter } from "../rate-limit.ts";
 import type { Meter } from "../usage/metering.ts";
 import { checkInputLimits, parseInput } from "../validate.ts";
@@ -197,8 +203,8 @@ export const TOOLS_PAGE_SIZE = 100;
  */
 export const TOOLS_PAGE_WEIGHT = 3000;
 
-/** The MCP handlers of every app endpoint (the per-app part lives in the request context). */
-export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
+/** The protocol core's handlers of every app endpoint (the per-app part lives in the request context). */
+const coreHandlers = createMcpHandlers<AppMcpContext>({
   serverInfo: { name: "amba-app-mcp", title: "Amba app MCP", version: APP_VERSION },
   instructions:
     "Tools generated from this app's exposed collections and functions. Call <app>_list_collections for the index and <app>_whoami for your scope; list/find return next_cursor for paging.",
@@ -232,3 +238,17 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
     },
   },
 });
+
+/**
+ * The MCP handlers of every app endpoint: the core's, with each `tools/list` page charged to the
+ * request's answer budget like a tool result (src/answer-budget.ts).
+ */
+export const appMcpHandlers: Handlers<AppMcpContext> = {
+  ...coreHandlers,
+  async "tools/list"(params, ctx, message, transport) {
+    const list = coreHandlers["tools/list"] as NonNullable<Handlers<AppMcpContext>[string]>;
+    const page = await list(params, ctx, message, transport);
+    chargeListAnswer(ctx.answers, page);
+    return page;
+  },
+};

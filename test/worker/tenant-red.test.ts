@@ -243,4 +243,53 @@ describe("tenant red team", () => {
     expect(get.status).toBe(405);
     expect((await data(q, q.developer, "notes", "rows", { method: "GET" })).body.rows).toEqual([]);
   });
+
+  it("bounds the tools/list pages one request answers: a batch of 100 tools/list of an app with described columns was ≈ 115 MB of response", async () => {
+    // A page is bounded by its weight (3,000 columns' worth), ≈ 1.1 MB with 500-character column
+    // descriptions, and served from memory; a batch of 100 asked for it 100 times, and the response
+    // — 100 copies, then its UTF-8 bytes — was built whole in the isolate, end users' batches too.
+    const dev = await signupDeveloper();
+    const description = "d".repeat(500);
+    const columns = Array.from({ length: 100 }, (_, i) => ({ name: `c${i}`, type: "text", description }));
+    const names = ["wide0", "wide1", "wide2", "wide3"];
+    for (const name of names) {
+      const made = await apiJson(`/v1/admin/projects/${dev.projectId}/collections`, {
+        token: dev.token,
+        json: { name, columns },
+      });
+      expect(made.status).toBe(201);
+    }
+    await apiJson(`/v1/admin/projects/${dev.projectId}/app-mcp/exposure`, {
+      token: dev.token,
+      method: "PUT",
+      json: { collections: names },
+    });
+    const url = `/app/${dev.projectId}/mcp`;
+    const list = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/list" });
+    const single = await api(url, {
+      method: "POST",
+      headers: mcpPostHeaders(dev.token),
+      body: JSON.stringify(list(0)),
+    });
+    const pageChars = (await single.text()).length;
+    expect(pageChars).toBeGreaterThan(MAX_REQUEST_ANSWER_CHARS / 10);
+    const batch = Array.from({ length: 12 }, (_, i) => list(i));
+    const res = await apiJson(url, {
+      method: "POST",
+      headers: mcpPostHeaders(dev.token),
+      body: JSON.stringify(batch),
+    });
+    expect(res.status).toBe(200);
+    const answers = res.body as {
+      result?: { tools: unknown[] };
+      error?: { code: number; message: string };
+    }[];
+    expect(answers).toHaveLength(12);
+    const served = answers.filter((a) => a.result);
+    const refused = answers.filter((a) => a.error);
+    expect(served.length).toBeGreaterThan(0);
+    expect(served.length * pageChars).toBeLessThanOrEqual(MAX_REQUEST_ANSWER_CHARS + pageChars);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const a of refused) expect(a.error?.message).toContain("another request");
+  });
 });
