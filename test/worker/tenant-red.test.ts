@@ -5,10 +5,19 @@
  * failed before its fix); the attacks that were already blocked are in the branch's report and in
  * tenants.test.ts, edge-red.test.ts, hostile.test.ts and the other audit files, not repeated here.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { MAX_REQUEST_ANSWER_CHARS } from "../../src/answer-budget.ts";
 import { createCollection, type DataProject, data, dataProject, insert } from "./data/fixtures.ts";
-import { api, apiJson, expectError, mcpPostHeaders, signupDeveloper } from "./helpers.ts";
+import {
+  api,
+  apiJson,
+  expectError,
+  freshIp,
+  mcpPostHeaders,
+  requestRoundTrips,
+  signupDeveloper,
+  withinOneRateLimitWindow,
+} from "./helpers.ts";
 
 describe("tenant red team", () => {
   let p: DataProject;
@@ -291,5 +300,50 @@ describe("tenant red team", () => {
     expect(served.length * pageChars).toBeLessThanOrEqual(MAX_REQUEST_ANSWER_CHARS + pageChars);
     expect(refused.length).toBeGreaterThan(0);
     for (const a of refused) expect(a.error?.message).toContain("another request");
+  });
+
+  it("answers Origin checks of an app from memory and bounds anonymous lookups of unknown apps per address (each was a database statement, credentials or not)", async () => {
+    // The app MCP's Origin check reads the app's allowed_origins before any credential (a preflight
+    // has none): one statement per request with a foreign Origin — a browser app's every call, and
+    // anyone's, unbounded, for a known app id or any made-up one.
+    await withinOneRateLimitWindow(60, 15_000);
+    const dev = await signupDeveloper();
+    const config = `/v1/admin/projects/${dev.projectId}/app-mcp/config`;
+    const origins = (list: string[]) =>
+      apiJson(config, { method: "PATCH", token: dev.token, json: { allowed_origins: list } });
+    expect((await origins(["https://app.example.com"])).status).toBe(200);
+    const attacker = freshIp();
+    const preflight = (projectId: string, origin: string, ip = attacker) =>
+      api(`/app/${projectId}/mcp`, {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "POST", "cf-connecting-ip": ip },
+      });
+    expect((await preflight(dev.projectId, "https://app.example.com")).status).toBe(204);
+    const fetchSpy = vi.spyOn(globalThis, "fetch");
+    try {
+      for (let i = 0; i < 20; i++) {
+        expect((await preflight(dev.projectId, "https://app.example.com")).status).toBe(204);
+        expect((await preflight(dev.projectId, "https://evil.example")).status).toBe(403);
+      }
+      expect(requestRoundTrips(fetchSpy)).toBe(0);
+    } finally {
+      fetchSpy.mockRestore();
+    }
+    // The developer's change applies at once in this isolate (its write forgets what was read).
+    expect((await origins(["https://other.example.com"])).status).toBe(200);
+    expect((await preflight(dev.projectId, "https://app.example.com")).status).toBe(403);
+    expect((await preflight(dev.projectId, "https://other.example.com")).status).toBe(204);
+    // Made-up apps: each lookup finds nothing, and counts against the address's budget of failed
+    // checks (100 a minute in the tests); past it the address is refused before the database.
+    let status = 403;
+    let sent = 0;
+    while (status === 403 && sent < 300) {
+      status = (await preflight(crypto.randomUUID(), "https://app.example.com")).status;
+      sent++;
+    }
+    expect(status).toBe(429);
+    // Another address, and the known app from memory, are not affected.
+    expect((await preflight(crypto.randomUUID(), "https://app.example.com", freshIp())).status).toBe(403);
+    expect((await preflight(dev.projectId, "https://other.example.com")).status).toBe(204);
   });
 });
