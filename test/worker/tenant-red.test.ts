@@ -346,4 +346,26 @@ describe("tenant red team", () => {
     expect((await preflight(crypto.randomUUID(), "https://app.example.com", freshIp())).status).toBe(403);
     expect((await preflight(dev.projectId, "https://other.example.com")).status).toBe(204);
   });
+
+  it("refuses an end user's credentials on the admin API, the platform MCP and the billing view (blocked already)", async () => {
+    const session = p.userA.user.sessionToken;
+    const asEndUser = { "x-api-key": p.dev.clientKey, authorization: `Bearer ${session}` };
+    for (const path of ["/v1/admin/projects", `/v1/admin/projects/${p.dev.projectId}/billing`]) {
+      expectError(await apiJson(path, { headers: asEndUser }), 401);
+      expectError(await apiJson(path, { token: p.dev.clientKey }), 401);
+    }
+    const call = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "amba_collections_list", arguments: { project_id: p.dev.projectId } },
+    };
+    const platform = await api("/mcp", {
+      method: "POST",
+      headers: { ...mcpPostHeaders(session), "x-api-key": p.dev.clientKey },
+      body: JSON.stringify(call),
+    });
+    expect(platform.status).toBe(401);
+    expect(platform.headers.get("www-authenticate")).toContain("invalid_token");
+  });
 });
