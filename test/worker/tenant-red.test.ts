@@ -368,4 +368,56 @@ describe("tenant red team", () => {
     expect(platform.status).toBe(401);
     expect(platform.headers.get("www-authenticate")).toContain("invalid_token");
   });
+
+  it("resolves an app's hostname from the request's own host only: forwarding headers and a second Host name no other app (blocked already)", async () => {
+    const [a, b] = await Promise.all([signupDeveloper(), signupDeveloper()]);
+    const slugs = [a, b].map(() => `fwd-${crypto.randomUUID().slice(0, 8)}`);
+    for (const [i, dev] of [a, b].entries()) {
+      const res = await apiJson(`/v1/admin/projects/${dev.projectId}/app-mcp/config`, {
+        method: "PATCH",
+        token: dev.token,
+        json: { slug: slugs[i] },
+      });
+      expect(res.status).toBe(200);
+    }
+    const whoami = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "my_first_project_whoami", arguments: {} },
+    });
+    const victimHost = `${slugs[1]}.mcp.amba.host`;
+    const forwarding = {
+      "x-forwarded-host": victimHost,
+      "x-original-host": victimHost,
+      "x-host": victimHost,
+      forwarded: `host=${victimHost}`,
+    };
+    // On A's hostname, with A's token: A's app, whatever the forwarding headers say.
+    const own = await apiJson(`https://${slugs[0]}.mcp.amba.host/mcp`, {
+      method: "POST",
+      headers: { ...mcpPostHeaders(a.token), ...forwarding },
+      body: whoami,
+    });
+    expect(own.body.result.structuredContent.app.id).toBe(a.projectId);
+    // On B's hostname, A's token names no project of A's, whichever Host header comes with it.
+    const other = await api(`https://${victimHost}/mcp`, {
+      method: "POST",
+      headers: { ...mcpPostHeaders(a.token), host: `${slugs[0]}.mcp.amba.host` },
+      body: whoami,
+    });
+    expect(other.status).toBe(404);
+    // On the platform's host, the forwarding headers do not turn /mcp into B's endpoint.
+    const platform = await apiJson("/mcp", {
+      method: "POST",
+      headers: { ...mcpPostHeaders(a.token), ...forwarding },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "amba_whoami", arguments: {} },
+      }),
+    });
+    expect(platform.body.result.isError).toBe(false);
+  });
 });
