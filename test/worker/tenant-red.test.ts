@@ -420,4 +420,57 @@ describe("tenant red team", () => {
     });
     expect(platform.body.result.isError).toBe(false);
   });
+
+  it('lets a collection take any valid name: the tables\' own indexes and constraints are named where no collection can be (notes_pkey was 409 "already exists")', async () => {
+    // Postgres named a table's indexes after it (`notes_pkey`, `notes_created_at_id_idx`,
+    // `notes_k_key`, …) in the namespace collection tables live in, so creating a collection of
+    // such a name failed with "relation already exists": 409 "collection … already exists" for a
+    // collection that did not.
+    const dev = await signupDeveloper();
+    const base = `/v1/admin/projects/${dev.projectId}/collections`;
+    const create = (name: string, columns: unknown[] = []) =>
+      apiJson(base, { token: dev.token, json: { name, columns } });
+    const long = `k${"x".repeat(60)}`;
+    const made = await create("notes", [
+      { name: "k", type: "text", unique: true },
+      { name: long, type: "text", unique: true },
+      { name: `${long.slice(0, -1)}y`, type: "text", unique: true },
+    ]);
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    for (const name of [
+      "notes_pkey",
+      "notes_created_at_id_idx",
+      "notes_owner_id_created_at_id_idx",
+      "notes_k_key",
+    ]) {
+      const res = await create(name);
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(201);
+    }
+    // Nor do two collections' names meet: a unique `x_pkey` in `a` and a unique `pkey` in `a_x`.
+    expect((await create("a", [{ name: "x_pkey", type: "text", unique: true }])).status).toBe(201);
+    expect((await create("a_x", [{ name: "pkey", type: "text", unique: true }])).status).toBe(201);
+    // The unique constraints still hold, and a unique column dropped and added again in one change
+    // gets its constraint back.
+    const rows = `/v1/projects/${dev.projectId}/collections/notes/rows`;
+    expect((await apiJson(rows, { token: dev.token, json: { k: "one" } })).status).toBe(201);
+    expectError(await apiJson(rows, { token: dev.token, json: { k: "one" } }), 409);
+    const readd = await apiJson(`${base}/notes`, {
+      token: dev.token,
+      method: "PATCH",
+      json: { drop_columns: ["k"], add_columns: [{ name: "k", type: "text", unique: true }] },
+    });
+    expect(readd.status, JSON.stringify(readd.body)).toBe(200);
+    expect((await apiJson(rows, { token: dev.token, json: { k: "two" } })).status).toBe(201);
+    expectError(await apiJson(rows, { token: dev.token, json: { k: "two" } }), 409);
+    // A column named twice in drop_columns is the caller's mistake (was 409 "changed concurrently; retry").
+    expectError(
+      await apiJson(`${base}/notes`, {
+        token: dev.token,
+        method: "PATCH",
+        json: { drop_columns: [long, long] },
+      }),
+      400,
+      "more than once",
+    );
+  });
 });
