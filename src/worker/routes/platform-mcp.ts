@@ -21,7 +21,6 @@
  * developer counts against the developer's control-plane rate limit (`ADMIN_RATE_LIMITER`, shared
  * with the admin REST routes and the console).
  */
-
 import { type Context, Hono } from "hono";
 import {
   createDeveloperToken,
