@@ -18,6 +18,7 @@ import {
   signupDeveloper,
   withinOneRateLimitWindow,
 } from "./helpers.ts";
+import { needsPgvector } from "./pgvector.ts";
 
 describe("tenant red team", () => {
   let p: DataProject;
@@ -472,5 +473,40 @@ describe("tenant red team", () => {
       400,
       "more than once",
     );
+  });
+
+  it("keeps soft-deleted rows and deleted_at out of every read: where, order, aggregate, group_by, nearest (blocked already)", async (ctx) => {
+    needsPgvector(ctx);
+    await createCollection(p, {
+      name: "docs",
+      columns: [
+        { name: "title", type: "text" },
+        { name: "embedding", type: "vector", dimensions: 2 },
+      ],
+      access: { read: "public", write: "owner" },
+    });
+    const kept = await insert(p, p.userA, "docs", { title: "kept", embedding: [1, 0] });
+    const gone = await insert(p, p.userA, "docs", { title: "gone", embedding: [1, 0.01] });
+    expect((await data(p, p.userA, "docs", `rows/${gone.id}`, { method: "DELETE" })).status).toBe(200);
+    for (const caller of [p.developer, p.userB]) {
+      const counted = await data(p, caller, "docs", "aggregate", { json: { metrics: [{ fn: "count" }] } });
+      expect(counted.body).toEqual({ rows: [{ count: 1 }] });
+      const grouped = await data(p, caller, "docs", "aggregate", {
+        json: { metrics: [{ fn: "count" }], group_by: ["title"] },
+      });
+      expect(grouped.body.rows).toEqual([{ count: 1, title: "kept" }]);
+      const near = await data(p, caller, "docs", "nearest", { json: { vector: [1, 0.01], limit: 10 } });
+      expect(near.body.rows.map((r: { id: string }) => r.id)).toEqual([kept.id]);
+      expect(near.body.rows[0]).not.toHaveProperty("deleted_at");
+      for (const [path, json] of [
+        ["find", { where: { deleted_at: { is_null: false } } }],
+        ["find", { order: "deleted_at desc" }],
+        ["aggregate", { metrics: [{ fn: "max", column: "deleted_at" }] }],
+        ["aggregate", { metrics: [{ fn: "count" }], group_by: ["deleted_at"] }],
+        ["nearest", { vector: [1, 0], where: { deleted_at: { is_null: false } } }],
+      ] as const) {
+        expectError(await data(p, caller, "docs", path, { json }), 400);
+      }
+    }
   });
 });
