@@ -509,4 +509,34 @@ describe("tenant red team", () => {
       }
     }
   });
+
+  it("treats a cursor as a position only: the developer's cursor, and one crafted by hand, page an end user through their own rows (blocked already)", async () => {
+    await createCollection(p, {
+      name: "diary",
+      columns: [{ name: "n", type: "integer" }],
+      access: { read: "owner", write: "owner" },
+    });
+    const mine: string[] = [];
+    for (let n = 0; n < 3; n++) {
+      mine.push((await insert(p, p.userA, "diary", { n })).id);
+      await insert(p, p.userB, "diary", { n: 100 + n });
+    }
+    // The developer pages every row; its cursor, given to userA, positions userA's own query.
+    const devPage = await data(p, p.developer, "diary", "find", { json: { order: "n asc", limit: 1 } });
+    expect(devPage.body.rows[0].n).toBe(0);
+    const reused = await data(p, p.userA, "diary", "find", {
+      json: { order: "n asc", cursor: devPage.body.next_cursor, limit: 50 },
+    });
+    expect(reused.body.rows.map((r: { id: string }) => r.id)).toEqual(mine.slice(1));
+    // A hand-made cursor before everything (any row id, a value below all) shows no more.
+    const crafted = btoa(JSON.stringify(["n asc", -1, mine[0]]))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
+    const all = await data(p, p.userA, "diary", "find", {
+      json: { order: "n asc", cursor: crafted, limit: 50 },
+    });
+    expect(all.body.rows.every((r: { owner_id: string }) => r.owner_id === p.userA.user.userId)).toBe(true);
+    expect(all.body.rows).toHaveLength(3);
+  });
 });
