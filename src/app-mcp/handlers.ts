@@ -6,6 +6,7 @@
  * against the caller's rate limit, and its arguments meet the input limits (src/limits.ts) first.
  * Framework-free: the Worker's route (src/worker/routes/app-mcp.ts) builds the context.
  */
+import { type AnswerBudget, answerWithin, chargeListAnswer, checkAnswerBudget } from "../answer-budget.ts";
 import type { CollectionMeta } from "../data/columns.ts";
 import { type Actor, type Operation, runOperation } from "../data/service.ts";
 import type { StorageGuard } from "../data/storage-quota.ts";
@@ -14,7 +15,13 @@ import { toolFailure } from "../errors.ts";
 import type { FunctionUrlPolicy } from "../functions/outbound-policy.ts";
 import { invokeFunction } from "../functions/service.ts";
 import type { SigningKeys } from "../functions/signing.ts";
-import { createMcpHandlers, INVALID_PARAMS, RpcError, type ToolOutcome } from "../mcp/index.ts";
+import {
+  createMcpHandlers,
+  type Handlers,
+  INVALID_PARAMS,
+  RpcError,
+  type ToolOutcome,
+} from "../mcp/index.ts";
 import { appCallerKey, type Limiter } from "../rate-limit.ts";
 import type { Meter } from "../usage/metering.ts";
 import { checkInputLimits, parseInput } from "../validate.ts";
@@ -53,6 +60,8 @@ export interface AppMcpContext {
   meter: Meter;
   /** Refuses inserts and updates while the app is over its storage quota (src/data/storage-quota.ts). */
   storage: StorageGuard;
+  /** What this HTTP request's tool results have answered so far (src/answer-budget.ts). */
+  answers: AnswerBudget;
 }
 
 /** A request context with its surface loaded. */
@@ -194,8 +203,8 @@ export const TOOLS_PAGE_SIZE = 100;
  */
 export const TOOLS_PAGE_WEIGHT = 3000;
 
-/** The MCP handlers of every app endpoint (the per-app part lives in the request context). */
-export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
+/** The protocol core's handlers of every app endpoint (the per-app part lives in the request context). */
+const coreHandlers = createMcpHandlers<AppMcpContext>({
   serverInfo: { name: "amba-app-mcp", title: "Amba app MCP", version: APP_VERSION },
   instructions:
     "Tools generated from this app's exposed collections and functions. Call <app>_list_collections for the index and <app>_whoami for your scope; list/find return next_cursor for paging.",
@@ -212,11 +221,15 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
       if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
         checkInputLimits(args, "arguments");
+        checkAnswerBudget(ctx.answers);
         const outcome = await limitedExecute(tool.binding, args, ctx);
+        // A read whose answer would pass the request's budget is dropped unseen (src/answer-budget.ts).
+        const reads = tool.binding.kind === "collection" && READ_OPS.has(tool.binding.op);
+        const answered = answerWithin(ctx.answers, outcome, reads);
         // Counted in the isolate's pending usage, written after the response by a batched flush: a
         // failed write can never turn a call that happened into an error an agent would retry.
         if (!outcome.isError) ctx.meter(ctx.surface.meta.projectId, "agent_tool_calls");
-        return outcome;
+        return answered;
       } catch (err) {
         const failure = toolFailure(err);
         if (failure) return failure;
@@ -225,3 +238,17 @@ export const appMcpHandlers = createMcpHandlers<AppMcpContext>({
     },
   },
 });
+
+/**
+ * The MCP handlers of every app endpoint: the core's, with each `tools/list` page charged to the
+ * request's answer budget like a tool result (src/answer-budget.ts).
+ */
+export const appMcpHandlers: Handlers<AppMcpContext> = {
+  ...coreHandlers,
+  async "tools/list"(params, ctx, message, transport) {
+    const list = coreHandlers["tools/list"] as NonNullable<Handlers<AppMcpContext>[string]>;
+    const page = await list(params, ctx, message, transport);
+    chargeListAnswer(ctx.answers, page);
+    return page;
+  },
+};

@@ -486,6 +486,9 @@ export type AlterCollection = v.InferOutput<typeof AlterCollectionSchema>;
 export function alterMeta(meta: CollectionMeta, change: AlterCollection): CollectionMeta {
   const drop = change.drop_columns ?? [];
   const existing = new Set(meta.columns.map((c) => c.name));
+  // Named twice, the ALTER failed as a column missing under a concurrent change (409 "retry").
+  const twice = drop.find((name, i) => drop.indexOf(name) !== i);
+  if (twice !== undefined) throw invalidInput(`drop_columns: "${twice}" is named more than once`);
   for (const name of drop) {
     if ((SERVER_COLUMNS as readonly string[]).includes(name)) {
       throw invalidInput(`"${name}" is a server-managed column and cannot be dropped`);

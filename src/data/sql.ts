@@ -111,24 +111,52 @@ export const col = (name: string): SQL => sql.raw(`t.${dialect.escapeName(name)}
 
 // ─── DDL ────────────────────────────────────────────────────────────────────────────────────────
 
-function columnDefinition(column: ColumnSpec): SQL {
+/** FNV-1a (32 bits) of `text`, as 8 hex digits: a short, stable stand-in for a long name part. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, "0");
+}
+
+/** Postgres' identifier length: a longer name is cut to it. */
+const MAX_IDENTIFIER_LENGTH = 63;
+
+/**
+ * The name of one of a collection table's own indexes or constraints: `_<table>:<tag>` (tags:
+ * `pkey`, `created`, `owner`, `<column>:key`, `<column>:hnsw`). Left to Postgres they were
+ * `<table>_pkey`, `<table>_created_at_id_idx`, `<table>_<column>_key`, … in the schema the
+ * collection tables share, so a collection later created under such a name failed ("relation
+ * already exists", answered 409 "collection … already exists"). No collection name starts with `_`
+ * and no name holds `:` (columns.ts), so no table can meet these and no two tables' names meet
+ * (`:` ends the table's part). A name past Postgres' 63 characters, which it would cut (two long
+ * column names could then meet), takes a hash of the tag instead.
+ */
+function internalName(table: string, tag: string): ReturnType<typeof sql.identifier> {
+  const name = `_${table}:${tag}`;
+  return sql.identifier(name.length <= MAX_IDENTIFIER_LENGTH ? name : `_${table}:${fnv1a(tag)}`);
+}
+
+function columnDefinition(meta: Pick<CollectionMeta, "name">, column: ColumnSpec): SQL {
   const parts: SQL[] = [sql`${sql.identifier(column.name)} ${sql.raw(pgType(column))}`];
   if (column.required) parts.push(sql`NOT NULL`);
   if (column.default !== undefined && column.default !== null)
     parts.push(sql`DEFAULT ${defaultLiteral(column)}`);
-  if (column.unique) parts.push(sql`UNIQUE`);
+  if (column.unique) parts.push(sql`CONSTRAINT ${internalName(meta.name, `${column.name}:key`)} UNIQUE`);
   return sql.join(parts, sql` `);
 }
 
 const vectorIndex = (meta: CollectionMeta, column: ColumnSpec): SQL =>
-  sql`CREATE INDEX ON ${tableRef(meta)} USING hnsw (${sql.identifier(column.name)} vector_cosine_ops)`;
+  sql`CREATE INDEX ${internalName(meta.name, `${column.name}:hnsw`)} ON ${tableRef(meta)} USING hnsw (${sql.identifier(column.name)} vector_cosine_ops)`;
 
 /** Statements creating a collection's table (and the project schema) with its indexes. */
 export function createTableStatements(meta: CollectionMeta): SQL[] {
   const table = tableRef(meta);
   const columns = [
-    sql`id uuid PRIMARY KEY`,
-    ...meta.columns.map(columnDefinition),
+    sql`id uuid CONSTRAINT ${internalName(meta.name, "pkey")} PRIMARY KEY`,
+    ...meta.columns.map((column) => columnDefinition(meta, column)),
     sql`owner_id uuid`,
     sql`created_at timestamptz NOT NULL DEFAULT now()`,
     sql`updated_at timestamptz NOT NULL DEFAULT now()`,
@@ -138,8 +166,8 @@ export function createTableStatements(meta: CollectionMeta): SQL[] {
     sql`CREATE SCHEMA IF NOT EXISTS ${sql.identifier(projectSchemaName(meta.projectId))}`,
     sql`CREATE TABLE ${table} (${sql.join(columns, sql`, `)})`,
     // Partial indexes: every row query filters `deleted_at IS NULL`.
-    sql`CREATE INDEX ON ${table} (created_at, id) WHERE deleted_at IS NULL`,
-    sql`CREATE INDEX ON ${table} (owner_id, created_at, id) WHERE deleted_at IS NULL`,
+    sql`CREATE INDEX ${internalName(meta.name, "created")} ON ${table} (created_at, id) WHERE deleted_at IS NULL`,
+    sql`CREATE INDEX ${internalName(meta.name, "owner")} ON ${table} (owner_id, created_at, id) WHERE deleted_at IS NULL`,
     ...meta.columns.filter((c) => c.type === "vector").map((c) => vectorIndex(meta, c)),
   ];
 }
@@ -148,7 +176,7 @@ export function createTableStatements(meta: CollectionMeta): SQL[] {
 export function alterTableStatements(meta: CollectionMeta, change: AlterCollection): SQL[] {
   const actions = [
     ...(change.drop_columns ?? []).map((name) => sql`DROP COLUMN ${sql.identifier(name)}`),
-    ...(change.add_columns ?? []).map((column) => sql`ADD COLUMN ${columnDefinition(column)}`),
+    ...(change.add_columns ?? []).map((column) => sql`ADD COLUMN ${columnDefinition(meta, column)}`),
   ];
   if (!actions.length) return [];
   return [
@@ -202,9 +230,15 @@ function rowSelectList(meta: CollectionMeta, extra: SQL[] = []): SQL {
   );
 }
 
-/** `SELECT row_to_json(r) AS row FROM <source> AS t CROSS JOIN LATERAL (SELECT <columns>) AS r` */
+/**
+ * `SELECT row_to_json(_r) AS row FROM <source> AS t CROSS JOIN LATERAL (SELECT <columns>) AS _r`.
+ * The lateral row is named bare in `row_to_json`, where a column of the same name wins over (or is
+ * ambiguous with) the alias: `_r` cannot be a column name (names start with a letter, columns.ts),
+ * whereas `r` was — a collection with a column `r` failed every read and write (42702). `t` is only
+ * ever written qualified (`t."<column>"`), so any column name is safe next to it.
+ */
 function rowsFrom(meta: CollectionMeta, source: SQL, extra: SQL[] = []): SQL {
-  return sql`SELECT row_to_json(r) AS row FROM ${source} AS t CROSS JOIN LATERAL (SELECT ${rowSelectList(meta, extra)}) AS r`;
+  return sql`SELECT row_to_json(_r) AS row FROM ${source} AS t CROSS JOIN LATERAL (SELECT ${rowSelectList(meta, extra)}) AS _r`;
 }
 
 // Row reads rebuild the same SELECT for every call; build it once per metadata object (immutable).

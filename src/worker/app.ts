@@ -94,16 +94,39 @@ function notOnAppHost(request: Request, path: string): Response {
 }
 
 /**
- * Whether `url` is on an app's hostname (never the platform's own, should it sit under the suffix).
- * A URL without the suffix anywhere in it cannot be — the hot routes on the platform's host take
- * that substring test, not a parse of their URL.
+ * Which kind of host `url` is on: `app` — an app's hostname `<slug>.<suffix>`; `other` — any other
+ * name under the suffix (`login.<suffix>.` with its trailing dot, which DNS resolves as the same name,
+ * or `x.login.<suffix>`): no app is served there and neither is the platform, whose pages would show
+ * under a label a tenant picked; null — not under the suffix, or the platform's own host should it
+ * sit there. A URL without the suffix anywhere in it cannot be under it — the hot routes on the
+ * platform's host take that substring test, not a parse of their URL.
  */
-function onAppHost(url: string, env: Pick<Env, "APP_MCP_HOST_SUFFIX" | "PUBLIC_BASE_URL">): boolean {
-  if (!env.APP_MCP_HOST_SUFFIX || !url.includes(env.APP_MCP_HOST_SUFFIX)) return false;
+function appHostKind(
+  url: string,
+  env: Pick<Env, "APP_MCP_HOST_SUFFIX" | "PUBLIC_BASE_URL">,
+): "app" | "other" | null {
+  const suffix = env.APP_MCP_HOST_SUFFIX?.toLowerCase();
+  if (!suffix || !url.includes(suffix)) return null;
   const { hostname } = new URL(url);
-  if (slugFromHost(hostname, env.APP_MCP_HOST_SUFFIX) === null) return false;
+  const name = hostname.toLowerCase().replace(/\.+$/, "");
+  if (!name.endsWith(`.${suffix}`)) return null;
   const base = env.PUBLIC_BASE_URL?.trim();
-  return !base || !URL.canParse(base) || new URL(base).hostname !== hostname;
+  if (base && URL.canParse(base) && new URL(base).hostname.toLowerCase().replace(/\.+$/, "") === name)
+    return null;
+  return slugFromHost(hostname, suffix) === null ? "other" : "app";
+}
+
+/** 404 for every request to a name under the app suffix that is no app's hostname. */
+function noAppHost(request: Request, path: string): Response {
+  return Response.json(
+    {
+      error: {
+        code: "not_found",
+        message: `no route for ${request.method} ${path}: this hostname is not an app's hostname (<slug>.<suffix>, no trailing dot)`,
+      },
+    },
+    { status: 404 },
+  );
 }
 
 /**
@@ -205,7 +228,9 @@ export function createApp(): WorkerApp {
       const env = withStoreDeadlines(bindings);
       const request = addressedByHost(received, env.APP_MCP_HOST_SUFFIX);
       const path = getPath(request);
-      if (!servedOnAppHost(path) && onAppHost(request.url, env)) return notOnAppHost(request, path);
+      const host = appHostKind(request.url, env);
+      if (host === "other") return noAppHost(request, path);
+      if (host === "app" && !servedOnAppHost(path)) return notOnAppHost(request, path);
       if (isHotRequest(path, request.url, env.APP_MCP_HOST_SUFFIX)) return hot.fetch(request, env, ctx);
       return (await loadCold()).fetch(request, env, ctx);
     },

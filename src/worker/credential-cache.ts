@@ -114,4 +114,44 @@ export async function cachedCredential<R extends Resolution<unknown>>(
 /** Forget `holder`'s cached resolutions in this isolate (after their revoke, sign-out or config change). */
 export function forgetCredentials(holder: CredentialHolder): void {
   entries.deleteWhere((entry) => heldBy(holder, entry.principal));
+  // An OAuth subject's token request changes no app's config.
+  if ("subject" in holder) return;
+  origins.deleteWhere(({ app }) =>
+    "developerId" in holder ? app.developerId === holder.developerId : app.id === holder.projectId,
+  );
+}
+
+/**
+ * An app's `allowed_origins` as the MCP endpoints' Origin check reads them — before any credential,
+ * a CORS preflight has none —, by the request's project selector. Cached like a resolution (the
+ * same TTL, forgotten by the same control-plane writes: the developer's config change applies at
+ * once here): read every time, each request with a foreign `Origin` was one statement, a browser
+ * app's every call and anyone's, for a known app or a made-up one. Unknown apps are not cached
+ * (src/worker/routes/app-mcp.ts counts them against the address's failed checks instead).
+ */
+interface OriginsEntry {
+  app: { id: string; developerId: string };
+  origins: readonly string[];
+  expires: number;
+}
+
+const origins = new WeightedLru<string, OriginsEntry>(
+  CREDENTIAL_BUDGET_CHARS,
+  (entry, key) => key.length + entry.app.id.length * 2 + entry.origins.join("").length,
+);
+
+/** The allowed origins cached under `selector`, else `load()`'s (remembered for the TTL unless null). */
+export async function cachedOrigins(
+  selector: string,
+  load: () => Promise<{ projectId: string; developerId: string; origins: readonly string[] } | null>,
+): Promise<readonly string[] | null> {
+  const now = Date.now();
+  const hit = origins.get(selector);
+  if (hit && hit.expires > now) return hit.origins;
+  if (hit) origins.delete(selector);
+  const app = await load();
+  if (app === null) return null;
+  const owner = { id: app.projectId, developerId: app.developerId };
+  origins.set(selector, { app: owner, origins: app.origins, expires: now + CREDENTIAL_TTL_MS });
+  return app.origins;
 }

@@ -9,6 +9,7 @@
 
 import type { Context, Next } from "hono";
 import { Hono } from "hono";
+import { answerBudget } from "../../answer-budget.ts";
 import type { AppSurface } from "../../app-mcp/surface.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
@@ -21,12 +22,12 @@ import {
   type ProjectSelector,
   presentedCredentials,
 } from "../auth.ts";
-import { cachedCredential, credentialKey } from "../credential-cache.ts";
+import { cachedCredential, cachedOrigins, credentialKey } from "../credential-cache.ts";
 import type { AppEnv } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
 import { noteActiveUser, requestMeter } from "../metering.ts";
-import { appLimiter, TIER_LIMITERS } from "../rate-limit.ts";
+import { appLimiter, failedCredentialGuard, TIER_LIMITERS } from "../rate-limit.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
 
@@ -54,8 +55,17 @@ function selectorOf(c: Context<AppEnv>): ProjectSelector | null {
 async function allowedOrigins(c: Context<AppEnv>): Promise<readonly string[] | null> {
   const selector = selectorOf(c);
   if (selector === null) return null;
-  const { appAllowedOrigins } = await import("../hot-services.ts");
-  return appAllowedOrigins(c.var.db, selector);
+  const named = "projectId" in selector ? { projectId: selector.projectId.toLowerCase() } : selector;
+  return cachedOrigins(JSON.stringify(named), async () => {
+    // Anonymous, and a made-up app is never cached: a lookup that finds no app counts against the
+    // address's budget of failed checks, which refuses it (429) before the database past that.
+    const guard = failedCredentialGuard(c.env, c.req.raw.headers, (p) => c.executionCtx.waitUntil(p));
+    guard.before();
+    const { appAllowedOrigins } = await import("../hot-services.ts");
+    const app = await appAllowedOrigins(c.var.db, selector);
+    if (app === null) guard.failed();
+    return app;
+  });
 }
 
 const appOrigin = mcpOrigin({ allowedOrigins });
@@ -123,6 +133,8 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
     signing: config.functionSigning,
     meter: requestMeter(c),
     storage: storageGuard(c.var.db, storageQuotaBytes(c.env.STORAGE_QUOTA_MIB), waitUntil),
+    // Per HTTP request: a batch's calls answer from one budget (src/answer-budget.ts).
+    answers: answerBudget(),
   };
   return handleMcpHttpRequest(c.req.raw, {
     handlers: appMcpHandlers,

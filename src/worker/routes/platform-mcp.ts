@@ -29,6 +29,7 @@ import {
 } from "../../accounts/developer-tokens.ts";
 import { signupDeveloper, whoami } from "../../accounts/developers.ts";
 import { createClientKey, createProject, listProjects } from "../../accounts/projects.ts";
+import { type AnswerBudget, answerBudget, answerWithin, checkAnswerBudget } from "../../answer-budget.ts";
 import {
   type AppMcpSettings,
   connectionBase,
@@ -100,6 +101,8 @@ export interface PlatformMcpContext {
   tokenId: string | null;
   /** Set when the developer came with an OAuth access token instead of their developer token. */
   oauth?: { developerId: string; tokenId: string; grantId: string };
+  /** What this HTTP request's tool results have answered so far (src/answer-budget.ts). */
+  answers: AnswerBudget;
 }
 
 interface OpenScope {
@@ -240,7 +243,10 @@ export const platformMcpHandlers = createMcpHandlers<PlatformMcpContext>({
     async call(name, args, ctx): Promise<ToolOutcome> {
       if (!isPlatformTool(name)) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
       try {
-        return { value: await runTool(name, args, ctx) };
+        checkAnswerBudget(ctx.answers);
+        const value = await runTool(name, args, ctx);
+        // A read-only tool's answer past the request's budget is dropped unseen (src/answer-budget.ts).
+        return answerWithin(ctx.answers, { value }, PLATFORM_TOOLS[name].annotations.readOnlyHint);
       } catch (err) {
         const failure = toolFailure(err);
         if (failure) return failure;
@@ -273,7 +279,7 @@ platformMcpRoutes.all("/mcp", async (c) => {
   }
   return handleMcpHttpRequest(c.req.raw, {
     handlers: platformMcpHandlers,
-    ctx: { c, developerId, tokenId, oauth },
+    ctx: { c, developerId, tokenId, oauth, answers: answerBudget() },
     onInternalError: (err, method) => console.error(`platform MCP ${method} failed`, err),
   });
 });

@@ -37,7 +37,7 @@ describe("DDL", () => {
     expect(statements[1]).toContain(`"title" text NOT NULL DEFAULT E'it''s \\\\ here'::text`);
     expect(statements[1]).toContain('"embedding" vector(3)');
     expect(statements).toContain(
-      'CREATE INDEX ON "app_0190f2a4aaaa4bbb8ccc0123456789ab"."recipes" (created_at, id) WHERE deleted_at IS NULL',
+      'CREATE INDEX "_recipes:created" ON "app_0190f2a4aaaa4bbb8ccc0123456789ab"."recipes" (created_at, id) WHERE deleted_at IS NULL',
     );
     expect(statements.at(-1)).toContain('USING hnsw ("embedding" vector_cosine_ops)');
     for (const s of createTableStatements(meta)) expect(q(s).params).toEqual([]);
