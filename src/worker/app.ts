@@ -8,14 +8,13 @@
  *   that `import()` reaches, so start-up neither compiles nor evaluates it (README "Decisions").
  * Every path is served by exactly one half; `isHotRequest` decides which.
  */
-import { sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getPath } from "hono/utils/url";
-import { toAppError } from "../errors.ts";
 import { forgetCredentials } from "./credential-cache.ts";
 import type { Env } from "./env.ts";
 import { renderError, renderNotFound } from "./errors.ts";
+import { databaseHealth } from "./health.ts";
 import type { AppEnv } from "./hono.ts";
 import { withStoreDeadlines } from "./kv-deadline.ts";
 import { pathGuard } from "./path-guard.ts";
@@ -185,20 +184,8 @@ export function buildApp(
 export function hotApp(): Hono<AppEnv> {
   return buildApp((app) => {
     app.get("/healthz", async (c) => {
-      const started = Date.now();
-      try {
-        await c.var.db.execute(sql`select 1`);
-        return c.json({
-          ok: true,
-          version: c.env.APP_VERSION,
-          database: { ok: true, latency_ms: Date.now() - started },
-        });
-      } catch (err) {
-        // The reason is logged, not shown: driver errors can name hosts and users.
-        console.error("health check: database unreachable", err);
-        const code = toAppError(err)?.code ?? "database_unavailable";
-        return c.json({ ok: false, version: c.env.APP_VERSION, database: { ok: false, error: code } }, 503);
-      }
+      const database = await databaseHealth(c.var.db);
+      return c.json({ ok: database.ok, version: c.env.APP_VERSION, database }, database.ok ? 200 : 503);
     });
     // Each sub-app declares its full paths.
     app.route("/", appMcpRoutes);

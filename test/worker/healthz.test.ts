@@ -1,11 +1,27 @@
-import { describe, expect, it } from "vitest";
-import { api, apiJson } from "./helpers.ts";
+import { describe, expect, it, vi } from "vitest";
+import { api, apiJson, requestRoundTrips } from "./helpers.ts";
 
 describe("GET /healthz", () => {
   it("reports the version and a real database round trip", async () => {
     const res = await apiJson("/healthz");
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ ok: true, version: "0.1.0", database: { ok: true } });
+  });
+
+  it("sends at most one statement a second per isolate, however many ask (anonymous callers cannot load the database through it)", async () => {
+    // A first check, so the next ones fall inside its second (the clock is left running).
+    expect((await apiJson("/healthz")).status).toBe(200);
+    const spy = vi.spyOn(globalThis, "fetch");
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => apiJson("/healthz")));
+      for (const res of answers) {
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ ok: true, database: { ok: true } });
+      }
+      expect(requestRoundTrips(spy)).toBeLessThanOrEqual(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("renders unknown routes as a JSON 404", async () => {
