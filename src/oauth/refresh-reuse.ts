@@ -9,6 +9,14 @@
  * older one — is a replay: one of its two holders is not the client, and which one cannot be told,
  * so the grant is revoked and both lose what it issued (the person authorizes again).
  *
+ * "Older" means a refresh token the grant did issue: each one that drops out of the provider's pair
+ * (current, previous) at a rotation is remembered by its hash ({@link retire}). Anything else that
+ * names the grant — its access token sent as a refresh token by a confused client, or a string made
+ * up from the grant's subject and id, which the code, every access token and the grant listings
+ * show — was never a refresh token, so it proves no theft: refused as the provider refuses it
+ * (`invalid_grant`), it ends nothing. Without that, a stolen access token (an hour's worth) ended
+ * a 30-day grant, and anyone holding a grant's ids and its public client's id could end it.
+ *
  * Only the grant's own client can set that off. The provider answers a refresh token it does not
  * know with `invalid_grant` before it compares clients, and such a token is easily made: a grant's
  * subject and id are all a refresh needs to name it (`<subject>:<grant id>:<anything>`). Another
@@ -20,10 +28,11 @@ import { constantTimeEqual, sha256Hex } from "../accounts/crypto.ts";
 import { type OAuthEnv, REFRESH_TOKEN_TTL_S } from "./server.ts";
 
 /**
- * How a refresh token is being used: the current one, the one retry of the previous one, a replay,
- * or (`foreign`) any but the current one from a client that is not the grant's — never a replay.
+ * How a refresh token is being used: the current one, the one retry of the previous one, a replay
+ * (of a token the grant issued), `unknown` (a token the grant never issued as a refresh token), or
+ * (`foreign`) any but the current one from a client that is not the grant's — never a replay.
  */
-export type RefreshUse = "current" | "retry" | "replay" | "foreign";
+export type RefreshUse = "current" | "retry" | "replay" | "unknown" | "foreign";
 
 /** The rotation fields of a grant as the provider stores it (hex SHA-256 of each refresh token), and its client. */
 export interface RotationRecord {
@@ -34,6 +43,10 @@ export interface RotationRecord {
 
 /** Where the hash of a grant's previous refresh token is kept once it has been retried. */
 const retriedKey = (subject: string, grantId: string) => `amba-oauth:refresh-retried:${subject}:${grantId}`;
+
+/** Where a refresh token the grant issued and rotated out is remembered, by its hash (one key each). */
+const retiredKey = (ref: { subject: string; grantId: string }, hash: string) =>
+  `amba-oauth:refresh-retired:${ref.subject}:${ref.grantId}:${hash}`;
 
 /** Whether `hash` (hex SHA-256 of a presented code or token) is the stored one, in constant time. */
 export const hashMatches = (hash: string, stored: unknown): boolean =>
@@ -53,7 +66,10 @@ export async function refreshUse(
   const hash = await sha256Hex(token);
   if (hashMatches(hash, grant.refreshTokenId)) return { use: "current", hash };
   if (clientId === null || clientId !== grant.clientId) return { use: "foreign", hash };
-  if (!hashMatches(hash, grant.previousRefreshTokenId)) return { use: "replay", hash };
+  if (!hashMatches(hash, grant.previousRefreshTokenId)) {
+    const retired = await env.OAUTH_KV.get(retiredKey(ref, hash));
+    return { use: retired !== null ? "replay" : "unknown", hash };
+  }
   const retried = await env.OAUTH_KV.get(retriedKey(ref.subject, ref.grantId));
   return { use: retried !== null && hashMatches(hash, retried) ? "replay" : "retry", hash };
 }
@@ -61,3 +77,13 @@ export async function refreshUse(
 /** Remember that the previous refresh token (`hash`) had its one retry. */
 export const markRetried = (env: OAuthEnv, ref: { subject: string; grantId: string }, hash: string) =>
   env.OAUTH_KV.put(retriedKey(ref.subject, ref.grantId), hash, { expirationTtl: REFRESH_TOKEN_TTL_S });
+
+/**
+ * Remember that the grant issued the refresh token whose hash is `hash` and has rotated it out (a
+ * successful refresh drops one token out of the provider's pair: the previous one after a use of
+ * the current, the current one after the retry of the previous). Kept as long as a grant lives.
+ */
+export async function retire(env: OAuthEnv, ref: { subject: string; grantId: string }, hash: unknown) {
+  if (typeof hash !== "string" || !/^[0-9a-f]{64}$/.test(hash)) return;
+  await env.OAUTH_KV.put(retiredKey(ref, hash), "1", { expirationTtl: REFRESH_TOKEN_TTL_S });
+}

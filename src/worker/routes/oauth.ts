@@ -40,7 +40,13 @@ import {
   revokeProjectGrant,
   revokeSubjectGrant,
 } from "../../oauth/grants.ts";
-import { hashMatches, markRetried, type RotationRecord, refreshUse } from "../../oauth/refresh-reuse.ts";
+import {
+  hashMatches,
+  markRetried,
+  type RotationRecord,
+  refreshUse,
+  retire,
+} from "../../oauth/refresh-reuse.ts";
 import {
   appResource,
   hostOrigin,
@@ -467,7 +473,8 @@ const REUSED: { error: string; error_description: string } = {
 
 /**
  * A refresh through the provider, with reuse detection (src/oauth/refresh-reuse.ts): the previous
- * token retries once, and a replay revokes the grant. A replay is acted on only once the provider
+ * token retries once, a replay of a refresh token the grant issued revokes it, and a token it never
+ * issued as one (an access token, a made-up string) is refused by the provider and ends nothing. A replay is acted on only once the provider
  * has authenticated the client — its answer is tokens or `invalid_grant`, not `invalid_client` — so
  * a request that cannot authenticate as a confidential client cannot revoke that client's grant;
  * and only when that client (`clientId`, {@link requestClientId}) is the grant's, so no other
@@ -483,9 +490,13 @@ async function refreshWithReuseDetection(
 ): Promise<Response> {
   const { use, hash } = await refreshUse(c.env, ref, token, grant, clientId);
   const res = await asFetch(c, resource);
-  if (use === "current" || use === "foreign") return res;
+  if (use === "foreign" || use === "unknown") return res;
+  if (use === "current") {
+    if (res.ok) await retire(c.env, ref, grant.previousRefreshTokenId);
+    return res;
+  }
   if (use === "retry") {
-    if (res.ok) await markRetried(c.env, ref, hash);
+    if (res.ok) await Promise.all([markRetried(c.env, ref, hash), retire(c.env, ref, grant.refreshTokenId)]);
     return res;
   }
   if (!res.ok && (res.status !== 400 || (await oauthErrorCode(res)) !== "invalid_grant")) return res;
