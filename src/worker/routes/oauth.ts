@@ -730,11 +730,16 @@ async function parseRequest(
 
 /**
  * What the page says about the request: the provider's description, with the client's self-chosen
- * name as {@link shownName} makes it (the grant keeps that spelling too).
+ * name as {@link shownName} makes it (the grant keeps that spelling too). A Client ID Metadata
+ * Document's name is followed by the domain that publishes it, `Claude (assistant-login.example)`:
+ * anyone can publish a document calling itself "Claude", and only its URL says whose it is (MCP
+ * security best practices: the consent page shows the client's domain). The domain is the URL's
+ * hostname, ASCII (punycode) as `URL` spells it, so it cannot pass for another in look-alike letters.
  */
 async function describeConsent(oauth: OAuthHelpers, authRequest: AuthRequest) {
   const consent = await oauth.describeConsent(authRequest);
-  return { ...consent, clientName: shownName(consent.clientName) };
+  const name = shownName(consent.clientName);
+  return { ...consent, clientName: consent.clientDomain ? `${name} (${consent.clientDomain})` : name };
 }
 
 /**
