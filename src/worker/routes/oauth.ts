@@ -474,9 +474,10 @@ const REUSED: { error: string; error_description: string } = {
 /**
  * A refresh through the provider, with reuse detection (src/oauth/refresh-reuse.ts): the previous
  * token retries once, a replay of a refresh token the grant issued revokes it, and a token it never
- * issued as one (an access token, a made-up string) is refused by the provider and ends nothing. A replay is acted on only once the provider
- * has authenticated the client — its answer is tokens or `invalid_grant`, not `invalid_client` — so
- * a request that cannot authenticate as a confidential client cannot revoke that client's grant;
+ * issued as one (an access token, a made-up string) is refused by the provider and ends nothing. A
+ * replay is acted on only once the provider has authenticated the client — its answer is tokens or
+ * `invalid_grant`, not `invalid_client` — so a request that cannot authenticate as a confidential
+ * client cannot revoke that client's grant;
  * and only when that client (`clientId`, {@link requestClientId}) is the grant's, so no other
  * client can end it with a refresh token made up from its subject and id.
  */
