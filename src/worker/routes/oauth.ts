@@ -731,16 +731,22 @@ async function parseRequest(
 
 /**
  * What the page says about the request: the provider's description, with the client's self-chosen
- * name as {@link shownName} makes it (the grant keeps that spelling too). A Client ID Metadata
- * Document's name is followed by the domain that publishes it, `Claude (assistant-login.example)`:
- * anyone can publish a document calling itself "Claude", and only its URL says whose it is (MCP
- * security best practices: the consent page shows the client's domain). The domain is the URL's
- * hostname, ASCII (punycode) as `URL` spells it, so it cannot pass for another in look-alike letters.
+ * name as {@link shownName} makes it, followed by the one fact about the client that is not its own
+ * claim (the grant keeps that spelling too):
+ * - a Client ID Metadata Document's name, by the domain that publishes it:
+ *   `Claude (assistant-login.example)` — anyone can publish a document calling itself "Claude", and
+ *   only its URL says whose it is (MCP security best practices: the consent page shows it);
+ * - a registered client's name, by the host its redirect URI sends the person (and the code) back
+ *   to: `Claude (claude.ai.sign-in.example)` — registration is open, so the name is anyone's pick.
+ *   A loopback redirect URI (a desktop client's) stays on the person's computer: the name stands alone.
+ * Hosts are `URL`'s ASCII (punycode) spelling, so one cannot pass for another in look-alike letters;
+ * the page also names the redirect host under the forms.
  */
 async function describeConsent(oauth: OAuthHelpers, authRequest: AuthRequest) {
   const consent = await oauth.describeConsent(authRequest);
   const name = shownName(consent.clientName);
-  return { ...consent, clientName: consent.clientDomain ? `${name} (${consent.clientDomain})` : name };
+  const from = consent.clientDomain ?? (consent.redirectIsLoopback ? undefined : consent.redirectHost);
+  return { ...consent, clientName: from ? `${name} (${from})` : name };
 }
 
 /**

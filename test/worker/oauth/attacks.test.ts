@@ -380,6 +380,48 @@ describe("the authorization server, attacked again", () => {
     expect(grant?.client_name).toBe("Claude (assistant-login.example)");
   });
 
+  it("names where a registered client sends the person back next to its self-chosen name", async () => {
+    // Registration is open: anyone can register "Claude" with a redirect URI on a host of theirs.
+    // The host that receives the code is the one fact about such a client that is not its own
+    // claim, so it stands next to the name, not only in the small print under the forms.
+    const lookalike = "https://claude.ai.sign-in.example/callback";
+    const clientId = await registerClient([lookalike]);
+    const renamed = await call("/oauth/register", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_name: `Claude${" ".repeat(200)}`,
+        redirect_uris: [lookalike],
+        token_endpoint_auth_method: "none",
+      }),
+    });
+    const named = ((await renamed.json()) as { client_id: string }).client_id;
+    const { challenge } = await pkce();
+    for (const id of [clientId, named]) {
+      const page = await openAuthorizePage(
+        authorizeUrl({ client_id: id, code_challenge: challenge, resource: url, redirect_uri: lookalike }),
+      );
+      expect(page.res.status).toBe(200);
+      const name = id === named ? "Claude" : "Hand Client";
+      expect(page.html.split(`${name} (claude.ai.sign-in.example)`).length - 1, name).toBe(4);
+      expect(page.html, name).not.toContain(`<strong>${name}</strong>`);
+      if (id !== named) continue;
+      // The code goes back with this issuer's name (RFC 9207: no mix-up with another server's code).
+      const back = new URL(
+        (await postForm(page.cookie, { tx: page.tx, action: "allow", ...aliceSignIn })).headers.get(
+          "location",
+        ) ?? "",
+      );
+      expect(back.origin).toBe("https://claude.ai.sign-in.example");
+      expect(back.searchParams.get("iss")).toBe(BASE);
+    }
+    // A loopback redirect (a desktop client's) names no host worth showing: the name stands alone.
+    const desktop = await openAuthorizePage(
+      authorizeUrl({ client_id: await registerClient(), code_challenge: challenge, resource: url }),
+    );
+    expect(desktop.html).toContain("<strong>Hand Client</strong>");
+  });
+
   it("held: no sign-in page on an app's hostname, whatever endpoint it names", async () => {
     // The slug is the tenant's choice: `amba-login.mcp.amba.host` must not ask for a developer
     // token for the platform, nor for another tenant's accounts, under a name a tenant picked. The
