@@ -15,7 +15,9 @@
  * up from the grant's subject and id, which the code, every access token and the grant listings
  * show — was never a refresh token, so it proves no theft: refused as the provider refuses it
  * (`invalid_grant`), it ends nothing. Without that, a stolen access token (an hour's worth) ended
- * a 30-day grant, and anyone holding a grant's ids and its public client's id could end it.
+ * a 30-day grant, and anyone holding a grant's ids and its public client's id could end it. A token
+ * rotated out at one location may be read as retired elsewhere only up to 60 s later (KV): a replay
+ * there meanwhile is refused without ending the grant, as the provider alone would.
  *
  * Only the grant's own client can set that off. The provider answers a refresh token it does not
  * know with `invalid_grant` before it compares clients, and such a token is easily made: a grant's

@@ -300,6 +300,27 @@ describe("the authorization server, attacked again", () => {
       expect(refused.body.error, token).toBe("invalid_grant");
       expect(refused.body.error_description, token).not.toMatch(/reused/);
     }
+    // Held: the same made-up strings as a code (the provider ends a grant for its own code only, RFC
+    // 6749 §4.1.2) or revoked (RFC 7009: answered 200, nothing revoked).
+    for (const token of [access_token, `${subject}:${grantId}:${"x".repeat(32)}`]) {
+      const code = await tokenRequest({
+        grant_type: "authorization_code",
+        code: token,
+        code_verifier: "v".repeat(43),
+        client_id: clientId,
+      });
+      expect(code.body.error, token).toBe("invalid_grant");
+      const revoked = await call("/oauth/token", {
+        method: "POST",
+        headers: FORM,
+        body: new URLSearchParams({
+          token: `${token}y`,
+          token_type_hint: "refresh_token",
+          client_id: clientId,
+        }),
+      });
+      expect(revoked.status, token).toBe(200);
+    }
     expect((await rawToolsList(url, r2.body.access_token)).status).toBe(200);
     const r3 = await refresh(r2.body.refresh_token);
     expect(r3.status, JSON.stringify(r3.body)).toBe(200);
