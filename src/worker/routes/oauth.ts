@@ -94,6 +94,18 @@ import { authorizePage, errorPage, shownName } from "./oauth-pages.ts";
 type Ctx = Context<AppEnv>;
 
 const TX_COOKIE = "amba_oauth_tx";
+
+/**
+ * Where the sign-in form's transaction cookie lives. Over https it is `__Host-amba_oauth_tx`
+ * (Secure, Path=/, no Domain): a browser takes it only from this very origin over https, so no
+ * sibling subdomain, and no network attacker on plain http, can plant or shadow one (MCP security
+ * best practices for consent cookies; the provider's own consent helpers insist on the prefix).
+ * Plain `amba_oauth_tx` on `/authorize` under `npm run dev` (http), where `__Host-` cannot be set.
+ */
+const txCookie = (c: Ctx) =>
+  new URL(c.req.url).protocol === "https:"
+    ? { prefix: "host" as const, path: "/", secure: true }
+    : { prefix: undefined, path: OAUTH_PATHS.authorize, secure: false };
 const TX_TTL_S = 600;
 const txKey = (tx: string) => `amba-oauth:tx:${tx}`;
 
@@ -784,11 +796,13 @@ oauthRoutes.get(OAUTH_PATHS.authorize, async (c) => {
   await c.env.OAUTH_KV.put(txKey(tx), JSON.stringify({ query: new URL(c.req.url).search }), {
     expirationTtl: TX_TTL_S,
   });
+  const { prefix, path, secure } = txCookie(c);
   setCookie(c, TX_COOKIE, tx, {
-    path: OAUTH_PATHS.authorize,
+    ...(prefix ? { prefix } : {}),
+    path,
     httpOnly: true,
     sameSite: "Lax",
-    secure: new URL(c.req.url).protocol === "https:",
+    secure,
     maxAge: TX_TTL_S,
   });
   return page(
@@ -828,7 +842,10 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
   const input = form.output;
   // CSRF: the transaction must be the one this browser was given (cookie) and still unused (KV).
   // Cookie and field are both the sender's, so a value longer than any KV key is no transaction.
-  if (oauthIdTooLong(input.tx) || !constantTimeEqual(getCookie(c, TX_COOKIE) ?? "", input.tx))
+  if (
+    oauthIdTooLong(input.tx) ||
+    !constantTimeEqual(getCookie(c, TX_COOKIE, txCookie(c).prefix) ?? "", input.tx)
+  )
     return refuse(c, 403, "Form expired", EXPIRED);
   const stored = await c.env.OAUTH_KV.get<{ query: string }>(txKey(input.tx), { type: "json" });
   if (!stored) return refuse(c, 403, "Form expired", EXPIRED);
@@ -839,7 +856,8 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
   if (target instanceof Response) return target;
   const finish = async () => {
     await c.env.OAUTH_KV.delete(txKey(input.tx));
-    deleteCookie(c, TX_COOKIE, { path: OAUTH_PATHS.authorize });
+    const { prefix, path, secure } = txCookie(c);
+    deleteCookie(c, TX_COOKIE, { ...(prefix ? { prefix } : {}), path, secure });
   };
   if (input.action === "deny") {
     await finish();

@@ -513,7 +513,7 @@ describe("the authorization server, attacked again", () => {
     expect(right.status).toBe(429);
   }, 90_000);
 
-  it("held: the page cannot be framed, its cookie is bound to it, and refusal pages carry the same headers", async () => {
+  it("cannot be framed, keeps its transaction in a __Host- cookie, and refusal pages carry the same headers", async () => {
     const clientId = await registerClient();
     const { challenge } = await pkce();
     const page = await openAuthorizePage(
@@ -528,12 +528,22 @@ describe("the authorization server, attacked again", () => {
       expect(res.headers.get("cache-control")).toBe("no-store");
       expect(res.headers.get("referrer-policy")).toBe("no-referrer");
     }
+    // `__Host-`: only this origin, over https, can set it, so no sibling subdomain or plain-http
+    // attacker can plant one (a form whose transaction the browser was not given stays refused).
     const cookie = page.res.headers.get("set-cookie") ?? "";
+    expect(cookie).toMatch(/^__Host-amba_oauth_tx=/);
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/Secure/i);
     expect(cookie).toMatch(/SameSite=Lax/i);
-    expect(cookie).toMatch(/Path=\/authorize/i);
+    expect(cookie).toMatch(/Path=\/(;|$)/i);
     expect(cookie).not.toMatch(/Domain=/i);
+    // A cookie without the prefix (as a sibling subdomain could plant it) is no transaction.
+    const planted = await postForm(`amba_oauth_tx=${page.tx}`, {
+      tx: page.tx,
+      action: "allow",
+      ...aliceSignIn,
+    });
+    expect(planted.status).toBe(403);
     // A cross-site POST carries no cookie (SameSite): it is refused before anything is checked.
     const crossSite = await call("/authorize", {
       method: "POST",

@@ -65,7 +65,7 @@ export async function openAuthorizePage(
   const res = await call(url.toString());
   const html = await res.text();
   const setCookie = res.headers.get("set-cookie") ?? "";
-  const cookie = /amba_oauth_tx=[^;]+/.exec(setCookie)?.[0] ?? "";
+  const cookie = /(?:__Host-)?amba_oauth_tx=[^;]+/.exec(setCookie)?.[0] ?? "";
   const tx = /name="tx" value="([^"]+)"/.exec(html)?.[1] ?? "";
   return { res, html, cookie, tx };
 }
