@@ -681,6 +681,28 @@ async function signinTarget(c: Ctx, target: ResourceTarget): Promise<SigninTarge
   };
 }
 
+/**
+ * Whether a redirect URI is on one of this server's hosts: the issuer's, or the app hostnames'
+ * suffix and every name under it. Registration takes any https URI, but a code sent to one of ours
+ * goes to no client: the page would name a first-party host as where the browser goes back to, and
+ * the code would land in a URL of ours (another sign-in page's query, kept in its transaction).
+ * A loopback redirect URI is the person's own computer (RFC 8252), also under `npm run dev`, whose
+ * issuer is `http://localhost:8787`.
+ */
+function onOwnHost(redirectUri: string, iss: string, hostSuffix: string): boolean {
+  let host: string;
+  try {
+    host = new URL(redirectUri).hostname;
+  } catch {
+    return false;
+  }
+  if (host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)) return false;
+  const suffix = hostSuffix.toLowerCase();
+  return (
+    host === new URL(iss).hostname || (suffix !== "" && (host === suffix || host.endsWith(`.${suffix}`)))
+  );
+}
+
 /** Parse and validate the authorization request (client, redirect URI, PKCE S256, resource). */
 async function parseRequest(
   c: Ctx,
@@ -720,7 +742,15 @@ async function parseRequest(
   }
   const oauth = authorizationServer(iss, [resource]).getOAuthApi(c.env);
   try {
-    return { oauth, authRequest: await oauth.parseAuthRequest(request), target, resource };
+    const authRequest = await oauth.parseAuthRequest(request);
+    if (onOwnHost(authRequest.redirectUri, iss, c.env.APP_MCP_HOST_SUFFIX))
+      return refuse(
+        c,
+        400,
+        "This sign-in request is not valid",
+        "Its redirect URI is on this server. An assistant's redirect URI is the assistant's own.",
+      );
+    return { oauth, authRequest, target, resource };
   } catch (err) {
     // A client_id that is a URL (Client ID Metadata Document) whose document cannot be fetched
     // names no client we can check: the client's fault, told to the person, not a 500.

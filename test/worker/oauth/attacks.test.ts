@@ -443,6 +443,45 @@ describe("the authorization server, attacked again", () => {
     expect(desktop.html).toContain("<strong>Hand Client</strong>");
   });
 
+  it("refuses a redirect URI on this server's own hosts: a client's code goes back to the client", async () => {
+    // A client registered with a redirect URI on the issuer (or an app's hostname) would have the
+    // page say "your browser goes back to mcp.amba.dev" — first-party to the person — and park the
+    // code in a URL of ours: the query of another sign-in page, say, kept in its transaction.
+    const { challenge } = await pkce();
+    for (const redirect of [
+      `${BASE}/authorize?client_id=x&redirect_uri=https://evil.example/cb&state=`,
+      `${BASE}/callback`,
+      "https://MCP.AMBA.DEV/cb",
+      "https://any-app.mcp.amba.host/cb",
+      "https://mcp.amba.host/cb",
+    ]) {
+      const clientId = await registerClient([redirect]);
+      const res = await authorize(
+        authorizeUrl({
+          client_id: clientId,
+          code_challenge: challenge,
+          resource: url,
+          redirect_uri: redirect,
+        }),
+      );
+      expect(res.status, redirect).toBe(400);
+      expect(res.location, redirect).toBeNull();
+      expect(res.html, redirect).not.toContain('name="password"');
+    }
+    // A look-alike that is not ours is the client's to pick (and the page names it).
+    const elsewhere = "https://mcp.amba.dev.client.example/cb";
+    const page = await authorize(
+      authorizeUrl({
+        client_id: await registerClient([elsewhere]),
+        code_challenge: challenge,
+        resource: url,
+        redirect_uri: elsewhere,
+      }),
+    );
+    expect(page.status).toBe(200);
+    expect(page.html).toContain("Hand Client (mcp.amba.dev.client.example)");
+  });
+
   it("held: no sign-in page on an app's hostname, whatever endpoint it names", async () => {
     // The slug is the tenant's choice: `amba-login.mcp.amba.host` must not ask for a developer
     // token for the platform, nor for another tenant's accounts, under a name a tenant picked. The
