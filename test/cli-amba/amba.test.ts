@@ -3,6 +3,7 @@
  * a real Worker started like `npm run dev`. Each command goes through the platform MCP.
  */
 import { spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
@@ -50,6 +51,70 @@ const json = (run: Run) => {
   expect(run.status).toBe(0);
   return JSON.parse(run.stdout);
 };
+
+/**
+ * A hosted assistant connecting to the project's app MCP the spec's way, done by hand against the
+ * server: register a client named `clientName`, open the authorize page, sign in as the developer,
+ * exchange the code (PKCE). Its access token and the id the grant is listed and revoked under.
+ */
+async function connectAssistant(clientName: string): Promise<{ accessToken: string; grantId: string }> {
+  const redirect = "http://127.0.0.1:33418/callback";
+  const registered = await request(`${server.base}/oauth/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      client_name: clientName,
+      redirect_uris: [redirect],
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+    }),
+  });
+  const { client_id } = (await registered.json()) as { client_id: string };
+  const verifier = randomBytes(32).toString("base64url");
+  const authorize = new URL("/authorize", server.base);
+  for (const [k, v] of Object.entries({
+    response_type: "code",
+    client_id,
+    redirect_uri: redirect,
+    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+    code_challenge_method: "S256",
+    state: "st4te",
+    resource: `${server.base}/app/${dev.projectId}/mcp`,
+  }))
+    authorize.searchParams.set(k, v);
+  const page = await request(authorize.href);
+  const cookie = /amba_oauth_tx=[^;]+/.exec(page.headers.get("set-cookie") ?? "")?.[0] ?? "";
+  const tx = /name="tx" value="([^"]+)"/.exec(await page.text())?.[1] ?? "";
+  const signedIn = await request(`${server.base}/authorize`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+    body: new URLSearchParams({ tx, action: "allow", mode: "developer", developer_token: dev.token }),
+    redirect: "manual",
+  });
+  const code = new URL(signedIn.headers.get("location") ?? "http://x/").searchParams.get("code") ?? "";
+  const exchanged = await request(`${server.base}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "authorization_code", code, code_verifier: verifier, client_id }),
+  });
+  expect(exchanged.status).toBe(200);
+  const { access_token } = (await exchanged.json()) as { access_token: string };
+  return { accessToken: access_token, grantId: access_token.split(":").slice(0, 2).join(".") };
+}
+
+/** The status of a `tools/list` at the project's app MCP with this Bearer. */
+const appMcpStatus = async (token: string) =>
+  (
+    await request(`${server.base}/app/${dev.projectId}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    })
+  ).status;
 
 beforeAll(async () => {
   configHome = mkdtempSync(join(tmpdir(), "amba-config-"));
@@ -287,6 +352,49 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     expect(locked.status).toBe(1);
     expect(locked.stderr).toMatch(/^error: .*last live developer token.*Create another token first.*\n$/);
     expect(amba(["whoami"]).status).toBe(0);
+  });
+
+  it("lists and revokes the project's OAuth grants (connected assistants)", async () => {
+    const assistant = await connectAssistant("CLI Assistant");
+    expect(await appMcpStatus(assistant.accessToken)).toBe(200);
+
+    const listed = json(amba(["oauth", "grants", "list", "--project", dev.projectId, "--json"]));
+    expect(listed.next_cursor).toBeNull();
+    expect(listed.grants).toEqual([
+      expect.objectContaining({
+        id: assistant.grantId,
+        client_name: "CLI Assistant",
+        scope: "developer",
+        resource: `${server.base}/app/${dev.projectId}/mcp`,
+      }),
+    ]);
+    const table = amba(["oauth", "grants", "list"]);
+    expect(table.stderr).toBe("");
+    expect(table.stdout.split("\n")[0]).toMatch(/^id\s+client_id\s+client_name\s+scope\s/);
+    expect(table.stdout).toMatch(
+      new RegExp(`^${assistant.grantId.replace(".", "\\.")}\\s.*CLI Assistant\\s+developer\\s`, "m"),
+    );
+    expect(table.stdout).toMatch(/^next_cursor: -$/m);
+
+    expect(json(amba(["oauth", "grants", "revoke", assistant.grantId, "--json"]))).toEqual({
+      id: assistant.grantId,
+      revoked: true,
+    });
+    expect(await appMcpStatus(assistant.accessToken)).toBe(401);
+    expect(json(amba(["oauth", "grants", "list", "--json"])).grants).toEqual([]);
+
+    // Gone now, never there, or another developer's project: one readable line, exit 1.
+    const again = amba(["oauth", "grants", "revoke", assistant.grantId]);
+    expect(again.status).toBe(1);
+    expect(again.stdout).toBe("");
+    expect(again.stderr).toMatch(/^error: .*grant not found\n$/);
+    const foreign = amba(["oauth", "grants", "list", "--project", crypto.randomUUID()]);
+    expect(foreign.status).toBe(1);
+    expect(foreign.stderr).toMatch(/^error: .*not found\n$/);
+    // No id: the catalogue's own message for the missing argument, as for every command.
+    const missing = amba(["oauth", "grants", "revoke"]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/^error: .*grant_id.*\n$/);
   });
 
   it("fails with one readable line and a non-zero status", async () => {

@@ -2,8 +2,9 @@
  * The console's "Connected apps" page (a project's OAuth grants) in workerd, posted like a browser
  * posts it (session cookie, the page's CSRF token): it lists what the REST listing lists, pages with
  * its cursor, revokes through the same path as `DELETE …/oauth/grants/:grantId` (the grant's tokens
- * stop working, and it is recorded in `revoked_oauth_grants`), refuses a revoke without this session's CSRF token and another developer's grant
- * id (404, the grant lives), and escapes a client's self-chosen name.
+ * stop working, and it is recorded in `revoked_oauth_grants`), refuses a revoke without this
+ * session's CSRF token and another developer's grant id (404, the grant lives), and escapes a
+ * client's self-chosen name.
  */
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
