@@ -309,7 +309,7 @@ ${d.page.grants.map(row)}
 </table>`
     : html`<p class="muted">No assistant is connected${d.resumed ? " on this page" : ""}.</p>`
 }
-<p>${d.resumed ? html`<a id="first-page" href="${base}">First page</a> ` : ""}${next ? html`<a id="next-page" href="${next}">Next page</a>` : ""}</p></section>`,
+${d.resumed || next ? html`<p>${d.resumed ? html`<a id="first-page" href="${base}">First page</a> ` : ""}${next ? html`<a id="next-page" href="${next}">Next page</a>` : ""}</p>` : ""}</section>`,
     signOut(d.csrf),
   );
 }

@@ -3,7 +3,6 @@
  * a real Worker started like `npm run dev`. Each command goes through the platform MCP.
  */
 import { spawnSync } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
@@ -11,6 +10,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NODE } from "../cli/helpers.ts";
 import { WELCOME_EMAIL_MCP } from "../fixtures.ts";
+import { connectAssistant } from "../support/connect-assistant.ts";
 import { type DevServer, freePort, request, signupDeveloper, startDevServer } from "../support/dev-server.ts";
 
 let server: DevServer;
@@ -51,56 +51,6 @@ const json = (run: Run) => {
   expect(run.status).toBe(0);
   return JSON.parse(run.stdout);
 };
-
-/**
- * A hosted assistant connecting to the project's app MCP the spec's way, done by hand against the
- * server: register a client named `clientName`, open the authorize page, sign in as the developer,
- * exchange the code (PKCE). Its access token and the id the grant is listed and revoked under.
- */
-async function connectAssistant(clientName: string): Promise<{ accessToken: string; grantId: string }> {
-  const redirect = "http://127.0.0.1:33418/callback";
-  const registered = await request(`${server.base}/oauth/register`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      client_name: clientName,
-      redirect_uris: [redirect],
-      token_endpoint_auth_method: "none",
-      grant_types: ["authorization_code", "refresh_token"],
-    }),
-  });
-  const { client_id } = (await registered.json()) as { client_id: string };
-  const verifier = randomBytes(32).toString("base64url");
-  const authorize = new URL("/authorize", server.base);
-  for (const [k, v] of Object.entries({
-    response_type: "code",
-    client_id,
-    redirect_uri: redirect,
-    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
-    code_challenge_method: "S256",
-    state: "st4te",
-    resource: `${server.base}/app/${dev.projectId}/mcp`,
-  }))
-    authorize.searchParams.set(k, v);
-  const page = await request(authorize.href);
-  const cookie = /amba_oauth_tx=[^;]+/.exec(page.headers.get("set-cookie") ?? "")?.[0] ?? "";
-  const tx = /name="tx" value="([^"]+)"/.exec(await page.text())?.[1] ?? "";
-  const signedIn = await request(`${server.base}/authorize`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie },
-    body: new URLSearchParams({ tx, action: "allow", mode: "developer", developer_token: dev.token }),
-    redirect: "manual",
-  });
-  const code = new URL(signedIn.headers.get("location") ?? "http://x/").searchParams.get("code") ?? "";
-  const exchanged = await request(`${server.base}/oauth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "authorization_code", code, code_verifier: verifier, client_id }),
-  });
-  expect(exchanged.status).toBe(200);
-  const { access_token } = (await exchanged.json()) as { access_token: string };
-  return { accessToken: access_token, grantId: access_token.split(":").slice(0, 2).join(".") };
-}
 
 /** The status of a `tools/list` at the project's app MCP with this Bearer. */
 const appMcpStatus = async (token: string) =>
@@ -355,7 +305,7 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
   });
 
   it("lists and revokes the project's OAuth grants (connected assistants)", async () => {
-    const assistant = await connectAssistant("CLI Assistant");
+    const assistant = await connectAssistant(server.base, dev, "CLI Assistant");
     expect(await appMcpStatus(assistant.accessToken)).toBe(200);
 
     const listed = json(amba(["oauth", "grants", "list", "--project", dev.projectId, "--json"]));
