@@ -86,6 +86,35 @@ export const CONSOLE_OPERATIONS: readonly OperationSpec[] = [
   },
   {
     method: "get",
+    path: "/console/projects/{id}/grants",
+    tag: "console",
+    summary: "A project's connected apps (OAuth grants), one page at a time, with revoke forms",
+    access: "console",
+    query: [
+      {
+        name: "limit",
+        description: "Users (OAuth subjects) per page, 1–100; default 50 (as the REST listing).",
+        schema: { type: "integer", minimum: 1, maximum: 100 },
+      },
+      {
+        name: "cursor",
+        description: "The previous page's next_cursor (the page's Next page link).",
+        schema: { type: "string" },
+      },
+    ],
+    response: { status: 200, schema: "html", description: "HTML page" },
+  },
+  {
+    method: "post",
+    path: "/console/projects/{id}/grants/{grantId}/revoke",
+    tag: "console",
+    summary: "Revoke a connected app's OAuth grant (404 unless it is this project's)",
+    access: "console",
+    form: { type: "object", properties: { csrf: CSRF }, required: ["csrf"] },
+    response: { status: 303, schema: "redirect", description: "To the connected apps page" },
+  },
+  {
+    method: "get",
     path: "/console/tokens",
     tag: "console",
     summary: "Your developer tokens (never their secrets), with create and revoke forms",

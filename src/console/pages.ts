@@ -1,7 +1,8 @@
 /**
  * The console's pages, server-rendered with `hono/html` (interpolations are escaped): sign-in, the
  * project list, and a project's page — collections with columns and policy, exposure toggles,
- * config, connection panel, live tools preview per scope, usage — and the developer's own tokens.
+ * config, connection panel, live tools preview per scope, usage — its connected apps (OAuth
+ * grants), and the developer's own tokens.
  * Pure: data in, markup out. The inline script (copy buttons) is progressive enhancement; every
  * action is a plain form.
  */
@@ -9,6 +10,7 @@ import { html, raw } from "hono/html";
 import type { CollectionView } from "../data/collections.ts";
 import type { FunctionView } from "../functions/service.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
+import type { GrantPage, GrantView } from "../oauth/grants.ts";
 import type { ClientConfig } from "../platform-mcp/client-configs.ts";
 import { type UsagePoint, usageChart } from "./chart.ts";
 
@@ -225,6 +227,7 @@ function connectionSection(d: ProjectPageData) {
   return html`<section id="connection"><h2>Connect an MCP client</h2>
 <p>Path URL: <code id="path-url">${d.config.connection.url}</code></p>
 <p>Hostname URL: ${d.config.connection.hostname_url ? html`<code id="hostname-url">${d.config.connection.hostname_url}</code>` : html`<span class="muted">set a slug to get one</span>`}</p>
+<p><a id="grants-link" href="/console/projects/${d.project.id}/grants">Connected apps</a> <span class="muted">— the hosted assistants your users and you connected through OAuth, and revoking them</span></p>
 <p class="muted">The configs name your token as <code>&lt;developer token&gt;</code>: the console never shows it. <code>amba mcp config --client …</code> prints them filled in.</p>
 ${d.clientConfigs.map(
   (
@@ -264,6 +267,49 @@ export function projectPage(nonce: string, d: ProjectPageData) {
     nonce,
     html`<h1>${d.project.name} <small class="muted"><code>${d.project.id}</code></small></h1>
 ${collectionsSection(d)}${exposureSection(d)}${configSection(d)}${toolsSection(d)}${connectionSection(d)}${usageSection(d)}`,
+    signOut(d.csrf),
+  );
+}
+
+/** What the connected-apps page shows: one page of the project's grants, as the REST listing pages them. */
+export interface GrantsPageData {
+  project: { id: string; name: string };
+  csrf: string;
+  page: GrantPage;
+  /** The page size asked for (kept in the next page's link). */
+  limit: number;
+  /** Whether this is a later page (reached with a cursor). */
+  resumed: boolean;
+}
+
+const WHO: Record<GrantView["scope"], string> = { end_user: "end user", developer: "developer" };
+
+/**
+ * A project's connected apps (OAuth grants): client, who authorized it, resource, when; a revoke
+ * form per grant (CSRF-checked; without script there is no confirm: the warning stands above the
+ * table instead), and a link to the next page with the listing's cursor.
+ */
+export function grantsPage(nonce: string, d: GrantsPageData) {
+  const base = `/console/projects/${d.project.id}/grants`;
+  const next = d.page.next_cursor
+    ? `${base}?limit=${d.limit}&cursor=${encodeURIComponent(d.page.next_cursor)}`
+    : null;
+  const row = (g: GrantView) =>
+    html`<tr data-grant="${g.id}"><td>${g.client_name}<br><code class="muted">${g.client_id}</code></td><td>${WHO[g.scope]}${g.email ? html`<br>${g.email}` : ""}<br><code class="muted">${g.principal_id}</code></td><td><code>${g.resource}</code></td><td>${g.created_at}</td><td>${g.expires_at ?? ""}</td><td><form method="post" action="${base}/${encodeURIComponent(g.id)}/revoke">${csrfField(d.csrf)}<button type="submit" aria-label="Revoke ${g.client_name} for ${g.email || g.principal_id}">Revoke</button></form></td></tr>`;
+  return layout(
+    `${d.project.name}: connected apps`,
+    nonce,
+    html`<h1><a href="/console/projects/${d.project.id}">${d.project.name}</a> <small class="muted"><code>${d.project.id}</code></small></h1>
+<section id="grants"><h2>Connected apps <span class="muted">(OAuth grants)</span></h2>
+<p class="muted">Hosted assistants connected to this app's MCP through OAuth, by its end users or by you. Revoking one: its access and refresh tokens stop working at once, and the assistant must be connected (authorized) again.</p>
+${
+  d.page.grants.length
+    ? html`<table><tr><th>client</th><th>who</th><th>resource</th><th>created</th><th>expires</th><th></th></tr>
+${d.page.grants.map(row)}
+</table>`
+    : html`<p class="muted">No assistant is connected${d.resumed ? " on this page" : ""}.</p>`
+}
+${d.resumed || next ? html`<p>${d.resumed ? html`<a id="first-page" href="${base}">First page</a> ` : ""}${next ? html`<a id="next-page" href="${next}">Next page</a>` : ""}</p>` : ""}</section>`,
     signOut(d.csrf),
   );
 }

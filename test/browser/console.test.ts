@@ -2,13 +2,14 @@
  * The console and /docs in a real browser: Playwright (`playwright-core`) driving Debian's Chromium
  * against a Worker started like `npm run dev`. Signs in, toggles exposure and watches the tools
  * preview change, changes auth_mode (and sees a validation message), edits allowed_origins (and sees
- * the config service's message for a bad one), reads the daily usage chart (and its hidden table), renders
- * /docs. Screenshots land in `test-artifacts/browser/` (gitignored).
+ * the config service's message for a bad one), reads the daily usage chart (and its hidden table), lists
+ * a connected assistant (OAuth grant) and revokes it with its form, renders /docs. Screenshots land in `test-artifacts/browser/` (gitignored).
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectAssistant } from "../support/connect-assistant.ts";
 import { type DevServer, request, signupDeveloper, startDevServer } from "../support/dev-server.ts";
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find(
@@ -229,6 +230,33 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
     await page.locator("#usage").scrollIntoViewIfNeeded();
     await shot("05-project");
     await page.locator("#usage").screenshot({ path: join(ARTIFACTS, "08-usage-daily.png") });
+  });
+
+  it("lists a connected assistant (its name as text) and revokes it with the form", async () => {
+    const assistant = await connectAssistant(server.base, dev, "Evil <b>Bot</b>");
+    await page.goto(`${server.base}/console/projects/${dev.projectId}`);
+    await page.click("#grants-link");
+    await page.waitForURL(`**/console/projects/${dev.projectId}/grants`);
+    const row = page.locator(`tr[data-grant="${assistant.grantId}"]`);
+    await expect(row.locator("td").first().textContent()).resolves.toContain("Evil <b>Bot</b>");
+    expect(await row.locator("b").count()).toBe(0);
+    await shot("09-connected-apps");
+    await Promise.all([
+      page.waitForURL(/\/grants#grants$/),
+      row.getByRole("button", { name: /^Revoke Evil <b>Bot<\/b> for / }).click(),
+    ]);
+    expect(await page.locator(`tr[data-grant="${assistant.grantId}"]`).count()).toBe(0);
+    await expect(page.locator("#grants").textContent()).resolves.toContain("No assistant is connected");
+    const refused = await request(`${server.base}/app/${dev.projectId}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${assistant.accessToken}`,
+        "content-type": "application/json",
+        accept: "application/json",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(refused.status).toBe(401);
   });
 
   it("reaches the demo app's MCP at <slug>.mcp.localhost (Chromium resolves *.localhost itself)", async () => {

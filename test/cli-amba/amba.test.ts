@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NODE } from "../cli/helpers.ts";
 import { WELCOME_EMAIL_MCP } from "../fixtures.ts";
+import { connectAssistant } from "../support/connect-assistant.ts";
 import { type DevServer, freePort, request, signupDeveloper, startDevServer } from "../support/dev-server.ts";
 
 let server: DevServer;
@@ -50,6 +51,20 @@ const json = (run: Run) => {
   expect(run.status).toBe(0);
   return JSON.parse(run.stdout);
 };
+
+/** The status of a `tools/list` at the project's app MCP with this Bearer. */
+const appMcpStatus = async (token: string) =>
+  (
+    await request(`${server.base}/app/${dev.projectId}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    })
+  ).status;
 
 beforeAll(async () => {
   configHome = mkdtempSync(join(tmpdir(), "amba-config-"));
@@ -287,6 +302,49 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     expect(locked.status).toBe(1);
     expect(locked.stderr).toMatch(/^error: .*last live developer token.*Create another token first.*\n$/);
     expect(amba(["whoami"]).status).toBe(0);
+  });
+
+  it("lists and revokes the project's OAuth grants (connected assistants)", async () => {
+    const assistant = await connectAssistant(server.base, dev, "CLI Assistant");
+    expect(await appMcpStatus(assistant.accessToken)).toBe(200);
+
+    const listed = json(amba(["oauth", "grants", "list", "--project", dev.projectId, "--json"]));
+    expect(listed.next_cursor).toBeNull();
+    expect(listed.grants).toEqual([
+      expect.objectContaining({
+        id: assistant.grantId,
+        client_name: "CLI Assistant",
+        scope: "developer",
+        resource: `${server.base}/app/${dev.projectId}/mcp`,
+      }),
+    ]);
+    const table = amba(["oauth", "grants", "list"]);
+    expect(table.stderr).toBe("");
+    expect(table.stdout.split("\n")[0]).toMatch(/^id\s+client_id\s+client_name\s+scope\s/);
+    expect(table.stdout).toMatch(
+      new RegExp(`^${assistant.grantId.replace(".", "\\.")}\\s.*CLI Assistant\\s+developer\\s`, "m"),
+    );
+    expect(table.stdout).toMatch(/^next_cursor: -$/m);
+
+    expect(json(amba(["oauth", "grants", "revoke", assistant.grantId, "--json"]))).toEqual({
+      id: assistant.grantId,
+      revoked: true,
+    });
+    expect(await appMcpStatus(assistant.accessToken)).toBe(401);
+    expect(json(amba(["oauth", "grants", "list", "--json"])).grants).toEqual([]);
+
+    // Gone now, never there, or another developer's project: one readable line, exit 1.
+    const again = amba(["oauth", "grants", "revoke", assistant.grantId]);
+    expect(again.status).toBe(1);
+    expect(again.stdout).toBe("");
+    expect(again.stderr).toBe("error: grant not found\n");
+    const foreign = amba(["oauth", "grants", "list", "--project", crypto.randomUUID()]);
+    expect(foreign.status).toBe(1);
+    expect(foreign.stderr).toBe("error: project not found\n");
+    // No id: the catalogue's own message for the missing argument, as for every command.
+    const missing = amba(["oauth", "grants", "revoke"]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/^error: .*grant_id.*\n$/);
   });
 
   it("fails with one readable line and a non-zero status", async () => {

@@ -91,6 +91,17 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
       "replace the signing secret (the old one stops at once, or --previous-valid-for-seconds N later)",
   },
   {
+    path: ["oauth", "grants", "list"],
+    tool: "amba_oauth_grants_list",
+    summary: "assistants connected through OAuth (--limit N users a page, --cursor next_cursor)",
+  },
+  {
+    path: ["oauth", "grants", "revoke"],
+    tool: "amba_oauth_grants_revoke",
+    positionals: ["grant_id"],
+    summary: "revoke a connected assistant's grant (its tokens stop at once)",
+  },
+  {
     path: ["billing", "status"],
     tool: "amba_billing_status",
     summary: "usage of a billing period (--period YYYY-MM)",

@@ -29,6 +29,7 @@ import { loadAppMeta } from "../../app-mcp/surface.ts";
 import type { Scope } from "../../app-mcp/tools.ts";
 import {
   type CreatedToken,
+  grantsPage,
   type Notice,
   projectPage,
   projectsPage,
@@ -50,6 +51,8 @@ import { collectionView } from "../../data/collections.ts";
 import { listCollections } from "../../data/service.ts";
 import { AppError, forbidden, unauthorized } from "../../errors.ts";
 import { listFunctions } from "../../functions/service.ts";
+import { grantPageInput } from "../../oauth/grant-page.ts";
+import { listProjectGrants } from "../../oauth/grants.ts";
 import { allClientConfigs, serverName } from "../../platform-mcp/client-configs.ts";
 import { RATE_LIMIT_TIERS } from "../../rate-limit.ts";
 import { billingStatus, dailyUsage } from "../../usage/billing.ts";
@@ -58,6 +61,7 @@ import type { AppEnv } from "../hono.ts";
 import { settleUsage } from "../metering.ts";
 import { enforceDeveloperRateLimit } from "../rate-limit.ts";
 import { formBody } from "../request.ts";
+import { oauthHelpers, revokeProjectGrantOr404 } from "./oauth.ts";
 
 type C = Context<AppEnv>;
 
@@ -304,6 +308,44 @@ consoleRoutes.post("/console/projects/:id/config", (c) =>
     });
   }),
 );
+
+/**
+ * The project's connected apps: one page of its OAuth grants, read and paged (`?limit=`,
+ * `?cursor=`) exactly as `GET /v1/admin/projects/:id/oauth/grants` reads them (a bad cursor is
+ * its 400).
+ */
+consoleRoutes.get("/console/projects/:id/grants", async (c) => {
+  const session = await signedIn(c);
+  if (!session) return c.redirect("/console", 303);
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const input = grantPageInput(c.req.query("limit"), c.req.query("cursor"));
+  const [page, csrf] = await Promise.all([
+    listProjectGrants(c.env, oauthHelpers(c), project.id, input),
+    csrfToken(session.token),
+  ]);
+  return render(c, (nonce) =>
+    grantsPage(nonce, {
+      project: { id: project.id, name: project.name },
+      csrf,
+      page,
+      limit: input.limit,
+      resumed: input.cursor !== undefined,
+    }),
+  );
+});
+
+/**
+ * Revoke one of the project's grants through the REST DELETE's own path (`revokeProjectGrantOr404`:
+ * recorded as revoked in the database, then deleted from the provider). An id that is not a grant of
+ * this project — malformed, gone, or another developer's — is the same 404.
+ */
+consoleRoutes.post("/console/projects/:id/grants/:grantId/revoke", async (c) => {
+  const checked = await checkedForm(c);
+  if (!checked) return c.redirect("/console", 303);
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  await revokeProjectGrantOr404(c, project.id, c.req.param("grantId"));
+  return c.redirect(`/console/projects/${project.id}/grants#grants`, 303);
+});
 
 /** Render the tokens page (with the just-created secret or a notice), reading through the service. */
 async function showTokens(
