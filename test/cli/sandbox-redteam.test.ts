@@ -1,0 +1,260 @@
+/**
+ * A third red-team pass at the broker, at the layer below the functions it wraps: the handles the
+ * wrapped functions drive, which tool code can drive itself, and what a granted program is started
+ * with. Each attack is a tool file run through the built CLI in `amber session --sandbox` with a
+ * jail, a granted host name (so tool code can get a socket handle at all) and a granted program;
+ * each must be refused with the broker's error, leave a `Deny` line, reach nothing, and leave the
+ * session answering.
+ * - a UDP or TCP handle that libuv binds by itself (a receive, a listen, a group join on a socket
+ *   never bound) listened on every interface with no check;
+ * - the resolver's handle (c-ares's channel) took servers and queries past the `dns` functions:
+ *   arbitrary datagrams to any address and port;
+ * - a granted program started with `LD_PRELOAD` (or any loader variable) ran a library the tool
+ *   wrote, outside every sandbox.
+ */
+
+import { createSocket, type Socket as UdpSocket } from "node:dgram";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+
+/** Per answer: sessions start side by side on shared machines (no timing is asserted). */
+const SLOW = 60_000;
+
+const TOOLS = `
+const dgram = require("node:dgram");
+const dns = require("node:dns");
+const net = require("node:net");
+const fs = require("node:fs");
+const cp = require("node:child_process");
+const OUT = __OUT__;
+const UDP_PORT = __UDP_PORT__;
+const udpHandle = (type) => {
+  const socket = dgram.createSocket(type);
+  const state = Object.getOwnPropertySymbols(socket).find((k) => k.description === "state symbol");
+  return [socket, socket[state].handle];
+};
+/** A request object of the resolver's handle, taken from a query of the granted name. */
+const resolverRequest = () => {
+  const resolver = new dns.Resolver();
+  let request;
+  resolver._handle = { queryA(req) { request = req; return 0; } };
+  resolver.resolve4("granted.invalid", () => {});
+  const fresh = new request.constructor();
+  fresh.oncomplete = () => {};
+  return fresh;
+};
+const bound = (handle) => { const out = {}; handle.getsockname(out); return out; };
+
+export function add({ a, b }) { return a + b; }
+export function udpReceiveUnbound() {
+  const [, handle] = udpHandle("udp4");
+  handle.onmessage = () => {};
+  handle.recvStart();
+  return bound(handle);
+}
+export function udpReceiveUnbound6() {
+  const [, handle] = udpHandle("udp6");
+  handle.onmessage = () => {};
+  handle.recvStart();
+  return bound(handle);
+}
+export function udpJoinGroup() {
+  const [socket] = udpHandle("udp4");
+  socket.addMembership("224.0.0.114");
+  return "joined";
+}
+export function tcpListenUnbound() {
+  const socket = net.connect({ host: "granted.invalid", port: 9 });
+  socket.on("error", () => {});
+  const server = new socket._handle.constructor(1);
+  server.onconnection = () => {};
+  const error = server.listen(511);
+  return { error, ...bound(server) };
+}
+export function resolverServersByHandle() {
+  const resolver = new dns.Resolver();
+  resolver._handle.setServers([[4, "127.0.0.1", UDP_PORT]]);
+  resolver._handle.queryTxt(resolverRequest(), "granted.invalid");
+  return "sent";
+}
+export function resolverQueryByHandle() {
+  const resolver = new dns.Resolver();
+  resolver._handle.queryTxt(resolverRequest(), "exfiltrated.example");
+  return "sent";
+}
+export function resolverLyingServer() {
+  const resolver = new dns.Resolver();
+  let n = 0;
+  const lying = { toString: () => (n++ === 0 ? "192.0.2.1" : "127.0.0.1") };
+  resolver._handle.setServers([[4, lying, UDP_PORT]]);
+  return resolver._handle.getServers();
+}
+export function resolverLocalAddress() { new dns.Resolver().setLocalAddress("0.0.0.0"); return "bound"; }
+export function preloadSpawnSync() {
+  return String(cp.spawnSync("true", [], { env: { LD_PRELOAD: OUT + "/evil.so" } }).status);
+}
+export function preloadExecFileSync() {
+  return String(cp.execFileSync("true", [], { env: { LD_LIBRARY_PATH: OUT } }));
+}
+export function preloadExecSync() { return String(cp.execSync("ignored", { shell: "true", env: { GCONV_PATH: OUT } })); }
+export function preloadSpawn() {
+  return new Promise((res, rej) => {
+    const child = cp.spawn("true", [], { env: { LD_AUDIT: OUT + "/evil.so" } });
+    child.on("error", rej);
+    child.on("exit", (code) => res(code));
+  });
+}
+export function preloadInheritedEnvironment() {
+  Object.defineProperty(process.env, "LD_PRELOAD", { value: OUT + "/evil.so", enumerable: true, configurable: true, writable: true });
+  return String(cp.execFileSync("true"));
+}
+export function preloadInheritedRawHandle() {
+  Object.defineProperty(process.env, "LD_PRELOAD", { value: OUT + "/evil.so", enumerable: true, configurable: true, writable: true });
+  const handle = new cp.ChildProcess()._handle;
+  handle.onexit = () => {};
+  const ignore = { type: "ignore" };
+  return handle.spawn({ file: "true", args: ["true"], stdio: [ignore, ignore, ignore] });
+}
+export function preloadInheritedPrototype() {
+  const env = Object.create({ LD_PRELOAD: OUT + "/evil.so" });
+  return String(cp.spawnSync("true", [], { env }).status);
+}
+export function preloadLyingPair() {
+  let n = 0;
+  const pair = { toString: () => (n++ === 0 ? "LD_PRELOAD=" + OUT + "/evil.so" : "HARMLESS=1") };
+  const handle = new cp.ChildProcess()._handle;
+  handle.onexit = () => {};
+  const ignore = { type: "ignore" };
+  return handle.spawn({ file: "true", args: ["true"], envPairs: [pair], stdio: [ignore, ignore, ignore] });
+}
+/** A value that is the user's when checked and the tool's when used: the child gets the checked one. */
+export function lyingValue() {
+  let n = 0;
+  const value = { toString: () => (n++ === 0 ? "/nonexistent-amber-lib" : OUT) };
+  return String(cp.spawnSync("printenv", ["LD_LIBRARY_PATH"], { env: { LD_LIBRARY_PATH: value } }).stdout);
+}
+export function runGranted() { return String(cp.spawnSync("true", [], { env: { HARMLESS: "1" } }).status); }
+export function runGrantedInheriting() { return String(cp.spawnSync("true").status); }
+export function runGrantedChangedVariable() {
+  return String(cp.spawnSync("true", [], { env: { LD_LIBRARY_PATH: OUT } }).status);
+}
+`;
+
+// [tool, the error it must end with]
+const ATTEMPTS: [string, RegExp][] = [
+  ["udpReceiveUnbound", /^permission denied: Network Listen 0\.0\.0\.0:0$/],
+  ["udpReceiveUnbound6", /^permission denied: Network Listen 0\.0\.0\.0:0$/],
+  ["udpJoinGroup", /^permission denied: Network Listen 0\.0\.0\.0:0$/],
+  ["tcpListenUnbound", /^permission denied: Network Listen 0\.0\.0\.0:0$/],
+  ["resolverServersByHandle", /^permission denied: Network Connect 127\.0\.0\.1:\d+$/],
+  ["resolverQueryByHandle", /^permission denied: Network Connect exfiltrated\.example$/],
+  ["resolverLyingServer", /^permission denied: Network Connect 192\.0\.2\.1:\d+$/],
+  ["resolverLocalAddress", /^permission denied: Network Listen 0\.0\.0\.0:0$/],
+  ["preloadSpawnSync", /^permission denied: Process Execute env:LD_PRELOAD$/],
+  ["preloadExecFileSync", /^permission denied: Process Execute env:LD_LIBRARY_PATH$/],
+  ["preloadExecSync", /^permission denied: Process Execute env:GCONV_PATH$/],
+  ["preloadSpawn", /^permission denied: Process Execute env:LD_AUDIT$/],
+  ["preloadInheritedEnvironment", /^permission denied: Process Execute env:LD_PRELOAD$/],
+  ["preloadInheritedRawHandle", /^permission denied: Process Execute env:LD_PRELOAD$/],
+  ["preloadInheritedPrototype", /^permission denied: Process Execute env:LD_PRELOAD$/],
+  ["preloadLyingPair", /^permission denied: Process Execute env:LD_PRELOAD$/],
+];
+
+describe("sandbox red team: handles below the checked functions, and a granted program's loader", () => {
+  let bin: string;
+  let dir: string;
+  let udp: UdpSocket;
+  let client: LineClient;
+  const reached: string[] = [];
+
+  beforeAll(async () => {
+    ({ bin } = await buildTestCli());
+    dir = scratch({ "jail/data.txt": "inside" });
+    mkdirSync(join(dir, "jail/out"));
+    udp = createSocket("udp4");
+    udp.on("message", (message) => reached.push(message.toString("latin1")));
+    await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve));
+    writeFileSync(
+      join(dir, "tools.js"),
+      TOOLS.replace("__OUT__", JSON.stringify(join(dir, "jail/out"))).replace(
+        "__UDP_PORT__",
+        String(udp.address().port),
+      ),
+    );
+    client = new LineClient(
+      bin,
+      [
+        "session",
+        "--sandbox",
+        "--allow-read",
+        "jail",
+        "--allow-write",
+        "jail/out",
+        "--allow-net",
+        "granted.invalid",
+        "--allow-run",
+        "true",
+        "--allow-run",
+        "printenv",
+        "--allow-env",
+        "LD_LIBRARY_PATH",
+        "--timeout",
+        "30000",
+        // Each attack on a fresh host: one that changed the host's environment leaves no trace.
+        "--isolate-per-call",
+        "--audit-log",
+        "audit.jsonl",
+        "tools.js",
+      ],
+      // The user's own loader variable, granted: a child may inherit it as it is.
+      { cwd: dir, env: { LD_LIBRARY_PATH: "/nonexistent-amber-lib" } },
+    );
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    udp?.close();
+  });
+
+  const audit = () =>
+    readFileSync(join(dir, "audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, string>);
+
+  for (const [tool, expected] of ATTEMPTS) {
+    it(
+      `${tool}: denied`,
+      async () => {
+        const response = await client.call(tool, {}, SLOW);
+        expect(response.error, JSON.stringify(response)).toMatchObject({
+          code: -32000,
+          message: expect.stringMatching(expected),
+        });
+        const message = (response.error as { message: string }).message;
+        const [kind, action, resource] = message.replace("permission denied: ", "").split(" ");
+        expect(audit()).toContainEqual(expect.objectContaining({ kind, action, resource, decision: "Deny" }));
+        // The session is still answering.
+        expect((await client.call("add", { a: 20, b: 22 }, SLOW)).result).toBe(42);
+      },
+      2 * SLOW,
+    );
+  }
+
+  it("a granted program still runs, with its own environment or the host's as the user gave it", async () => {
+    expect(await client.call("runGranted", {}, SLOW)).toMatchObject({ result: "0" });
+    expect(await client.call("runGrantedInheriting", {}, SLOW)).toMatchObject({ result: "0" });
+    expect(await client.call("lyingValue", {}, SLOW)).toMatchObject({ result: "/nonexistent-amber-lib\n" });
+    // The same variable with a value of the tool's is its choice, not the user's.
+    expect((await client.call("runGrantedChangedVariable", {}, SLOW)).error).toMatchObject({
+      message: "permission denied: Process Execute env:LD_LIBRARY_PATH",
+    });
+  });
+
+  it("sent nothing anywhere and made no file of the tool's run", () => {
+    expect(reached).toEqual([]);
+    expect(existsSync(join(dir, "jail/out/evil.so"))).toBe(false);
+  });
+});
