@@ -135,6 +135,13 @@ export function lyingValue() {
   const value = { toString: () => (n++ === 0 ? "/nonexistent-amber-lib" : OUT) };
   return String(cp.spawnSync("printenv", ["LD_LIBRARY_PATH"], { env: { LD_LIBRARY_PATH: value } }).stdout);
 }
+export function execvePreload() { process.execve("true", ["true"], { LD_PRELOAD: OUT + "/evil.so" }); return "replaced"; }
+export function execveInherited() {
+  Object.defineProperty(process.env, "LD_PRELOAD", { value: OUT + "/evil.so", enumerable: true, configurable: true, writable: true });
+  process.execve("true", ["true"]);
+  return "replaced";
+}
+export function udp6Socket() { const socket = dgram.createSocket("udp6"); socket.close(); return "made"; }
 export function runGranted() { return String(cp.spawnSync("true", [], { env: { HARMLESS: "1" } }).status); }
 export function runGrantedInheriting() { return String(cp.spawnSync("true").status); }
 export function runGrantedChangedVariable() {
@@ -251,6 +258,32 @@ describe("sandbox red team: handles below the checked functions, and a granted p
     expect((await client.call("runGrantedChangedVariable", {}, SLOW)).error).toMatchObject({
       message: "permission denied: Process Execute env:LD_LIBRARY_PATH",
     });
+  });
+
+  it("a udp6 socket can be made (Node assigns its handle's methods, which the hooks had made read-only)", async () => {
+    expect(await client.call("udp6Socket", {}, SLOW)).toMatchObject({ result: "made" });
+  });
+
+  // process.execve (Node ≥ 22.15): the test runner's Node 22, not the machine's.
+  it("process.execve passes no loader variable of the tool's to the program that replaces the host", async () => {
+    const node22 = new LineClient(
+      bin,
+      [
+        ...["session", "--sandbox", "--allow-read", "jail", "--allow-write", "jail/out"],
+        ...["--allow-run", "true", "--isolate-per-call", "--audit-log", "audit-22.jsonl", "tools.js"],
+      ],
+      { cwd: dir, node: process.execPath },
+    );
+    try {
+      for (const tool of ["execvePreload", "execveInherited"]) {
+        expect(await node22.call(tool, {}, SLOW), tool).toMatchObject({
+          error: { message: "permission denied: Process Execute env:LD_PRELOAD" },
+        });
+      }
+      expect((await node22.call("add", { a: 20, b: 22 }, SLOW)).result).toBe(42);
+    } finally {
+      await node22.close();
+    }
   });
 
   it("sent nothing anywhere and made no file of the tool's run", () => {

@@ -2657,6 +2657,16 @@ export function installBroker(
   // child process is: the program is checked and resolved like a spawn's.
   wrap(processTarget, "execve", (a) => {
     a[0] = program(a[0]);
+    // Its environment (`process.env` by default), as Node reads it — own keys — copied once.
+    const given = a[2] === undefined ? realEnv : a[2];
+    if (typeof given !== "object" || given === null) return; // Node refuses it
+    const copy: Record<string, unknown> = {};
+    for (const key of Object.keys(given)) copy[key] = (given as Record<string, unknown>)[key];
+    for (const key in copy) {
+      const value = copy[key];
+      if (typeof value === "string") checkChildVariable(key, value);
+    }
+    a[2] = copy;
   });
   // Variables from a file land in the real environment: the file is read like any other.
   wrap(processTarget, "loadEnvFile", (a) => {
