@@ -286,6 +286,29 @@ describe("sandbox red team: handles below the checked functions, and a granted p
     }
   });
 
+  // esbuild follows a tsconfig's `extends` anywhere on the disk, past the bundle's read checks, and
+  // its error quoted the file's first token: a one-line token file out of the jail, whole.
+  it("bundling quotes no file out of the jail (a tsconfig extending a token file)", async () => {
+    writeFileSync(join(dir, "token.txt"), "ghpTOKEN0123456789secret\n");
+    mkdirSync(join(dir, "pkg"));
+    writeFileSync(join(dir, "pkg/tsconfig.json"), JSON.stringify({ extends: join(dir, "token.txt") }));
+    writeFileSync(join(dir, "pkg/tool.ts"), "export function hi() { return 1; }\n");
+    const jailed = new LineClient(
+      bin,
+      ["session", "--sandbox", "--allow-read", "jail", "--audit-log", "audit-bundle.jsonl", "pkg/tool.ts"],
+      { cwd: dir },
+    );
+    try {
+      const response = await jailed.call("hi", {}, SLOW);
+      expect(JSON.stringify(response)).not.toContain("ghpTOKEN");
+      expect(response.error).toMatchObject({
+        message: `permission denied: FileSystem Read ${join(dir, "token.txt")}`,
+      });
+    } finally {
+      await jailed.close();
+    }
+  });
+
   it("sent nothing anywhere and made no file of the tool's run", () => {
     expect(reached).toEqual([]);
     expect(existsSync(join(dir, "jail/out/evil.so"))).toBe(false);
