@@ -309,6 +309,31 @@ describe("sandbox red team: handles below the checked functions, and a granted p
     }
   });
 
+  // Files open, the environment denied: the bundler (esbuild inherits the CLI's environment) read
+  // what the tool at run time may not.
+  it("bundling reads no process's environment under an environment restriction", async () => {
+    mkdirSync(join(dir, "envpkg"));
+    writeFileSync(
+      join(dir, "envpkg/tool.js"),
+      'import env from "/proc/self/environ" with { type: "text" };\nexport function leak() { return env; }\n',
+    );
+    const session = new LineClient(
+      bin,
+      ["session", "--deny-env", "--deny-net", "--audit-log", "audit-env.jsonl", "envpkg/tool.js"],
+      { cwd: dir, env: { AMBER_BUNDLE_SECRET: "b0ndl3-s3cr3t" } },
+    );
+    try {
+      const response = await session.call("leak", {}, SLOW);
+      expect(JSON.stringify(response)).not.toContain("b0ndl3-s3cr3t");
+      expect(response.error).toMatchObject({
+        message: expect.stringMatching(/^permission denied: FileSystem Read \/proc\/\d+\/environ$/),
+      });
+    } finally {
+      await session.close();
+    }
+    expect(readFileSync(join(dir, "audit-env.jsonl"), "utf8")).toContain('"decision":"Deny"');
+  });
+
   it("sent nothing anywhere and made no file of the tool's run", () => {
     expect(reached).toEqual([]);
     expect(existsSync(join(dir, "jail/out/evil.so"))).toBe(false);
