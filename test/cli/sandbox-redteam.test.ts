@@ -142,6 +142,36 @@ export function execveInherited() {
   return "replaced";
 }
 export function udp6Socket() { const socket = dgram.createSocket("udp6"); socket.close(); return "made"; }
+// The host's own pipes (3: its channel to the CLI, 4: calls, 5: answers) handed to a child.
+export function childInheritsPipes() {
+  return String(cp.spawnSync("true", [], { stdio: ["ignore", "ignore", "ignore", "inherit", "inherit", "inherit"] }).status);
+}
+export function childStdoutIsChannel() {
+  return new Promise((res, rej) => {
+    const child = cp.spawn("printenv", ["X"], { env: { X: '{"t":"result","id":1,"ok":true}' }, stdio: ["ignore", 3, "ignore"] });
+    child.on("error", rej);
+    child.on("exit", (code) => res(code));
+  });
+}
+export function childWrappedNumber() { return String(cp.spawnSync("true", [], { stdio: ["ignore", "ignore", "ignore", 2 ** 32 + 5] }).status); }
+export function childLyingFd() {
+  let n = 0;
+  const lying = { get fd() { return n++ === 0 ? 4 : 1; } };
+  return String(cp.spawnSync("true", [], { stdio: ["ignore", lying, "ignore"] }).status);
+}
+export function childGetsCallsSocket() {
+  const calls = process._getActiveHandles().find((h) => h && h._handle && h._handle.fd === 4);
+  if (!calls) return "no calls socket";
+  const child = cp.spawn("true", [], { stdio: ["ignore", calls, "ignore"] });
+  child.on("error", () => {});
+  return "spawned";
+}
+export function childRawHandleFd() {
+  const handle = new cp.ChildProcess()._handle;
+  handle.onexit = () => {};
+  const ignore = { type: "ignore" };
+  return handle.spawn({ file: "true", args: ["true"], stdio: [ignore, { type: "fd", fd: 2 ** 32 + 3 }, ignore] });
+}
 export function runGranted() { return String(cp.spawnSync("true", [], { env: { HARMLESS: "1" } }).status); }
 export function runGrantedInheriting() { return String(cp.spawnSync("true").status); }
 export function runGrantedChangedVariable() {
@@ -167,6 +197,12 @@ const ATTEMPTS: [string, RegExp][] = [
   ["preloadInheritedRawHandle", /^permission denied: Process Execute env:LD_PRELOAD$/],
   ["preloadInheritedPrototype", /^permission denied: Process Execute env:LD_PRELOAD$/],
   ["preloadLyingPair", /^permission denied: Process Execute env:LD_PRELOAD$/],
+  ["childInheritsPipes", /^permission denied: FileSystem Write fd:3$/],
+  ["childStdoutIsChannel", /^permission denied: FileSystem Write fd:3$/],
+  ["childWrappedNumber", /^permission denied: FileSystem Write fd:5$/],
+  ["childLyingFd", /^permission denied: FileSystem Write fd:4$/],
+  ["childGetsCallsSocket", /^permission denied: FileSystem Write fd:4$/],
+  ["childRawHandleFd", /^permission denied: FileSystem Write fd:3$/],
 ];
 
 describe("sandbox red team: handles below the checked functions, and a granted program's loader", () => {

@@ -96,7 +96,11 @@ function ownerOf(handle: object): { destroy?: (error: Error) => void } | undefin
  * had — is what the CLI decides on. A refusal destroys the socket with the broker's error and the
  * native connect never runs; the prototypes are frozen afterwards.
  */
-function hookDial(ask: Ask, guardFd: (fd: unknown) => void, guardClose: (fd: unknown) => void): void {
+function hookDial(
+  ask: Ask,
+  guardFd: (fd: unknown) => void,
+  guardClose: (fd: unknown) => void,
+): (handle: unknown) => unknown {
   const probe = (options: object) => {
     const socket = new net.Socket();
     socket.on("error", () => {});
@@ -294,6 +298,15 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void, guardClose: (fd: unk
   }
   if (tcp) Object.freeze(tcp);
   if (pipe) Object.freeze(pipe);
+  // The descriptor a stream handle really holds (its prototype's getter: an own `fd` could lie).
+  return (handle: unknown) => {
+    if (!fdOf || typeof handle !== "object" || handle === null) return undefined;
+    try {
+      return Reflect.apply(fdOf, handle, []);
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 /**
@@ -591,7 +604,7 @@ export function installBroker(
     if (typeof fd === "number" && (owned.get(fd) ?? 0) > 0) check("FileSystem", "Write", `fd:${fd}`, true);
   };
   // First, while net.Socket#connect is still Node's own.
-  hookDial(ask, guardFd, guardClose);
+  const handleFd = hookDial(ask, guardFd, guardClose);
   hookResolver(ask);
   /** Refuses without auditing an allowed outcome (a later, lower check audits what really happens). */
   const refuseIfDenied = (kind: PermissionKind, action: PermissionAction, resource: string) => {
@@ -2504,6 +2517,77 @@ export function installBroker(
     if (loaderVariable(name) && startedWith.get(name) !== value) check("Process", "Execute", `env:${name}`);
   };
   /**
+   * What a child gets as its stdio: none of the host's own pipes (a granted program handed the
+   * call or answer pipe reads what is meant for the host; handed the channel, writes to it). As the
+   * Process handle takes it (`{type, fd}` or `{type, handle}` each, read once by Node's C++): copied,
+   * each field read once, and the descriptor each names — the number, or the one its handle holds —
+   * checked.
+   */
+  const childStdioEntries = (stdio: unknown): unknown => {
+    if (!isArray(stdio)) return stdio;
+    const copy: unknown[] = [];
+    for (let i = 0, n = stdio.length; i < n; i++) {
+      const entry = stdio[i] as Record<string, unknown> | null;
+      if (typeof entry !== "object" || entry === null) {
+        copy.push(entry);
+        continue;
+      }
+      const type = entry.type;
+      if (type === "ignore" || type === "pipe" || type === "overlapped" || type === "wrap") {
+        const handle = entry.handle;
+        if (type === "wrap") guardFd(handleFd(handle));
+        copy.push({ type, handle });
+      } else {
+        // As a C++ int (a number past 2³¹ would wrap around to a small one).
+        const read = entry.fd;
+        const fd = typeof read === "number" ? read | 0 : read;
+        guardFd(fd);
+        copy.push({ type, fd });
+      }
+    }
+    return copy;
+  };
+  /**
+   * The same for a synchronous spawn's `stdio` option, before Node normalizes it (reading a
+   * stream's `fd` twice): an entry naming a descriptor becomes that number, read once, and checked;
+   * `inherit` at index `i` is descriptor `i`. A handle (or an object holding one) is checked on the
+   * descriptor it holds, and an object that names neither is passed as a copy of what Node reads.
+   */
+  const childStdioOption = (stdio: unknown): unknown => {
+    if (!isArray(stdio)) return stdio; // a string: descriptors 0–2 only
+    const copy: unknown[] = [];
+    for (let i = 0, n = stdio.length; i < n; i++) {
+      const entry = stdio[i] as unknown;
+      if (entry === "inherit") guardFd(i);
+      if (typeof entry === "number") {
+        // As Node's C++ takes it (ToInt32: a number past 2³¹ wraps around to a small one).
+        guardFd(entry | 0);
+        copy.push(entry | 0);
+        continue;
+      }
+      if (typeof entry !== "object" || entry === null || types.isArrayBufferView(entry)) {
+        copy.push(entry);
+        continue;
+      }
+      const native = handleFd(entry);
+      if (native !== undefined) {
+        guardFd(native);
+        copy.push(entry);
+        continue;
+      }
+      const { fd, handle, _handle } = entry as Record<string, unknown>;
+      if (typeof fd === "number") {
+        guardFd(fd | 0);
+        copy.push(fd | 0);
+        continue;
+      }
+      guardFd(handleFd(handle));
+      guardFd(handleFd(_handle));
+      copy.push({ handle, _handle });
+    }
+    return copy;
+  };
+  /**
    * The environment a synchronous spawn passes on, as Node reads it (`options.env || process.env`,
    * inherited keys included), copied once — each key and value read once — and checked: Node gets
    * the copy, so a getter or a proxy cannot show the check one set and Node another.
@@ -2569,6 +2653,7 @@ export function installBroker(
       }
       const options = o ?? {};
       options.env = childEnv(options.env);
+      if (options.stdio !== undefined) options.stdio = childStdioOption(options.stdio);
       a[index] = options;
     });
   }
@@ -2576,6 +2661,7 @@ export function installBroker(
     const o = optionsAt(a, 1) ?? {};
     o.shell = program(shellOf(o.shell));
     o.env = childEnv(o.env);
+    if (o.stdio !== undefined) o.stdio = childStdioOption(o.stdio);
     a[1] = o;
   });
   // Every asynchronous spawn (spawn, exec, execFile, fork, a bare ChildProcess, and its `_handle`
@@ -2593,6 +2679,7 @@ export function installBroker(
         ) as Record<string, unknown>;
         o.file = program(o.file);
         o.envPairs = childEnvPairs(o.envPairs);
+        o.stdio = childStdioEntries(o.stdio);
         return Reflect.apply(originalSpawn as AnyFunction, this, [o]);
       },
       writable: false,
