@@ -14,7 +14,7 @@
  */
 
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestCli, LineClient, scratch } from "./helpers.ts";
@@ -368,6 +368,38 @@ describe("sandbox red team: handles below the checked functions, and a granted p
       await session.close();
     }
     expect(readFileSync(join(dir, "audit-env.jsonl"), "utf8")).toContain('"decision":"Deny"');
+  });
+
+  // "The entry file and its tools.json are always readable": a tools.json shipped as a link to a
+  // directory granted everything below it.
+  it("a tools.json that links to a directory grants nothing below it", async () => {
+    mkdirSync(join(dir, "keys"));
+    writeFileSync(join(dir, "keys/id_key"), "PRIVATE-KEY-77\n");
+    mkdirSync(join(dir, "linkpkg"));
+    symlinkSync(join(dir, "keys"), join(dir, "linkpkg/tools.json"));
+    writeFileSync(
+      join(dir, "linkpkg/tool.js"),
+      [
+        'const fs = require("node:fs");',
+        `export function direct() { return fs.readFileSync(${JSON.stringify(join(dir, "keys/id_key"))}, "utf8"); }`,
+        'export function viaLink() { return fs.readFileSync(__dirname + "/tools.json/id_key", "utf8"); }',
+      ].join("\n"),
+    );
+    const jailed = new LineClient(bin, ["session", "--sandbox", "linkpkg/tool.js"], { cwd: dir });
+    try {
+      for (const tool of ["direct", "viaLink"]) {
+        const response = await jailed.call(tool, {}, SLOW);
+        expect(JSON.stringify(response), tool).not.toContain("PRIVATE-KEY");
+        // Refused by the broker (on the file the link names) or Node's model (on the path as given).
+        expect(response.error, tool).toMatchObject({
+          message: expect.stringMatching(
+            /^permission denied: FileSystem Read \/.*(keys|tools\.json)\/id_key$/,
+          ),
+        });
+      }
+    } finally {
+      await jailed.close();
+    }
   });
 
   it("sent nothing anywhere and made no file of the tool's run", () => {
