@@ -121,6 +121,10 @@ export function preloadInheritedPrototype() {
   const env = Object.create({ LD_PRELOAD: OUT + "/evil.so" });
   return String(cp.spawnSync("true", [], { env }).status);
 }
+/** A key with "=" in it: the child's C library reads the name up to the first "=". */
+export function loaderNameInKey() {
+  return String(cp.spawnSync("true", [], { env: { ["GCONV_PATH=" + OUT]: "" } }).status);
+}
 export function preloadLyingPair() {
   let n = 0;
   const pair = { toString: () => (n++ === 0 ? "LD_PRELOAD=" + OUT + "/evil.so" : "HARMLESS=1") };
@@ -197,6 +201,7 @@ const ATTEMPTS: [string, RegExp][] = [
   ["preloadInheritedRawHandle", /^permission denied: Process Execute env:LD_PRELOAD$/],
   ["preloadInheritedPrototype", /^permission denied: Process Execute env:LD_PRELOAD$/],
   ["preloadLyingPair", /^permission denied: Process Execute env:LD_PRELOAD$/],
+  ["loaderNameInKey", /^permission denied: Process Execute env:GCONV_PATH$/],
   ["childInheritsPipes", /^permission denied: FileSystem Write fd:3$/],
   ["childStdoutIsChannel", /^permission denied: FileSystem Write fd:3$/],
   ["childWrappedNumber", /^permission denied: FileSystem Write fd:5$/],

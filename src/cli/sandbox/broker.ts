@@ -2513,7 +2513,14 @@ export function installBroker(
     const value = process.env[key];
     if (loaderVariable(key) && value !== undefined) startedWith.set(key, value);
   }
-  const checkChildVariable = (name: string, value: string) => {
+  /**
+   * One `NAME=value` entry as the child's C library reads it: the name ends at the first `=` (a key
+   * `GCONV_PATH=/x` with any value is the variable `GCONV_PATH`).
+   */
+  const checkChildPair = (pair: string) => {
+    const equals = pair.indexOf("=");
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    const value = equals === -1 ? "" : pair.slice(equals + 1);
     if (loaderVariable(name) && startedWith.get(name) !== value) check("Process", "Execute", `env:${name}`);
   };
   /**
@@ -2602,7 +2609,7 @@ export function installBroker(
     }
     for (const key in copy) {
       const value = copy[key];
-      if (value !== undefined) checkChildVariable(key, value);
+      if (value !== undefined) checkChildPair(`${key}=${value}`);
     }
     return copy;
   };
@@ -2617,11 +2624,7 @@ export function installBroker(
     } else {
       for (const key in realEnv) pairs.push(`${key}=${realEnv[key]}`);
     }
-    for (const pair of pairs) {
-      const equals = pair.indexOf("=");
-      if (equals === -1) checkChildVariable(pair, "");
-      else checkChildVariable(pair.slice(0, equals), pair.slice(equals + 1));
-    }
+    for (const pair of pairs) checkChildPair(pair);
     return pairs;
   };
   const cp = childProcess as unknown as Target;
@@ -2751,7 +2754,7 @@ export function installBroker(
     for (const key of Object.keys(given)) copy[key] = (given as Record<string, unknown>)[key];
     for (const key in copy) {
       const value = copy[key];
-      if (typeof value === "string") checkChildVariable(key, value);
+      if (typeof value === "string") checkChildPair(`${key}=${value}`);
     }
     a[2] = copy;
   });
