@@ -407,6 +407,42 @@ describe("sandbox red team: handles below the checked functions, and a granted p
     }
   });
 
+  // A granted program in a writable grant: rewritten, it ran the tool's code outside the sandbox.
+  it("a granted program cannot be rewritten through a write grant", async () => {
+    mkdirSync(join(dir, "work"));
+    writeFileSync(join(dir, "work/build.sh"), "#!/bin/sh\necho built\n", { mode: 0o755 });
+    writeFileSync(
+      join(dir, "rewrite.js"),
+      [
+        'const fs = require("node:fs");',
+        'const cp = require("node:child_process");',
+        `const SCRIPT = ${JSON.stringify(join(dir, "work/build.sh"))};`,
+        'export function rewrite() { fs.writeFileSync(SCRIPT, "#!/bin/sh\\necho PWNED\\n"); return "rewritten"; }',
+        'export function replace() { fs.renameSync(SCRIPT, SCRIPT + ".old"); fs.writeFileSync(SCRIPT, "#!/bin/sh\\necho PWNED\\n", { mode: 0o755 }); return "replaced"; }',
+        "export function build() { return String(cp.execFileSync(SCRIPT)); }",
+      ].join("\n"),
+    );
+    const session = new LineClient(
+      bin,
+      [
+        ...["session", "--sandbox", "--allow-read", "work", "--allow-write", "work"],
+        ...["--allow-run", "./work/build.sh", "--audit-log", "audit-run.jsonl", "rewrite.js"],
+      ],
+      { cwd: dir },
+    );
+    try {
+      expect(await session.call("rewrite", {}, SLOW)).toMatchObject({
+        error: { message: `permission denied: FileSystem Write ${join(dir, "work/build.sh")}` },
+      });
+      expect(await session.call("replace", {}, SLOW)).toMatchObject({
+        error: { message: expect.stringMatching(/^permission denied: FileSystem Write .*build\.sh/) },
+      });
+      expect(await session.call("build", {}, SLOW)).toMatchObject({ result: "built\n" });
+    } finally {
+      await session.close();
+    }
+  });
+
   it("sent nothing anywhere and made no file of the tool's run", () => {
     expect(reached).toEqual([]);
     expect(existsSync(join(dir, "jail/out/evil.so"))).toBe(false);
