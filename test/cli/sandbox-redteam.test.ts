@@ -9,8 +9,14 @@
  *   never bound) listened on every interface with no check;
  * - the resolver's handle (c-ares's channel) took servers and queries past the `dns` functions:
  *   arbitrary datagrams to any address and port;
- * - a granted program started with `LD_PRELOAD` (or any loader variable) ran a library the tool
- *   wrote, outside every sandbox.
+ * - a granted program started with `LD_PRELOAD` (or any loader variable, also through
+ *   `process.execve` on Node 22) ran a library the tool wrote, outside every sandbox;
+ * - a granted program could be handed the host's own pipes as its stdio, or rewritten through a
+ *   write grant before it ran;
+ * - a `vm` code cache (`cachedData`) is bytecode V8 runs unchecked;
+ * - around the host: the bundler quoted a file out of the jail in its error (a tsconfig's
+ *   `extends`) and read the CLI's environment under `--deny-env`, and a `tools.json` shipped as a
+ *   link to a directory made everything below it readable.
  */
 
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
@@ -176,6 +182,19 @@ export function childRawHandleFd() {
   const ignore = { type: "ignore" };
   return handle.spawn({ file: "true", args: ["true"], stdio: [ignore, { type: "fd", fd: 2 ** 32 + 3 }, ignore] });
 }
+// A code cache is bytecode V8 runs unchecked: crafted, it is native code past every check.
+const vm = require("node:vm");
+const cache = () => new vm.Script("1 + 1", { produceCachedData: true }).createCachedData();
+export function scriptCachedData() { return new vm.Script("1 + 1", { cachedData: cache() }).runInThisContext(); }
+export function runInThisContextCachedData() { return vm.runInThisContext("1 + 1", { cachedData: cache() }); }
+export function compileFunctionCachedData() { return vm.compileFunction("return 1", [], { cachedData: cache() })(); }
+export function runInNewContextCachedData() { return vm.runInNewContext("1 + 1", {}, { cachedData: cache() }); }
+export function lyingCachedData() {
+  let n = 0;
+  const options = { get cachedData() { return n++ === 0 ? undefined : cache(); } };
+  return new vm.Script("1 + 1", options).cachedDataRejected ?? "no cache";
+}
+export function vmStillRuns() { return [new vm.Script("1 + 1").runInThisContext(), vm.runInNewContext("2 + 2"), cache().length > 0]; }
 export function runGranted() { return String(cp.spawnSync("true", [], { env: { HARMLESS: "1" } }).status); }
 export function runGrantedInheriting() { return String(cp.spawnSync("true").status); }
 export function runGrantedChangedVariable() {
@@ -202,6 +221,10 @@ const ATTEMPTS: [string, RegExp][] = [
   ["preloadInheritedPrototype", /^permission denied: Process Execute env:LD_PRELOAD$/],
   ["preloadLyingPair", /^permission denied: Process Execute env:LD_PRELOAD$/],
   ["loaderNameInKey", /^permission denied: Process Execute env:GCONV_PATH$/],
+  ["scriptCachedData", /^permission denied: Process Execute vm\.cachedData$/],
+  ["runInThisContextCachedData", /^permission denied: Process Execute vm\.cachedData$/],
+  ["compileFunctionCachedData", /^permission denied: Process Execute vm\.cachedData$/],
+  ["runInNewContextCachedData", /^permission denied: Process Execute vm\.cachedData$/],
   ["childInheritsPipes", /^permission denied: FileSystem Write fd:3$/],
   ["childStdoutIsChannel", /^permission denied: FileSystem Write fd:3$/],
   ["childWrappedNumber", /^permission denied: FileSystem Write fd:5$/],
@@ -299,6 +322,11 @@ describe("sandbox red team: handles below the checked functions, and a granted p
     expect((await client.call("runGrantedChangedVariable", {}, SLOW)).error).toMatchObject({
       message: "permission denied: Process Execute env:LD_LIBRARY_PATH",
     });
+  });
+
+  it("vm runs code as before, and a code cache read once (a getter shows Node what was checked)", async () => {
+    expect(await client.call("vmStillRuns", {}, SLOW)).toMatchObject({ result: [2, 4, true] });
+    expect(await client.call("lyingCachedData", {}, SLOW)).toMatchObject({ result: "no cache" });
   });
 
   it("a udp6 socket can be made (Node assigns its handle's methods, which the hooks had made read-only)", async () => {

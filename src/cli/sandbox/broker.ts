@@ -32,6 +32,7 @@ import {
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { types } from "node:util";
 import v8 from "node:v8";
+import vm from "node:vm";
 import wasi from "node:wasi";
 import workerThreads from "node:worker_threads";
 import {
@@ -2723,6 +2724,24 @@ export function installBroker(
     checkWorker(`worker:${String(a[0]).slice(0, 200)}`),
   );
   guardClass(wasi as unknown as Target, "WASI", () => checkWorker("wasi"));
+  // V8 runs the bytecode in a code cache (`cachedData`) as its own: crafted bytes are code V8 never
+  // checked, past everything above. Every `vm` entry that takes one reads its options once (a copy
+  // goes on) and refuses one under a restriction.
+  const vmTarget = vm as unknown as Target;
+  const refuseCachedData = (a: unknown[], index: number) => {
+    const o = a[index];
+    if (typeof o !== "object" || o === null) return;
+    const copy = { ...(o as Record<string, unknown>) };
+    if (copy.cachedData !== undefined) checkWorker("vm.cachedData");
+    a[index] = copy;
+  };
+  guardClass(vmTarget, "Script", (a) => refuseCachedData(a, 1));
+  wrap(vmTarget, "runInThisContext", (a) => refuseCachedData(a, 1));
+  wrap(vmTarget, "runInContext", (a) => refuseCachedData(a, 2));
+  wrap(vmTarget, "runInNewContext", (a) => refuseCachedData(a, 2));
+  wrap(vmTarget, "compileFunction", (a) => refuseCachedData(a, 2));
+  if (typeof vmTarget.SourceTextModule === "function")
+    guardClass(vmTarget, "SourceTextModule", (a) => refuseCachedData(a, 1));
   // SQLite (Node ≥ 22.5) opens, creates and attaches database files itself, past the broker and
   // Node's permission model: under a restriction the class is replaced, not wrapped (a subclass
   // would hand its original out as its prototype), and every database is refused.
