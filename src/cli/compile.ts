@@ -224,6 +224,13 @@ async function buildAs(entry: string, options: CompileOptions, format: "cjs" | "
       .errors?.[0];
     if (!first) throw error;
     if (first.text.startsWith("permission denied")) throw new Error(first.text);
+    // esbuild reads some files past every plugin (a tsconfig's `extends`, anywhere on the disk), and
+    // its error quotes them ("Unexpected \"<first token>\" in JSON"): a file the policy does not let
+    // the tool read is refused here, not quoted.
+    if (first.location) {
+      const quoted = resolve(dirname(entry), first.location.file);
+      if (quoted !== options.amberMcpPath) options.checkInput?.(quoted);
+    }
     const where = first.location ? ` (${first.location.file}:${first.location.line})` : "";
     throw new Error(`Failed to compile tool file ${entry}: ${first.text}${where}`);
   }

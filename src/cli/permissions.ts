@@ -4,7 +4,7 @@
  * Paths are absolute and canonical (symlinks resolved) and match by whole components, so an
  * allowed directory is a jail. Shared by the CLI process and the sandboxed tool process.
  */
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 
 /** What kind of resource a check is about (the audit log's `kind`). */
@@ -218,7 +218,9 @@ export function buildPolicy(flags: PermissionFlags, cwd: string, alwaysReadable:
   const canon = (p: string) => canonicalPath(p, cwd);
   const given = (values: string[] | undefined) => (values ?? []).filter((v) => v !== "");
   const allowRead = [...(file.allowRead ?? []), ...given(flags.allowRead)].map(canon);
-  for (const p of alwaysReadable) if (existsSync(p)) allowRead.push(canon(p));
+  // Those files, not what a link in their place names: a `tools.json` that is a link to a directory
+  // (`~/.ssh`, `/`) made everything below it readable.
+  for (const p of alwaysReadable) if (isFile(p)) allowRead.push(canon(p));
   return {
     denied: ALL_CATEGORIES.filter((c) => denied.has(c)),
     allowRead: [...new Set(allowRead)],
@@ -235,6 +237,15 @@ export function networkGrants(policy: Policy, action: PermissionAction): string[
   return action === "Listen" && policy.allowListen?.length
     ? [...policy.allowNet, ...policy.allowListen]
     : policy.allowNet;
+}
+
+/** Whether `path` is (or links to) a regular file. */
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** True when the policy restricts nothing (no flag given): the tool process runs unconfined. */

@@ -14,6 +14,7 @@ import {
   buildPolicy,
   canonicalPath,
   decide,
+  isUnrestricted,
   isWithin,
   PermissionDeniedError,
   type PermissionFlags,
@@ -272,11 +273,19 @@ function isInstalledPackage(resource: string, entryDir: string): boolean {
 
 /**
  * Under a read restriction, the bundle may read the entry's own directory tree and installed
- * packages; anything else needs a read grant, like a read at run time would.
+ * packages; anything else needs a read grant, like a read at run time would. Under any other
+ * restriction, files stay open but what no file grant reaches at run time (a process's environment
+ * under an environment restriction, its memory) is refused to the bundle as well: esbuild inherits
+ * the CLI's environment, and `import env from "/proc/self/environ" with { type: "text" }` read it.
  */
 function checkBundleInput(policy: Policy, audit: AuditSink, entry: string, path: string): void {
-  if (!policy.denied.includes("fs.read")) return;
+  if (isUnrestricted(policy)) return;
   const resource = canonicalPath(path);
+  if (!policy.denied.includes("fs.read")) {
+    if (decide(policy, "FileSystem", "Read", resource) === "Allow") return;
+    audit.record({ kind: "FileSystem", action: "Read", resource, decision: "Deny" });
+    throw new PermissionDeniedError("FileSystem", "Read", resource);
+  }
   const entryDir = canonicalPath(dirname(entry));
   if (isWithin(resource, entryDir) || isInstalledPackage(resource, entryDir)) return;
   const decision = decide(policy, "FileSystem", "Read", resource);

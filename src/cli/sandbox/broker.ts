@@ -32,6 +32,7 @@ import {
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { types } from "node:util";
 import v8 from "node:v8";
+import vm from "node:vm";
 import wasi from "node:wasi";
 import workerThreads from "node:worker_threads";
 import {
@@ -96,7 +97,11 @@ function ownerOf(handle: object): { destroy?: (error: Error) => void } | undefin
  * had — is what the CLI decides on. A refusal destroys the socket with the broker's error and the
  * native connect never runs; the prototypes are frozen afterwards.
  */
-function hookDial(ask: Ask, guardFd: (fd: unknown) => void, guardClose: (fd: unknown) => void): void {
+function hookDial(
+  ask: Ask,
+  guardFd: (fd: unknown) => void,
+  guardClose: (fd: unknown) => void,
+): (handle: unknown) => unknown {
   const probe = (options: object) => {
     const socket = new net.Socket();
     socket.on("error", () => {});
@@ -107,6 +112,50 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void, guardClose: (fd: unk
   };
   const tcp = probe({ port: 9, host: "127.0.0.1" });
   const pipe = probe({ path: "/nonexistent/amber-dial-probe" });
+  /**
+   * The address a TCP or UDP handle is bound to, if any: `undefined` for one the kernel has not
+   * bound yet (no socket, or port 0), which libuv binds itself — to `0.0.0.0:0`, or `[::]:0` for an
+   * IPv6 socket — when it listens, receives, sends, connects (UDP) or joins a group.
+   */
+  const unboundAddress = (proto: Target | undefined) => {
+    const getsockname = proto?.getsockname;
+    return (handle: object): string | undefined => {
+      if (typeof getsockname !== "function") return "addr:0.0.0.0:0";
+      const out: { port?: unknown; family?: unknown } = {};
+      const error = Reflect.apply(getsockname as AnyFunction, handle, [out]);
+      if (error === 0 && typeof out.port === "number" && out.port !== 0) return undefined;
+      return error === 0 && (out.family === "IPv6" || out.family === 6) ? "addr:[::]:0" : "addr:0.0.0.0:0";
+    };
+  };
+  /**
+   * Hooks the calls of `proto` that libuv lets bind a socket implicitly (a listen, a receive, a
+   * send, a UDP connect, a group join on a socket never bound): on an unbound handle the address
+   * the kernel will give it is a listen like any `bind`, checked first. Node's own JavaScript binds
+   * explicitly (checked by the `bind` hooks) before any of these, so only a handle driven by tool
+   * code ever gets here unbound.
+   */
+  const hookImplicitBind = (proto: Target | undefined, names: string[]) => {
+    if (!proto) return;
+    const unbound = unboundAddress(proto);
+    for (const name of names) {
+      const original = proto[name];
+      if (typeof original !== "function") continue;
+      Reflect.defineProperty(proto, name, {
+        value: function (this: object, ...args: unknown[]) {
+          const address = unbound(this);
+          if (address !== undefined) {
+            const answer = ask("Network", "Listen", address);
+            if (!allows(answer)) throw new PermissionDeniedError("Network", "Listen", answer.r);
+          }
+          return Reflect.apply(original as AnyFunction, this, args);
+        },
+        writable: false,
+        // Wrapped again by the address hooks (the prototypes are frozen once all are in place).
+        configurable: true,
+      });
+    }
+  };
+  hookImplicitBind(tcp, ["listen"]);
   const hook = (proto: Target | undefined, name: string, resourceOf: (args: unknown[]) => string) => {
     const original = proto?.[name];
     if (!proto || typeof original !== "function") return;
@@ -155,6 +204,18 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void, guardClose: (fd: unk
       : (udpSocket as unknown as Record<symbol, { handle?: object }>)[state]?.handle;
   const udp = udpHandle ? (Object.getPrototypeOf(udpHandle) as Target) : undefined;
   udpSocket.close();
+  // Before the address hooks below, which then run first (a send's destination, then its bind).
+  hookImplicitBind(udp, [
+    "recvStart",
+    "send",
+    "send6",
+    "connect",
+    "connect6",
+    "addMembership",
+    "dropMembership",
+    "addSourceSpecificMembership",
+    "dropSourceSpecificMembership",
+  ]);
   const hookUdp = (
     name: string,
     action: "Connect" | "Listen",
@@ -172,7 +233,8 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void, guardClose: (fd: unk
         return Reflect.apply(original as AnyFunction, this, args);
       },
       writable: false,
-      configurable: false,
+      // Made an accessor below, then frozen.
+      configurable: true,
     });
   };
   const v4 = (host: unknown, port: unknown) => `addr:${String(host)}:${String(port)}`;
@@ -212,12 +274,108 @@ function hookDial(ask: Ask, guardFd: (fd: unknown) => void, guardClose: (fd: unk
         return Reflect.apply(open as AnyFunction, this, [number]);
       },
       writable: false,
-      configurable: false,
+      configurable: true, // frozen below
     });
   }
-  if (udp) Object.freeze(udp);
+  if (udp) {
+    // Node makes a `udp6` handle by assigning `bind6`, `connect6` and `send6` to the handle's own
+    // `bind`, `connect` and `send`, which a frozen method on the prototype refuses (strict code
+    // throws): every method becomes a getter of its (checked) function and a setter that gives the
+    // one handle an own property — what the assignment did before, the prototype still frozen.
+    for (const name of Reflect.ownKeys(udp)) {
+      const descriptor = Reflect.getOwnPropertyDescriptor(udp, name);
+      const method = descriptor?.value;
+      if (name === "constructor" || typeof method !== "function") continue;
+      Reflect.defineProperty(udp, name, {
+        get: () => method,
+        set(this: object, value: unknown) {
+          Reflect.defineProperty(this, name, { value, writable: true, configurable: true, enumerable: true });
+        },
+        enumerable: descriptor?.enumerable ?? false,
+        configurable: false,
+      });
+    }
+    Object.freeze(udp);
+  }
   if (tcp) Object.freeze(tcp);
   if (pipe) Object.freeze(pipe);
+  // The descriptor a stream handle really holds (its prototype's getter: an own `fd` could lie).
+  return (handle: unknown) => {
+    if (!fdOf || typeof handle !== "object" || handle === null) return undefined;
+    try {
+      return Reflect.apply(fdOf, handle, []);
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/**
+ * Hooks the resolver handle class (c-ares's channel, taken from a throw-away `dns.Resolver`'s
+ * `_handle` before any tool code), which a resolver drives and tool code can drive itself: its
+ * queries go out through c-ares's own sockets, past every socket hook and (on Node 22) Node's
+ * permission model, to the servers it was given. So each query is checked on the name (or the
+ * address) it asks about, each server it is given as an address to connect to, and a local address
+ * as a listen; the list and the names are read once and Node gets what was checked. The `dns`
+ * functions above it only refuse early, with the same message (their allowed calls leave the line
+ * to this one).
+ */
+function hookResolver(ask: Ask): void {
+  const handle = (new dns.Resolver() as unknown as { _handle?: object })._handle;
+  const proto = handle ? (Object.getPrototypeOf(handle) as Target) : undefined;
+  if (!proto) return;
+  const hook = (name: string, checked: (args: unknown[]) => void) => {
+    const original = proto[name];
+    if (typeof original !== "function") return;
+    Reflect.defineProperty(proto, name, {
+      value: function (this: object, ...args: unknown[]) {
+        checked(args);
+        return Reflect.apply(original as AnyFunction, this, args);
+      },
+      writable: false,
+      configurable: false,
+    });
+  };
+  const demand = (action: "Connect" | "Listen", resource: string) => {
+    const answer = ask("Network", action, resource);
+    if (!allows(answer)) throw new PermissionDeniedError("Network", action, answer.r);
+  };
+  const address = (ip: string, port: unknown) =>
+    ip.includes(":") ? `addr:[${ip}]:${String(port)}` : `addr:${ip}:${String(port)}`;
+  for (const name of Reflect.ownKeys(proto)) {
+    // queryA(req, name, ttl), …, getHostByAddr(req, ip): what is asked about is the resource.
+    if (typeof name !== "string" || !(name.startsWith("query") || name === "getHostByAddr")) continue;
+    hook(name, (a) => {
+      a[1] = typeof a[1] === "string" ? a[1] : String(a[1]);
+      demand("Connect", a[1] as string);
+    });
+  }
+  // setServers([[family, ip, port], …]): each entry read once, into the copy Node gets.
+  hook("setServers", (a) => {
+    if (!Array.isArray(a[0])) return; // Node refuses anything else outright
+    const given = a[0] as unknown[];
+    const servers: unknown[] = [];
+    for (let i = 0, n = given.length; i < n; i++) {
+      const entry = given[i];
+      if (!Array.isArray(entry)) {
+        servers.push(entry);
+        continue;
+      }
+      const server = [Number(entry[0]), String(entry[1]), Number(entry[2])] as const;
+      demand("Connect", address(server[1], server[2]));
+      servers.push(server);
+    }
+    a[0] = servers;
+  });
+  // setLocalAddress(ipv4[, ipv6]): where c-ares binds its sockets.
+  hook("setLocalAddress", (a) => {
+    for (let i = 0; i < a.length && i < 2; i++) {
+      if (a[i] === undefined) continue;
+      a[i] = String(a[i]);
+      demand("Listen", address(a[i] as string, 0));
+    }
+  });
+  Object.freeze(proto);
 }
 
 /** A built-in this Node may not have (or has only behind a flag): undefined then. */
@@ -229,15 +387,25 @@ function loadOptionalBuiltin(name: string): Target | undefined {
   }
 }
 
-/** A DNS server as `setServers` takes it (`ip`, `ip:port`, `[v6]:port`, bare v6) as a dial resource. */
-function serverAddress(server: string): string {
-  const v6 = /^\[(.*)\](?::(\d+))?$/.exec(server);
-  if (v6) return `addr:[${v6[1]}]:${v6[2] ?? "53"}`;
-  const colon = server.indexOf(":");
-  if (colon === -1) return `addr:${server}:53`;
-  if (colon !== server.lastIndexOf(":")) return `addr:[${server}]:53`;
-  return `addr:${server.slice(0, colon)}:${server.slice(colon + 1)}`;
-}
+/**
+ * What glibc leaves out of the environment of a program it runs in secure-execution mode, besides
+ * `LD_*` (its `unsecvars.h`), and its tunables: see `loaderVariable` in {@link installBroker}.
+ * `TMPDIR` is on glibc's list too, but names only where temporary files go: left to the child.
+ */
+const LOADER_VARIABLES = new Set([
+  "GCONV_PATH",
+  "GETCONF_DIR",
+  "GLIBC_TUNABLES",
+  "HOSTALIASES",
+  "LOCALDOMAIN",
+  "LOCPATH",
+  "MALLOC_TRACE",
+  "NIS_PATH",
+  "NLSPATH",
+  "RESOLV_HOST_CONF",
+  "RES_OPTIONS",
+  "TZDIR",
+]);
 
 /** The write methods of Node's stream handles (Pipe, TCP, TTY share them). */
 const STREAM_WRITES = [
@@ -437,7 +605,8 @@ export function installBroker(
     if (typeof fd === "number" && (owned.get(fd) ?? 0) > 0) check("FileSystem", "Write", `fd:${fd}`, true);
   };
   // First, while net.Socket#connect is still Node's own.
-  hookDial(ask, guardFd, guardClose);
+  const handleFd = hookDial(ask, guardFd, guardClose);
+  hookResolver(ask);
   /** Refuses without auditing an allowed outcome (a later, lower check audits what really happens). */
   const refuseIfDenied = (kind: PermissionKind, action: PermissionAction, resource: string) => {
     const answer = ask(kind, action, resource, { peek: true });
@@ -2306,20 +2475,17 @@ export function installBroker(
     "resolveTxt",
     "reverse",
   ];
-  const dnsGuard = (a: unknown[]) => check("Network", "Connect", String(a[0]));
-  // A resolver's servers are where its queries go, through c-ares's own sockets (past every handle
-  // hook; on Node 22 past its permission model too): each is an address to connect to. The list is
-  // read once, and the resolver gets that copy.
-  const checkServers = (a: unknown[]) => {
-    if (!isArray(a[0])) return;
-    const servers = [...(a[0] as unknown[])];
-    for (const server of servers)
-      if (typeof server === "string") check("Network", "Connect", serverAddress(server));
-    a[0] = servers;
-  };
+  // A lookup goes through the system's resolver (getaddrinfo, getnameinfo), checked here; a
+  // resolver's queries and servers go through its handle, checked there (hookResolver) — here they
+  // are only refused early, by name, with the line left to the handle.
+  const SYSTEM_LOOKUPS = new Set(["lookup", "lookupService"]);
   for (const target of [dns, dns.promises, dns.Resolver.prototype, dns.promises.Resolver.prototype]) {
-    for (const name of DNS_NAMES) wrap(target as unknown as Target, name, dnsGuard);
-    wrap(target as unknown as Target, "setServers", checkServers);
+    for (const name of DNS_NAMES)
+      wrap(target as unknown as Target, name, (a) =>
+        SYSTEM_LOOKUPS.has(name)
+          ? check("Network", "Connect", String(a[0]))
+          : refuseIfDenied("Network", "Connect", String(a[0])),
+      );
   }
 
   // ---- processes ---------------------------------------------------------------------------
@@ -2331,6 +2497,137 @@ export function installBroker(
     return answer.x ?? String(file);
   };
   const shellOf = (shell: unknown): string => (typeof shell === "string" ? shell : DEFAULT_SHELL);
+  /**
+   * A child's environment can make any program run code of the tool's: the dynamic loader and the C
+   * library load what these variables name (a library to preload or audit, a library path, iconv
+   * modules, locale data, tunables, …). glibc ignores exactly these in a program it does not trust
+   * its caller with (its secure-execution list; every `LD_*` is the loader's), and macOS's loader
+   * reads `DYLD_*`. A granted program is a grant of that program, not of whatever library the tool
+   * wrote in a writable grant: such a variable goes to a child only when every program may run —
+   * the resource `env:<NAME>`, decided like a program.
+   */
+  const loaderVariable = (name: string): boolean =>
+    name.startsWith("LD_") || name.startsWith("DYLD_") || LOADER_VARIABLES.has(name);
+  // Such a variable the host started with (granted, its value the user's) is not the tool's choice.
+  const startedWith = new Map<string, string>();
+  for (const key in process.env) {
+    const value = process.env[key];
+    if (loaderVariable(key) && value !== undefined) startedWith.set(key, value);
+  }
+  /**
+   * One `NAME=value` entry as the child's C library reads it: the name ends at the first `=` (a key
+   * `GCONV_PATH=/x` with any value is the variable `GCONV_PATH`).
+   */
+  const checkChildPair = (pair: string) => {
+    const equals = pair.indexOf("=");
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    const value = equals === -1 ? "" : pair.slice(equals + 1);
+    if (loaderVariable(name) && startedWith.get(name) !== value) check("Process", "Execute", `env:${name}`);
+  };
+  /**
+   * What a child gets as its stdio: none of the host's own pipes (a granted program handed the
+   * call or answer pipe reads what is meant for the host; handed the channel, writes to it). As the
+   * Process handle takes it (`{type, fd}` or `{type, handle}` each, read once by Node's C++): copied,
+   * each field read once, and the descriptor each names — the number, or the one its handle holds —
+   * checked.
+   */
+  const childStdioEntries = (stdio: unknown): unknown => {
+    if (!isArray(stdio)) return stdio;
+    const copy: unknown[] = [];
+    for (let i = 0, n = stdio.length; i < n; i++) {
+      const entry = stdio[i] as Record<string, unknown> | null;
+      if (typeof entry !== "object" || entry === null) {
+        copy.push(entry);
+        continue;
+      }
+      const type = entry.type;
+      if (type === "ignore" || type === "pipe" || type === "overlapped" || type === "wrap") {
+        const handle = entry.handle;
+        if (type === "wrap") guardFd(handleFd(handle));
+        copy.push({ type, handle });
+      } else {
+        // As a C++ int (a number past 2³¹ would wrap around to a small one).
+        const read = entry.fd;
+        const fd = typeof read === "number" ? read | 0 : read;
+        guardFd(fd);
+        copy.push({ type, fd });
+      }
+    }
+    return copy;
+  };
+  /**
+   * The same for a synchronous spawn's `stdio` option, before Node normalizes it (reading a
+   * stream's `fd` twice): an entry naming a descriptor becomes that number, read once, and checked;
+   * `inherit` at index `i` is descriptor `i`. A handle (or an object holding one) is checked on the
+   * descriptor it holds, and an object that names neither is passed as a copy of what Node reads.
+   */
+  const childStdioOption = (stdio: unknown): unknown => {
+    if (!isArray(stdio)) return stdio; // a string: descriptors 0–2 only
+    const copy: unknown[] = [];
+    for (let i = 0, n = stdio.length; i < n; i++) {
+      const entry = stdio[i] as unknown;
+      if (entry === "inherit") guardFd(i);
+      if (typeof entry === "number") {
+        // As Node's C++ takes it (ToInt32: a number past 2³¹ wraps around to a small one).
+        guardFd(entry | 0);
+        copy.push(entry | 0);
+        continue;
+      }
+      if (typeof entry !== "object" || entry === null || types.isArrayBufferView(entry)) {
+        copy.push(entry);
+        continue;
+      }
+      const native = handleFd(entry);
+      if (native !== undefined) {
+        guardFd(native);
+        copy.push(entry);
+        continue;
+      }
+      const { fd, handle, _handle } = entry as Record<string, unknown>;
+      if (typeof fd === "number") {
+        guardFd(fd | 0);
+        copy.push(fd | 0);
+        continue;
+      }
+      guardFd(handleFd(handle));
+      guardFd(handleFd(_handle));
+      copy.push({ handle, _handle });
+    }
+    return copy;
+  };
+  /**
+   * The environment a synchronous spawn passes on, as Node reads it (`options.env || process.env`,
+   * inherited keys included), copied once — each key and value read once — and checked: Node gets
+   * the copy, so a getter or a proxy cannot show the check one set and Node another.
+   */
+  const childEnv = (given: unknown): Record<string, string | undefined> => {
+    const source = (given || realEnv) as Record<string, unknown>;
+    const copy: Record<string, string | undefined> = {};
+    for (const key in source) {
+      const value = source[key];
+      // As Node makes the pair (`${key}=${value}`; an undefined value is left out).
+      copy[key] = value === undefined ? undefined : `${value}`;
+    }
+    for (const key in copy) {
+      const value = copy[key];
+      if (value !== undefined) checkChildPair(`${key}=${value}`);
+    }
+    return copy;
+  };
+  /**
+   * The `envPairs` a Process handle gets (`NAME=value` strings), copied once as strings and checked;
+   * none given means the host's own environment (what the child would inherit), made explicit.
+   */
+  const childEnvPairs = (given: unknown): string[] => {
+    const pairs: string[] = [];
+    if (isArray(given)) {
+      for (let i = 0, n = given.length; i < n; i++) pairs.push(String(given[i]));
+    } else {
+      for (const key in realEnv) pairs.push(`${key}=${realEnv[key]}`);
+    }
+    for (const pair of pairs) checkChildPair(pair);
+    return pairs;
+  };
   const cp = childProcess as unknown as Target;
   const optionsAt = (a: unknown[], index: number): Record<string, unknown> | undefined => {
     const o = a[index];
@@ -2351,18 +2648,24 @@ export function installBroker(
     wrap(cp, name, (a) => {
       const index = syncOptionsIndex(a);
       const o = optionsAt(a, index);
-      if (o?.shell) {
-        o.shell = program(shellOf(o.shell));
-        a[index] = o;
+      if (o?.shell) o.shell = program(shellOf(o.shell));
+      else a[0] = program(a[0]);
+      // Options Node ignores (after a callback): the child inherits the host's environment.
+      if (index === -1) {
+        childEnv(undefined);
         return;
       }
-      a[0] = program(a[0]);
-      if (o) a[index] = o;
+      const options = o ?? {};
+      options.env = childEnv(options.env);
+      if (options.stdio !== undefined) options.stdio = childStdioOption(options.stdio);
+      a[index] = options;
     });
   }
   wrap(cp, "execSync", (a) => {
     const o = optionsAt(a, 1) ?? {};
     o.shell = program(shellOf(o.shell));
+    o.env = childEnv(o.env);
+    if (o.stdio !== undefined) o.stdio = childStdioOption(o.stdio);
     a[1] = o;
   });
   // Every asynchronous spawn (spawn, exec, execFile, fork, a bare ChildProcess, and its `_handle`
@@ -2379,6 +2682,8 @@ export function installBroker(
           typeof spawnOptions === "object" && spawnOptions !== null ? { ...spawnOptions } : {}
         ) as Record<string, unknown>;
         o.file = program(o.file);
+        o.envPairs = childEnvPairs(o.envPairs);
+        o.stdio = childStdioEntries(o.stdio);
         return Reflect.apply(originalSpawn as AnyFunction, this, [o]);
       },
       writable: false,
@@ -2419,6 +2724,24 @@ export function installBroker(
     checkWorker(`worker:${String(a[0]).slice(0, 200)}`),
   );
   guardClass(wasi as unknown as Target, "WASI", () => checkWorker("wasi"));
+  // V8 runs the bytecode in a code cache (`cachedData`) as its own: crafted bytes are code V8 never
+  // checked, past everything above. Every `vm` entry that takes one reads its options once (a copy
+  // goes on) and refuses one under a restriction.
+  const vmTarget = vm as unknown as Target;
+  const refuseCachedData = (a: unknown[], index: number) => {
+    const o = a[index];
+    if (typeof o !== "object" || o === null) return;
+    const copy = { ...(o as Record<string, unknown>) };
+    if (copy.cachedData !== undefined) checkWorker("vm.cachedData");
+    a[index] = copy;
+  };
+  guardClass(vmTarget, "Script", (a) => refuseCachedData(a, 1));
+  wrap(vmTarget, "runInThisContext", (a) => refuseCachedData(a, 1));
+  wrap(vmTarget, "runInContext", (a) => refuseCachedData(a, 2));
+  wrap(vmTarget, "runInNewContext", (a) => refuseCachedData(a, 2));
+  wrap(vmTarget, "compileFunction", (a) => refuseCachedData(a, 2));
+  if (typeof vmTarget.SourceTextModule === "function")
+    guardClass(vmTarget, "SourceTextModule", (a) => refuseCachedData(a, 1));
   // SQLite (Node ≥ 22.5) opens, creates and attaches database files itself, past the broker and
   // Node's permission model: under a restriction the class is replaced, not wrapped (a subclass
   // would hand its original out as its prototype), and every database is refused.
@@ -2443,6 +2766,16 @@ export function installBroker(
   // child process is: the program is checked and resolved like a spawn's.
   wrap(processTarget, "execve", (a) => {
     a[0] = program(a[0]);
+    // Its environment (`process.env` by default), as Node reads it — own keys — copied once.
+    const given = a[2] === undefined ? realEnv : a[2];
+    if (typeof given !== "object" || given === null) return; // Node refuses it
+    const copy: Record<string, unknown> = {};
+    for (const key of Object.keys(given)) copy[key] = (given as Record<string, unknown>)[key];
+    for (const key in copy) {
+      const value = copy[key];
+      if (typeof value === "string") checkChildPair(`${key}=${value}`);
+    }
+    a[2] = copy;
   });
   // Variables from a file land in the real environment: the file is read like any other.
   wrap(processTarget, "loadEnvFile", (a) => {

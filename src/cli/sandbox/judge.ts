@@ -206,14 +206,17 @@ export class Judge {
 
   /**
    * Whether writing `path` would touch what the sandbox stands on: the audit log (tool code would
-   * forge or erase lines) or what a new tool host starts from (it would run the tool's code outside
-   * the broker) — the file itself, anything inside such a directory, or a directory above one
-   * (renamed or removed with it). Only under a restriction: without one nothing is enforced.
+   * forge or erase lines), what a new tool host starts from (it would run the tool's code outside
+   * the broker) or a granted program (it runs outside the sandbox) — the file itself, anything
+   * inside such a directory, or a directory above one (renamed or removed with it). Only under a
+   * restriction: without one nothing is enforced.
    */
   #guarded(path: string): boolean {
     if (isUnrestricted(this.#policy)) return false;
     const log = this.#audit.location();
-    return [...this.#machinery, ...(log === undefined ? [] : [log])].some(
+    // A granted program too: one the tool could rewrite would run the tool's code outside the
+    // sandbox under the grant (`--allow-run ./build.sh --allow-write .`).
+    return [...this.#machinery, ...this.#programs, ...(log === undefined ? [] : [log])].some(
       (file) => isWithin(file, path) || isWithin(path, file),
     );
   }

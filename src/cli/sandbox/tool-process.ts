@@ -10,7 +10,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { AuditSink } from "../audit-log.ts";
 import { amberCacheDir } from "../compile.ts";
@@ -129,6 +129,14 @@ export const MAX_HOST_LINE_CHARS = 16 * 1024 * 1024;
 // child_process costs ~8 ms to load; keep it off the cold-start path (the first answers).
 const requireBuiltin = createRequire(import.meta.url);
 const loadSpawn = () => (requireBuiltin("node:child_process") as typeof import("node:child_process")).spawn;
+
+function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
 
 function rssBytes(pid: number): number {
   try {
@@ -378,7 +386,12 @@ export class ToolProcess {
     const o = this.#options;
     const brokered = !isUnrestricted(o.policy) || o.audit.enabled;
     const execArgv = [
-      ...nodePermissionArgs(o.policy, { hostScript: o.hostScript, entry: o.entry, manifest: o.manifest }),
+      ...nodePermissionArgs(o.policy, {
+        hostScript: o.hostScript,
+        entry: o.entry,
+        // Only a file: Node's model would grant everything below a directory a link there names.
+        manifest: o.manifest !== undefined && isRegularFile(o.manifest) ? o.manifest : undefined,
+      }),
       ...(brokered ? ["--frozen-intrinsics"] : []),
       "--no-warnings",
     ];
