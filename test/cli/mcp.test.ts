@@ -103,7 +103,10 @@ describe("amber mcp", () => {
     ]
       .map((m) => frame({ jsonrpc: "2.0", ...m }))
       .join("");
-    const result = runCli(bin, ["mcp", "--untyped", "tools.ts"], { cwd: dir, input });
+    // Strict order whatever the machine's load: a reply held back longer than the grace (2 s by
+    // default; the first call starts the tool host) would leave early, by design.
+    const env = { AMBER_REPLY_ORDER_GRACE_MS: "60000" };
+    const result = runCli(bin, ["mcp", "--untyped", "tools.ts"], { cwd: dir, input, env });
     expect(result.status).toBe(0);
     const bodies = result.stdout.split(/Content-Length: \d+\r\n\r\n/).slice(1);
     expect(bodies.map((b) => JSON.parse(b).id)).toEqual([1, 2, 3, 4, 5]);
