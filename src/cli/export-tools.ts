@@ -133,6 +133,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * A `JSON.parse` message without the excerpt of the text V8 quotes (`Unexpected token 'P',
+ * "PATH=/usr/"... is not valid JSON`): a `tools.json` shipped with a tool file may be a link to a
+ * file its author may not read (`/proc/self/environ` holds what `--deny-env` kept from the tool),
+ * and the error reaches the host. The position, where V8 gives one, stays.
+ */
+function withoutExcerpt(message: string): string {
+  return message.replace(/^Unexpected token .*? is not valid JSON$/s, "Unexpected token: not valid JSON");
+}
+
+/**
  * Parses a `tools.json` manifest: `{"tools":[{name, description?, inputSchema?}, …]}` in file
  * order, extra fields ignored. Throws {@link ExportToolsError} with the contracted messages.
  * `inputSchema` values are kept as given (checked by {@link validatePrintedTools}).
@@ -144,7 +154,7 @@ export function parseToolsManifest(text: string, manifestPath: string): ToolSche
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw parseError((error as Error).message);
+    throw parseError(withoutExcerpt((error as Error).message));
   }
   if (!isPlainObject(parsed)) throw parseError("the manifest must be a JSON object with a `tools` array");
   // A missing `tools` is an empty list (reported as such below); `null` or any other non-array is malformed.

@@ -111,6 +111,21 @@ describe("tools.json manifest", () => {
     ]);
   });
 
+  it("quotes none of a manifest's text in its parse error (a tools.json may be a link to a file the tool may not read, /proc/self/environ)", () => {
+    const parse = (text: string) => () => parseToolsManifest(text, "/m/tools.json");
+    expect(parse("PATH=/usr/bin:/secret-token-abc")).toThrow(
+      /^Failed to parse tools manifest \/m\/tools.json as JSON: /,
+    );
+    for (const text of [
+      "PATH=/usr/bin:/secret-token-abc",
+      '["secret-token-abc",]',
+      '{"secret-token-abc" 1}',
+    ]) {
+      expect(parse(text)).toThrow(/not valid JSON|position/);
+      expect(parse(text)).not.toThrow(/secret-token-abc|PATH=/);
+    }
+  });
+
   it("rejects bad manifests with the contract's messages", () => {
     expect(() => parseToolsManifest("{", "/m/tools.json")).toThrow("Failed to parse tools manifest");
     expect(() => parseToolsManifest('{"tools":[]}', "/m/tools.json")).toThrow("empty tools array");
