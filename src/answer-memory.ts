@@ -8,17 +8,27 @@
  * reads them, to a {@link AnswerHold} its HTTP request opened; the bytes stay charged until that
  * request has answered (one release, at the request's entry), since the rows parsed from them live
  * that long. An answer that would pass the isolate's budget, or its app's share of it, is aborted:
- * 503 `server_busy` with a `Retry-After` (an `isError` tool result on the MCP endpoints).
+ * 503 `server_busy` with a `Retry-After` (an `isError` tool result on the MCP endpoints); a
+ * statement is refused before it is sent once either is already held, so a refused write never
+ * reaches the database, and the answer of a write that was sent is always read (and counted).
  * A hold also lapses {@link HOLD_LEASE_MS} after it was opened: when a client goes away, the runtime
  * may cancel its request's pending I/O, and the `finally` that releases the hold never runs.
  * Per isolate and in memory, O(1) per charge (amortised). Pure (no runtime imports).
  */
 import { AppError } from "./errors.ts";
 
-/** Bytes of database answers the isolate holds at once (README "Decisions"). */
-export const ISOLATE_ANSWER_BYTES = 32 * 1024 * 1024;
-/** Bytes of those one app may hold: half, so two apps' largest reads always fit side by side. */
-export const APP_ANSWER_BYTES = 16 * 1024 * 1024;
+/**
+ * Bytes of database answers (the driver's JSON) the isolate holds at once (README "Decisions"). What
+ * a held answer costs is a few times its bytes at its peak — the rows parsed from it, then the
+ * response text built from them — so 24 MiB stands for ≈ 50–75 MB of the isolate's 128, next to the
+ * code, the driver and the isolate caches (≈ 15 M characters at their bounds).
+ */
+export const ISOLATE_ANSWER_BYTES = 24 * 1024 * 1024;
+/**
+ * Bytes of those one app may hold: half, so one app never holds the isolate alone, and one
+ * largest answer (`MAX_RESULT_BYTES`, 8 MiB) still fits with the request's other reads.
+ */
+export const APP_ANSWER_BYTES = 12 * 1024 * 1024;
 /**
  * When an unreleased hold counts as released (ms): past the 30 s an app's statement may wait for a
  * slot plus its 8 s deadline, and the 60 s an MCP client waits for an answer by default.
