@@ -37,9 +37,19 @@ const answerHolds = new WeakMap<Request, AnswerHold>();
  */
 export function answerShare(path: string, url: string, hostSuffix: string): string {
   const project = /^\/(?:app|v1\/projects|v1\/admin\/projects)\/([^/]+)/.exec(path);
-  if (project) return project[1]!;
+  // As the routes read it (decoded; ids are uuids of either case): spelling an id another way is
+  // the same app, not a share of its own.
+  if (project) return decodedLower(project[1]!);
   const slug = hostSuffix && path === "/mcp" ? slugFromHost(new URL(url).hostname, hostSuffix) : null;
   return slug === null ? "" : `host:${slug}`;
+}
+
+function decodedLower(segment: string): string {
+  try {
+    return decodeURIComponent(segment).toLowerCase();
+  } catch {
+    return segment.toLowerCase();
+  }
 }
 
 /** Largest request body the platform accepts (JSON rows, tool calls). */

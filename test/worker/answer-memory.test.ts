@@ -210,6 +210,11 @@ describe("answer memory per isolate", () => {
     answerMemory.charge(other, 1 * MiB - 100 * 1024);
     try {
       expectBusy(await readPage(a));
+      // The same app, its id spelt another way, counts against the same share.
+      const spelt = a.projectId.toUpperCase().replace(/^./, (c) => `%${c.charCodeAt(0).toString(16)}`);
+      expectBusy(
+        await call(`/v1/projects/${spelt}/collections/big/rows?limit=${ROWS}`, { headers: auth(a) }),
+      );
       const tool = await mcp(a, listCall(1));
       expect(tool.status).toBe(200);
       expect(tool.body.result.isError).toBe(true);
