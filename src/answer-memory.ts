@@ -70,6 +70,11 @@ export interface AnswerHold {
   bytes: number;
   /** Released (or lapsed): charges go to a hold of their own (see src/worker/db.ts). */
   closed: boolean;
+  /**
+   * Lapsed, its request not known to have answered: the request outlived the lease (or was
+   * cancelled), and its next statements are refused before they are sent.
+   */
+  lapsed: boolean;
 }
 
 export class AnswerMemory {
@@ -93,17 +98,19 @@ export class AnswerMemory {
 
   /** A hold for one request of `app`. */
   open(app: string): AnswerHold {
-    const hold: AnswerHold = { app, since: Date.now(), bytes: 0, closed: false };
+    const hold: AnswerHold = { app, since: Date.now(), bytes: 0, closed: false, lapsed: false };
     this.#holds.add(hold);
     return hold;
   }
 
   /**
-   * {@link ServerBusyError} when `hold`'s app already holds its share, or the isolate its budget:
-   * checked before a statement is sent, so a refused write never reaches the database.
+   * {@link ServerBusyError} when `hold`'s app already holds its share, or the isolate its budget,
+   * or `hold` lapsed: checked before a statement is sent, so a refused write never reaches the
+   * database.
    */
   admit(hold: AnswerHold): void {
     this.#lapse(Date.now());
+    if (hold.lapsed) throw this.#busy("isolate");
     if ((this.#apps.get(hold.app) ?? 0) >= this.limits.appBytes) throw this.#busy("app");
     if (this.#total >= this.limits.isolateBytes) throw this.#busy("isolate");
   }
@@ -116,13 +123,13 @@ export class AnswerMemory {
   /**
    * Charge `bytes` to `hold`; {@link ServerBusyError} (nothing charged) past a bound — unless
    * `overdraw`: the answer of a statement that may have changed something is always read (its
-   * caller must learn what happened), and counted. The caller charges an open hold: a released
-   * one's request has answered (see src/worker/db.ts).
+   * caller must learn what happened), and counted. What is charged to a hold released meanwhile
+   * (a statement its request left running) is the caller's to give back (see src/worker/db.ts).
    */
   charge(hold: AnswerHold, bytes: number, overdraw = false): void {
     this.#lapse(Date.now());
     // Lapsed while its request still reads (it outlived the lease): refused like a full budget.
-    if (hold.closed && !overdraw) throw this.#busy("isolate");
+    if (hold.lapsed && !overdraw) throw this.#busy("isolate");
     const app = (this.#apps.get(hold.app) ?? 0) + bytes;
     if (!overdraw) {
       if (app > this.limits.appBytes) throw this.#busy("app");
@@ -144,10 +151,11 @@ export class AnswerMemory {
     else this.#apps.delete(hold.app);
   }
 
-  /** Release everything `hold` holds (idempotent). */
+  /** Release everything `hold` holds, its request having answered (idempotent). */
   release(hold: AnswerHold): void {
     this.uncharge(hold, hold.bytes);
     hold.closed = true;
+    hold.lapsed = false;
     this.#holds.delete(hold);
   }
 
@@ -157,6 +165,7 @@ export class AnswerMemory {
     for (const hold of this.#holds) {
       if (hold.since > before) return;
       this.release(hold);
+      hold.lapsed = true;
     }
   }
 }

@@ -163,7 +163,8 @@ async function deadlineFetch(
   let charged = 0;
   let read = false;
   try {
-    if (!own) answerMemory.admit(hold);
+    // A lapsed request's statements are refused (admit), also those that would write.
+    if (requestHold && (!own || requestHold.lapsed)) answerMemory.admit(requestHold);
     const response = await fetch(route?.endpoint ?? url, { ...rest, signal: controller.signal });
     const body = await chargedBody(response, MAX_RESULT_BYTES, hold, overdraw, (bytes) => {
       charged += bytes;
@@ -176,7 +177,9 @@ async function deadlineFetch(
   } finally {
     clearTimeout(timer);
     if (own) answerMemory.release(hold);
-    else if (!read) answerMemory.uncharge(hold, charged);
+    // Refused, failed, or read after its request released the hold (a statement left running, as
+    // a background write started before the response): nobody holds it on.
+    else if (!read || hold.closed) answerMemory.uncharge(hold, charged);
   }
 }
 

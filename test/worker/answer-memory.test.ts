@@ -264,9 +264,31 @@ describe("answer memory per isolate", () => {
       expectBusy(await readPage(a));
       await new Promise((resolve) => setTimeout(resolve, 400));
       expect(answerMemory.held()).toBe(0);
+      expect(abandoned.lapsed).toBe(true);
       expect((await readPage(a)).status).toBe(200);
     } finally {
       setAnswerMemoryLimitsForTests({ leaseMs: lowered.leaseMs });
     }
+  });
+
+  it("a request that outlives the lease gets no more answers (its bytes are no longer counted)", async () => {
+    const lowered = setAnswerMemoryLimitsForTests({ leaseMs: 100 });
+    await control("hold");
+    let slow: Promise<Answer> | undefined;
+    try {
+      slow = call(
+        `/v1/projects/${a.projectId}/collections/${HOLD_MARKER}/rows`,
+        { headers: auth(a) },
+        { LOCAL_DB_URL: `${faultDbUrl}/hold` },
+      );
+      await until(async () => (await control("held")).held === 1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } finally {
+      await control("release");
+      setAnswerMemoryLimitsForTests({ leaseMs: lowered.leaseMs });
+    }
+    expectBusy(await slow!);
+    expect(answerMemory.held()).toBe(0);
+    expect((await readPage(a)).status).toBe(200);
   });
 });
