@@ -11,6 +11,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getPath } from "hono/utils/url";
+import { type AnswerHold, answerMemory } from "../answer-memory.ts";
 import { forgetCredentials } from "./credential-cache.ts";
 import type { Env } from "./env.ts";
 import { renderError, renderNotFound } from "./errors.ts";
@@ -21,6 +22,35 @@ import { pathGuard } from "./path-guard.ts";
 import { appMcpRoutes, slugFromHost } from "./routes/app-mcp.ts";
 import { dataRoutes } from "./routes/data.ts";
 import { functionInvokeRoutes } from "./routes/function-invoke.ts";
+
+/**
+ * The answer hold of each request the Worker's entry is serving (src/answer-memory.ts): opened
+ * before the request is routed, released once it has answered, and found through the request itself
+ * by `buildApp`'s first middleware (Hono's `c.req.raw` is the `Request` it was given until then).
+ */
+const answerHolds = new WeakMap<Request, AnswerHold>();
+
+/**
+ * Whose share of the isolate's answer memory a request's reads count against: the project in its
+ * path (`/app/<id>/…`, `/v1/projects/<id>/…`, `/v1/admin/projects/<id>/…`), the app of its
+ * hostname, or "" — the platform's own requests (sign-in, account, platform MCP) share one share.
+ */
+export function answerShare(path: string, url: string, hostSuffix: string): string {
+  const project = /^\/(?:app|v1\/projects|v1\/admin\/projects)\/([^/]+)/.exec(path);
+  // As the routes read it (decoded; ids are uuids of either case): spelling an id another way is
+  // the same app, not a share of its own.
+  if (project) return decodedLower(project[1]!);
+  const slug = hostSuffix && path === "/mcp" ? slugFromHost(new URL(url).hostname, hostSuffix) : null;
+  return slug === null ? "" : `host:${slug}`;
+}
+
+function decodedLower(segment: string): string {
+  try {
+    return decodeURIComponent(segment).toLowerCase();
+  } catch {
+    return segment.toLowerCase();
+  }
+}
 
 /** Largest request body the platform accepts (JSON rows, tool calls). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -141,6 +171,11 @@ export function buildApp(
 
   app.onError(renderError);
   app.notFound(renderNotFound);
+  // First: the body limit gives a request with a streamed body a new `Request`, unknown to the map.
+  app.use("*", function answerHold(c, next) {
+    c.set("answerHold", answerHolds.get(c.req.raw));
+    return next();
+  });
   outermost(app);
 
   app.use(
@@ -158,9 +193,11 @@ export function buildApp(
   // src/worker/db.ts is imported here, on an isolate's first request, not at start-up: with it come
   // drizzle's pg-core (dialect, session, query builders) and the platform's table objects, whose
   // evaluation was the largest share of start-up left (BENCHMARKS.md "Start-up and bundle").
+  // A request the Worker's entry serves gets a handle of its own, whose answers stay charged to the
+  // request's answer hold until it has answered (src/answer-memory.ts).
   app.use("*", async function database(c, next) {
     const { createDb } = await import("./db.ts");
-    c.set("db", createDb(c.env));
+    c.set("db", createDb(c.env, c.var.answerHold));
     await next();
   });
   // Control-plane writes (revoke, sign-out, config, exposure, collections…) make this isolate forget
@@ -218,8 +255,17 @@ export function createApp(): WorkerApp {
       const host = appHostKind(request.url, env);
       if (host === "other") return noAppHost(request, path);
       if (host === "app" && !servedOnAppHost(path)) return notOnAppHost(request, path);
-      if (isHotRequest(path, request.url, env.APP_MCP_HOST_SUFFIX)) return hot.fetch(request, env, ctx);
-      return (await loadCold()).fetch(request, env, ctx);
+      // The database answers this request reads stay charged until it has answered (the response
+      // built from them is complete: every route answers a body it has built, none streams rows).
+      const hold = answerMemory.open(answerShare(path, request.url, env.APP_MCP_HOST_SUFFIX));
+      answerHolds.set(request, hold);
+      try {
+        if (isHotRequest(path, request.url, env.APP_MCP_HOST_SUFFIX))
+          return await hot.fetch(request, env, ctx);
+        return await (await loadCold()).fetch(request, env, ctx);
+      } finally {
+        answerMemory.release(hold);
+      }
     },
   };
 }

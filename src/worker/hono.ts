@@ -6,6 +6,7 @@
  * Helpers that take a context are generic over `E extends AppEnv` (Hono's `Context` is invariant
  * in its environment).
  */
+import type { AnswerHold } from "../answer-memory.ts";
 import type { AppMcpRuntime, AppMcpSettings } from "../app-mcp/admin.ts";
 import type { Principal, ProjectRef } from "./auth.ts";
 import type { CredentialHolder } from "./credential-cache.ts";
@@ -15,6 +16,11 @@ import type { Env } from "./env.ts";
 export interface AppEnv {
   Bindings: Env;
   Variables: {
+    /**
+     * The request's hold on the isolate's answer memory (src/answer-memory.ts), opened by the
+     * Worker's entry (`createApp`); absent for an app called another way (some tests).
+     */
+    answerHold?: AnswerHold;
     /** drizzle over the Neon driver, set by the `database` middleware. */
     db: Db;
     /**

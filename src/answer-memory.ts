@@ -1,0 +1,185 @@
+/**
+ * What database answers one isolate holds at once. Each answer is capped on its own
+ * (`MAX_RESULT_BYTES`, src/worker/db.ts) and one HTTP request's tool results together
+ * (src/answer-budget.ts), but an isolate of 128 MB serves many requests, of many tenants, at once:
+ * 16 parallel reads of one app (its statement slots, src/data/app-slots.ts) could hold 16 × 8 MiB of
+ * answers, with their parsed rows and serialised responses on top, and every other request in the
+ * isolate would fail with it. The Worker's database fetch charges every answer's bytes here as it
+ * reads them, to a {@link AnswerHold} its HTTP request opened; the bytes stay charged until that
+ * request has answered (one release, at the request's entry), since the rows parsed from them live
+ * that long. An answer that would pass the isolate's budget, or its app's share of it, is aborted:
+ * 503 `server_busy` with a `Retry-After` (an `isError` tool result on the MCP endpoints); a
+ * statement is refused before it is sent once either is already held, so a refused write never
+ * reaches the database, and the answer of a write that was sent is always read (and counted).
+ * A hold also lapses {@link HOLD_LEASE_MS} after it was opened: when a client goes away, the runtime
+ * may cancel its request's pending I/O, and the `finally` that releases the hold never runs.
+ * Per isolate and in memory, O(1) per charge (amortised). Pure (no runtime imports).
+ */
+import { AppError } from "./errors.ts";
+
+/**
+ * Bytes of database answers (the driver's JSON) the isolate holds at once (README "Decisions"). What
+ * a held answer costs is a few times its bytes at its peak — the rows parsed from it, then the
+ * response text built from them — so 24 MiB stands for ≈ 50–75 MB of the isolate's 128, next to the
+ * code, the driver and the isolate caches (≈ 15 M characters at their bounds).
+ */
+export const ISOLATE_ANSWER_BYTES = 24 * 1024 * 1024;
+/**
+ * Bytes of those one app may hold: half, so one app never holds the isolate alone, and one
+ * largest answer (`MAX_RESULT_BYTES`, 8 MiB) still fits with the request's other reads.
+ */
+export const APP_ANSWER_BYTES = 12 * 1024 * 1024;
+/**
+ * When an unreleased hold counts as released (ms): past the 30 s an app's statement may wait for a
+ * slot plus its 8 s deadline, and the 60 s an MCP client waits for an answer by default.
+ */
+export const HOLD_LEASE_MS = 60_000;
+/** Seconds a refused caller is told to wait: a request releases its answers once it has answered. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** The bounds of one isolate's answer memory. */
+export interface AnswerMemoryLimits {
+  isolateBytes: number;
+  appBytes: number;
+  leaseMs: number;
+}
+
+const mib = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+
+/** 503 `server_busy`: the answer would pass the isolate's (or its app's share of the) answer memory. */
+export class ServerBusyError extends AppError {
+  override readonly headers = { "retry-after": String(BUSY_RETRY_AFTER_SECONDS) };
+
+  constructor(limits: AnswerMemoryLimits, scope: "isolate" | "app") {
+    super(
+      503,
+      "server_busy",
+      scope === "app"
+        ? `this app's requests already hold ${mib(limits.appBytes)} of database answers on this server; retry in ${BUSY_RETRY_AFTER_SECONDS} s, or send fewer large reads at once (a smaller limit)`
+        : `this server holds as many database answers as it may right now; retry in ${BUSY_RETRY_AFTER_SECONDS} s`,
+    );
+    this.name = "ServerBusyError";
+  }
+}
+
+/** One HTTP request's charged answer bytes (opened and released by the request's entry). */
+export interface AnswerHold {
+  /** The app the request reads for (its share): a project id, an app's slug, or "" (the platform). */
+  readonly app: string;
+  readonly since: number;
+  bytes: number;
+  /** Released (or lapsed): charges go to a hold of their own (see src/worker/db.ts). */
+  closed: boolean;
+  /**
+   * Lapsed, its request not known to have answered: the request outlived the lease (or was
+   * cancelled), and its next statements are refused before they are sent.
+   */
+  lapsed: boolean;
+}
+
+export class AnswerMemory {
+  limits: AnswerMemoryLimits;
+  /** Open holds, oldest first (a Set keeps insertion order; `since` only grows). */
+  readonly #holds = new Set<AnswerHold>();
+  readonly #apps = new Map<string, number>();
+  #total = 0;
+  /** Answers and statements refused so far (for logs and the tests). */
+  refused = 0;
+
+  constructor(limits: AnswerMemoryLimits) {
+    this.limits = limits;
+  }
+
+  /** Bytes held now, in the isolate or by one app. */
+  held(app?: string): number {
+    this.#lapse(Date.now());
+    return app === undefined ? this.#total : (this.#apps.get(app) ?? 0);
+  }
+
+  /** A hold for one request of `app`. */
+  open(app: string): AnswerHold {
+    const hold: AnswerHold = { app, since: Date.now(), bytes: 0, closed: false, lapsed: false };
+    this.#holds.add(hold);
+    return hold;
+  }
+
+  /**
+   * {@link ServerBusyError} when `hold`'s app already holds its share, or the isolate its budget,
+   * or `hold` lapsed: checked before a statement is sent, so a refused write never reaches the
+   * database.
+   */
+  admit(hold: AnswerHold): void {
+    this.#lapse(Date.now());
+    if (hold.lapsed) throw this.#busy("isolate");
+    if ((this.#apps.get(hold.app) ?? 0) >= this.limits.appBytes) throw this.#busy("app");
+    if (this.#total >= this.limits.isolateBytes) throw this.#busy("isolate");
+  }
+
+  #busy(scope: "isolate" | "app"): ServerBusyError {
+    this.refused++;
+    return new ServerBusyError(this.limits, scope);
+  }
+
+  /**
+   * Charge `bytes` to `hold`; {@link ServerBusyError} (nothing charged) past a bound — unless
+   * `overdraw`: the answer of a statement that may have changed something is always read (its
+   * caller must learn what happened), and counted. What is charged to a hold released meanwhile
+   * (a statement its request left running) is the caller's to give back (see src/worker/db.ts).
+   */
+  charge(hold: AnswerHold, bytes: number, overdraw = false): void {
+    this.#lapse(Date.now());
+    // Lapsed while its request still reads (it outlived the lease): refused like a full budget.
+    if (hold.lapsed && !overdraw) throw this.#busy("isolate");
+    const app = (this.#apps.get(hold.app) ?? 0) + bytes;
+    if (!overdraw) {
+      if (app > this.limits.appBytes) throw this.#busy("app");
+      if (this.#total + bytes > this.limits.isolateBytes) throw this.#busy("isolate");
+    }
+    this.#apps.set(hold.app, app);
+    this.#total += bytes;
+    hold.bytes += bytes;
+  }
+
+  /** Give back `bytes` of what `hold` was charged (an answer refused or read for no request). */
+  uncharge(hold: AnswerHold, bytes: number): void {
+    const given = Math.min(bytes, hold.bytes);
+    if (given <= 0) return;
+    hold.bytes -= given;
+    this.#total -= given;
+    const app = (this.#apps.get(hold.app) ?? 0) - given;
+    if (app > 0) this.#apps.set(hold.app, app);
+    else this.#apps.delete(hold.app);
+  }
+
+  /** Release everything `hold` holds, its request having answered (idempotent). */
+  release(hold: AnswerHold): void {
+    this.uncharge(hold, hold.bytes);
+    hold.closed = true;
+    hold.lapsed = false;
+    this.#holds.delete(hold);
+  }
+
+  /** Release the holds opened `leaseMs` ago or earlier (their requests were cancelled). */
+  #lapse(now: number): void {
+    const before = now - this.limits.leaseMs;
+    for (const hold of this.#holds) {
+      if (hold.since > before) return;
+      this.release(hold);
+      hold.lapsed = true;
+    }
+  }
+}
+
+/** The isolate's answer memory (the Worker's request entry and database fetch use it). */
+export const answerMemory = new AnswerMemory({
+  isolateBytes: ISOLATE_ANSWER_BYTES,
+  appBytes: APP_ANSWER_BYTES,
+  leaseMs: HOLD_LEASE_MS,
+});
+
+/** Tests only: lower the bounds; returns the previous ones. */
+export function setAnswerMemoryLimitsForTests(limits: Partial<AnswerMemoryLimits>): AnswerMemoryLimits {
+  const previous = answerMemory.limits;
+  answerMemory.limits = { ...previous, ...limits };
+  return previous;
+}
