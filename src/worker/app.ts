@@ -221,7 +221,7 @@ export function buildApp(
 export function hotApp(): Hono<AppEnv> {
   return buildApp((app) => {
     app.get("/healthz", async (c) => {
-      const database = await databaseHealth(c.var.db);
+      const database = await databaseHealth(c.var.db, `${c.env.DATABASE_URL}|${c.env.LOCAL_DB_URL ?? ""}`);
       return c.json({ ok: database.ok, version: c.env.APP_VERSION, database }, database.ok ? 200 : 503);
     });
     // Each sub-app declares its full paths.
