@@ -12,11 +12,15 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string 
     .slice(0, 5)
     .map((issue) => {
       const path = v.getDotPath(issue);
-      // valibot's default for a strict object's unknown key reads "Invalid key: Expected never …".
+      // valibot's default for a strict object's unknown key reads "Invalid key: Expected never …",
+      // and for a missing required key `Invalid key: Expected "name" but received undefined`.
+      const invalidKey = issue.message.startsWith("Invalid key");
       const message =
-        issue.expected === "never" && issue.message.startsWith("Invalid key")
+        invalidKey && issue.expected === "never"
           ? "unknown field"
-          : issue.message;
+          : invalidKey && issue.received === "undefined"
+            ? "is required"
+            : issue.message;
       return path ? `${path}: ${message}` : message;
     })
     .join("; ");

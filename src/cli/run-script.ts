@@ -47,7 +47,7 @@ export async function runScript(
   const refused = permissionFlagsGiven(flags);
   if (refused.length > 0) {
     throw new CliError(
-      `amber run: ${refused.join(", ")} apply to \`run --export-tools\`, \`session\`, \`mcp\` and \`serve\`; ` +
+      `amber run: ${refused.join(", ")} ${refused.length === 1 ? "applies" : "apply"} only to \`run --export-tools\`, \`session\`, \`mcp\` and \`serve\`; ` +
         "a script is not run under the permission broker (serve its exports with `amber session` or `amber mcp`)",
       2,
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { booleanProperties, splitArgs, toolArguments } from "../../src/cli/amba/args.ts";
+import { booleanProperties, hoistGlobalFlags, splitArgs, toolArguments } from "../../src/cli/amba/args.ts";
 import type { JsonSchema } from "../../src/cli/amba/catalogue.ts";
 
 const CONFIG: JsonSchema = {
@@ -58,5 +58,44 @@ describe("amba flags → tool arguments", () => {
     expect(() => parse(CONFIG, ["--project-id", "p"])).toThrow("unknown flag --project-id");
     const create: JsonSchema = { properties: { columns: { type: "array", items: { type: "object" } } } };
     expect(() => parse(create, ["--columns", "[{"])).toThrow('--columns: expected JSON, got "[{"');
+  });
+});
+
+describe("hoistGlobalFlags", () => {
+  it("moves global flags given before the command after it (`amba --project p collections list`)", () => {
+    // Before: `error: expected a command before any flag`, though --help lists them as global flags.
+    expect(hoistGlobalFlags(["--project", "p1", "collections", "list"])).toEqual([
+      "collections",
+      "list",
+      "--project",
+      "p1",
+    ]);
+    expect(hoistGlobalFlags(["--json", "--amba-url=http://x", "--amba-token", "t", "projects"])).toEqual([
+      "projects",
+      "--json",
+      "--amba-url=http://x",
+      "--amba-token",
+      "t",
+    ]);
+    expect(hoistGlobalFlags(["--data", "{}", "config", "set", "--slug", "a"])).toEqual([
+      "config",
+      "set",
+      "--slug",
+      "a",
+      "--data",
+      "{}",
+    ]);
+  });
+
+  it("leaves everything else as it was: no leading flag, an unknown one, --help", () => {
+    expect(hoistGlobalFlags(["collections", "list", "--project", "p"])).toEqual([
+      "collections",
+      "list",
+      "--project",
+      "p",
+    ]);
+    expect(hoistGlobalFlags(["--slug", "a", "config", "set"])).toEqual(["--slug", "a", "config", "set"]);
+    expect(hoistGlobalFlags(["--help"])).toEqual(["--help"]);
+    expect(hoistGlobalFlags(["--project"])).toEqual(["--project"]);
   });
 });

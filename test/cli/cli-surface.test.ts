@@ -198,6 +198,11 @@ process.exitCode = 3;
     expect(result.status).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^error: amber run: .*--sandbox.*\n$/);
+    // One flag "applies", several "apply" (the message read "--sandbox apply to …").
+    expect(result.stderr).toContain("--sandbox applies only to `run --export-tools`");
+    const two = runCli(bin, ["run", "--sandbox", "--allow-read", ".", "script.ts"], { cwd: dir });
+    expect(two.status).toBe(2);
+    expect(two.stderr).toMatch(/--sandbox, --allow-read apply only to `run --export-tools`/);
   });
 
   it("amber run serves an amber:mcp server's startStdio() to the SDK client", async () => {

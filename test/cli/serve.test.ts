@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSigningSecrets } from "../../src/cli/commands/serve.ts";
 import { type SigningKeys, signUpstreamRequest } from "../../src/functions/signing.ts";
-import { buildTestCli, cleanEnv, LineClient, NODE, scratch } from "./helpers.ts";
+import { buildTestCli, cleanEnv, LineClient, NODE, runCli, scratch } from "./helpers.ts";
 
 const TOOLS = `
 import { McpServer } from "amber:mcp";
@@ -189,6 +189,15 @@ describe("amber serve", () => {
     expect(body.resource.contents[0]).toMatchObject({ uri: "mem://hello", text: "hello" });
     expect(body.prompt.messages[0]?.content.text).toBe("Hi amber");
     expect(body.raw).toEqual({ jsonrpc: "2.0", id: 9, result: {} });
+  });
+
+  it("exits 1 with the reason when the port is taken (its tool host must not keep it running)", () => {
+    // `amber serve tools.ts --port 8787` beside `npm run dev` printed the error and then hung.
+    const dir = scratch({ "tools.ts": TOOLS, "lib/helper.ts": "export const helper = (s: string) => s;\n" });
+    const taken = new URL(base).port;
+    const result = runCli(bin, ["serve", "--sandbox", "tools.ts", "--port", taken], { cwd: dir });
+    expect(result.stderr).toMatch(/^error: amber serve: cannot listen: .*EADDRINUSE/m);
+    expect(result.status).toBe(1);
   });
 
   it("the same tool file works in a session", async () => {

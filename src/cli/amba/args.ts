@@ -22,6 +22,33 @@ export interface RawArgs {
 /** `--name` → `name`, `--auth-mode` → `auth_mode`. */
 const flagKey = (flag: string) => flag.replace(/^--?/, "").replaceAll("-", "_");
 
+/**
+ * Global flags written before the command move after it: `amba --project p collections list` is
+ * `amba collections list --project p` (`--help` lists them as global; they were refused there).
+ * Stops at the first token that is not a global flag (`--help` stays put: it prints the usage).
+ */
+export function hoistGlobalFlags(argv: readonly string[]): string[] {
+  const globals: string[] = [];
+  let i = 0;
+  while (i < argv.length) {
+    const token = argv[i] as string;
+    if (!token.startsWith("--")) break;
+    const eq = token.indexOf("=");
+    const key = flagKey(eq > 0 ? token.slice(0, eq) : token);
+    if (key === "help" || !(GLOBAL_FLAGS as readonly string[]).includes(key)) break;
+    if (eq > 0 || BOOLEAN_GLOBALS.has(key)) {
+      globals.push(token);
+      i += 1;
+      continue;
+    }
+    const value = argv[i + 1];
+    if (value === undefined) break;
+    globals.push(token, value);
+    i += 2;
+  }
+  return [...argv.slice(i), ...globals];
+}
+
 /** Split argv into positionals and flags (`--flag value`, `--flag=value`, `--no-flag`, `-h`). */
 export function splitArgs(argv: string[], booleanFlags: ReadonlySet<string> = new Set()): RawArgs {
   const positionals: string[] = [];

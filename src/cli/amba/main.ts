@@ -9,7 +9,14 @@ import { createInterface } from "node:readline/promises";
 import { Writable } from "node:stream";
 import { clientConfig, isMcpClient, MCP_CLIENTS, serverName } from "../../platform-mcp/client-configs.ts";
 import { printable, printableJson } from "../printable.ts";
-import { booleanProperties, flagHelp, type RawArgs, splitArgs, toolArguments } from "./args.ts";
+import {
+  booleanProperties,
+  flagHelp,
+  hoistGlobalFlags,
+  type RawArgs,
+  splitArgs,
+  toolArguments,
+} from "./args.ts";
 import { CATALOGUE, type CatalogueTool } from "./catalogue.ts";
 import { callTool } from "./client.ts";
 import { commandWords, findCommand, TOOL_COMMANDS, type ToolCommand } from "./commands.ts";
@@ -173,7 +180,8 @@ async function mcpConfig(argv: string[]): Promise<number> {
 }
 
 /** Runs the CLI for `argv` (without node and script) and returns the exit status. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(given: string[]): Promise<number> {
+  const argv = hoistGlobalFlags(given);
   const [first, second] = argv;
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
     process.stdout.write(USAGE);

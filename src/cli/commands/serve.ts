@@ -270,10 +270,17 @@ export const serveCommand = defineCommand<ServeArgs>({
     const { createServer } = await import("node:http");
     const host = args.host ?? "127.0.0.1";
     const http = createServer(createServeHandler(server, host, signingSecrets));
-    await new Promise<void>((resolve, reject) => {
-      http.once("error", (error) => reject(new CliError(`amber serve: cannot listen: ${error.message}`)));
-      http.listen(args.port ?? 8000, host, resolve);
-    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        http.once("error", (error) => reject(new CliError(`amber serve: cannot listen: ${error.message}`)));
+        http.listen(args.port ?? 8000, host, resolve);
+      });
+    } catch (error) {
+      // The warm tool host (and a watcher) would keep the process alive after the error.
+      unwatch?.();
+      server.close();
+      throw error;
+    }
     const address = http.address();
     const port = typeof address === "object" && address ? address.port : args.port;
     process.stderr.write(
