@@ -19,7 +19,7 @@ import {
   presentedCredentials,
 } from "./auth.ts";
 import { cachedCredential, credentialKey } from "./credential-cache.ts";
-import type { Authenticated } from "./hono.ts";
+import { type Authenticated, answerAs } from "./hono.ts";
 import { noteActiveUser } from "./metering.ts";
 import { enforceDeveloperRateLimit } from "./rate-limit.ts";
 
@@ -31,6 +31,7 @@ export const requireDeveloper = (): MiddlewareHandler<Authenticated<"developerId
   async function requireDeveloper(c, next) {
     const { developerId, tokenId } = await authenticateDeveloper(c);
     c.set("credentialHolder", { developerId });
+    answerAs(c, `developer:${developerId}`);
     await enforceDeveloperRateLimit(c.env, developerId);
     c.set("developerId", developerId);
     c.set("developerTokenId", tokenId);
@@ -81,7 +82,9 @@ export const requireProjectCaller = (
 /** `X-Api-Key` alone (end-user sign-up) → `c.var.project`, the key's project. */
 export const requireClientKey = (): MiddlewareHandler<Authenticated<"project">> =>
   async function requireClientKey(c, next) {
-    c.set("project", (await authenticateClientKey(c)).project);
+    const { project } = await authenticateClientKey(c);
+    answerAs(c, project.id);
+    c.set("project", project);
     await next();
   };
 
@@ -90,6 +93,7 @@ export const requireEndUser = (): MiddlewareHandler<Authenticated<"endUser" | "p
   async function requireEndUser(c, next) {
     const { user, project, sessionId } = await authenticateEndUser(c);
     c.set("credentialHolder", { subject: subjectOf("end_user", user.id) });
+    answerAs(c, project.id);
     noteActiveUser(c, project.id, user.id);
     c.set("endUser", user);
     c.set("project", project);

@@ -57,7 +57,7 @@ import { allClientConfigs, serverName } from "../../platform-mcp/client-configs.
 import { RATE_LIMIT_TIERS } from "../../rate-limit.ts";
 import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
-import type { AppEnv } from "../hono.ts";
+import { type AppEnv, answerAs } from "../hono.ts";
 import { settleUsage } from "../metering.ts";
 import { enforceDeveloperRateLimit } from "../rate-limit.ts";
 import { formBody } from "../request.ts";
@@ -120,6 +120,7 @@ async function signedIn(c: C): Promise<Session | null> {
     return null;
   }
   c.set("credentialHolder", { developerId });
+  answerAs(c, `developer:${developerId}`);
   // Every signed-in console request counts against the developer's control-plane rate limit.
   await enforceDeveloperRateLimit(c.env, developerId);
   return { developerId, token, tokenId };

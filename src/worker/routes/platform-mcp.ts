@@ -83,7 +83,7 @@ import {
   type ProjectRef,
 } from "../auth.ts";
 import type { Db } from "../db.ts";
-import type { AppEnv } from "../hono.ts";
+import { type AppEnv, answerAs } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
 import { settleUsage } from "../metering.ts";
@@ -276,6 +276,7 @@ platformMcpRoutes.all("/mcp", async (c) => {
       return mcpUnauthorized(c, mcpResource(c, "platform"), err);
     }
     c.set("credentialHolder", { developerId });
+    answerAs(c, `developer:${developerId}`);
   }
   return handleMcpHttpRequest(c.req.raw, {
     handlers: platformMcpHandlers,
