@@ -114,6 +114,19 @@ describe("/v1/admin/projects/:id/app-mcp/exposure", () => {
     expect(await metaRev(dev.projectId)).toBe(rev);
   });
 
+  it("accepts an existing collection whose name a later rule would refuse (only missing names are checked)", async () => {
+    const dev = await signupDeveloper();
+    await addCollection(dev.projectId, "select"); // a reserved word: refused for a new collection
+    const res = await put(dev, { collections: ["select"] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ collections: ["select"], functions: [] });
+    expectError(
+      await put(dev, { collections: ["select", "from"] }),
+      400,
+      'collections.1: "from" is a reserved word',
+    );
+  });
+
   it("does not see another project's collections or functions", async () => {
     const dev = await signupDeveloper();
     const other = await signupDeveloper();
