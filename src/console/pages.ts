@@ -195,13 +195,32 @@ ${c.columns.map(
 </section>`;
 }
 
+/**
+ * A checkbox per collection / function, and per exposed name that does not exist yet (checked, marked
+ * pending: it becomes a tool once created or deployed), so saving the form as shown keeps those too.
+ */
 function exposureSection(d: ProjectPageData) {
   const box = (kind: "collections" | "functions", name: string) =>
     html`<label><input type="checkbox" name="${kind}" value="${name}" ${d.exposure[kind].includes(name) ? "checked" : ""}> ${name}</label>`;
+  const pendingBox = (kind: "collections" | "functions", name: string) =>
+    html`<label class="pending"><input type="checkbox" name="${kind}" value="${name}" checked> ${name} <span class="tag muted">${kind === "collections" ? "not created yet" : "not deployed yet"}: no tool until it exists</span></label>`;
+  const fieldset = (kind: "collections" | "functions", legend: string, existing: string[]) => {
+    const known = new Set(existing);
+    const pending = d.exposure[kind].filter((name) => !known.has(name));
+    return html`<fieldset><legend>${legend}</legend>${existing.map((name) => box(kind, name))}${pending.map((name) => pendingBox(kind, name))}${existing.length || pending.length ? "" : html`<span class="muted">none</span>`}</fieldset>`;
+  };
   return html`<section id="exposure"><h2>Exposure</h2>${notice(d.notices.exposure)}
 <form method="post" action="/console/projects/${d.project.id}/exposure">${csrfField(d.csrf)}
-<div class="grid"><fieldset><legend>Collections</legend>${d.collections.map((c) => box("collections", c.name))}${d.collections.length ? "" : html`<span class="muted">none</span>`}</fieldset>
-<fieldset><legend>Functions</legend>${d.functions.map((f) => box("functions", f.name))}${d.functions.length ? "" : html`<span class="muted">none</span>`}</fieldset></div>
+<div class="grid">${fieldset(
+    "collections",
+    "Collections",
+    d.collections.map((c) => c.name),
+  )}
+${fieldset(
+  "functions",
+  "Functions",
+  d.functions.map((f) => f.name),
+)}</div>
 <button type="submit">Save exposure</button></form></section>`;
 }
 

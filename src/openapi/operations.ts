@@ -304,6 +304,8 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: `${ADMIN}/app-mcp/exposure`,
     tag: "app-mcp",
     summary: "Set the exposure (full-set replacement per kind)",
+    description:
+      "An allowlist of names: each list replaces that kind's set (an empty array hides everything of that kind, an omitted kind stays as it is). A valid name that no collection / function has yet is kept and listed under `pending`; it becomes a tool as soon as one of that name is created or deployed. Deleting a collection or function takes its name off the list. Invalid names (not a lowercase identifier, too long, reserved, more names than a project may hold) are a 400 and change nothing.",
     access: "developer",
     body: ExposureSchema,
     response: { status: 200, schema: "Exposure", description: "The new allowlist" },

@@ -290,7 +290,7 @@ export const PLATFORM_TOOLS = {
   amba_app_mcp_get_exposure: spec({
     title: "Get the app MCP exposure",
     description:
-      'Which collections and functions the app MCP exposes as tools: {"collections": [...], "functions": [...]} (same as GET /v1/admin/projects/:id/app-mcp/exposure).',
+      'Which collections and functions the app MCP exposes as tools: {"collections": [...], "functions": [...]}, plus "pending": {"collections", "functions"} when some exposed name does not exist yet (no tool until it is created or deployed) (same as GET /v1/admin/projects/:id/app-mcp/exposure).',
     auth: "project",
     params: PROJECT,
     annotations: READ_ONLY,
@@ -298,7 +298,7 @@ export const PLATFORM_TOOLS = {
   amba_app_mcp_set_exposure: spec({
     title: "Set the app MCP exposure",
     description:
-      'Choose which collections and functions become tools on the app\'s own MCP endpoint (/app/<project id>/mcp), e.g. {"project_id": "…", "collections": ["recipes"]}. Each list is a full-set replacement for its kind (an empty array hides everything of that kind; an omitted kind stays as it is); unknown names are rejected. Returns {"collections", "functions"} (same as PUT /v1/admin/projects/:id/app-mcp/exposure). The next tools/list of the app MCP reflects it.',
+      'Choose which collections and functions become tools on the app\'s own MCP endpoint (/app/<project id>/mcp), e.g. {"project_id": "…", "collections": ["recipes"]}. Each list is a full-set replacement for its kind (an empty array hides everything of that kind; an omitted kind stays as it is). A name may be exposed before its collection or function exists: it is kept, listed under "pending", and becomes a tool once created or deployed; deleting a collection or function takes it off the list. Returns {"collections", "functions"} plus "pending": {"collections", "functions"} when some names do not exist yet (same as PUT /v1/admin/projects/:id/app-mcp/exposure). The next tools/list of the app MCP reflects it.',
     auth: "project",
     params: PROJECT,
     body: ExposureSchema,

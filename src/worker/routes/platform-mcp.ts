@@ -33,8 +33,8 @@ import { type AnswerBudget, answerBudget, answerWithin, checkAnswerBudget } from
 import {
   type AppMcpSettings,
   connectionBase,
-  exposureView,
   readAppMcpConfig,
+  readExposure,
   setExposure,
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
@@ -160,7 +160,7 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
   amba_functions_signing_secret: async (_call, { config }) => signingSecretView(config.functionSigning),
   amba_functions_rotate_signing_secret: ({ body }, { db, project }) =>
     rotateSigningSecret(db, project.id, body),
-  amba_app_mcp_get_exposure: async (_call, { config }) => exposureView(config),
+  amba_app_mcp_get_exposure: (_call, { db, project, config }) => readExposure(db, project.id, config),
   amba_app_mcp_set_exposure: ({ body }, { db, project, config }) => setExposure(db, project.id, config, body),
   amba_app_mcp_get_config: (_call, { c, db, project, config }) =>
     readAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, config),

@@ -403,7 +403,8 @@ describe("platform MCP with a developer token", () => {
     expect(await fails(client, "amba_functions_deploy", { project_id, ...badDeploy })).toEqual(
       (await rest("/functions/deploy", { json: badDeploy })).body.error,
     );
-    const badExposure = { collections: ["no_such_collection"] };
+    // A name that does not exist yet is kept (pending); one that could never be a collection is not.
+    const badExposure = { collections: ["No-Such-Collection"] };
     expect(await fails(client, "amba_app_mcp_set_exposure", { project_id, ...badExposure })).toEqual(
       (await rest("/app-mcp/exposure", { method: "PUT", json: badExposure })).body.error,
     );
