@@ -11,7 +11,7 @@
  * Token shapes and subjects: src/oauth/tokens.ts.
  */
 import { OAuthAuthorizationServer, OAuthError } from "@cloudflare/workers-oauth-provider";
-import { metadataDocumentsEnabled } from "./cimd.ts";
+import { metadataDocumentsEnabled, refuseMetadataDocumentRedirects } from "./cimd.ts";
 import { tokenGrantRef } from "./tokens.ts";
 
 /** Bindings the OAuth layer needs. */
@@ -103,6 +103,8 @@ const servers = new Map<string, OAuthAuthorizationServer<OAuthEnv>>();
 
 /** The authorization server for `issuer` with exactly these resources (instances are reused per isolate). */
 export function authorizationServer(issuer: string, resources: string[]): OAuthAuthorizationServer<OAuthEnv> {
+  // The provider's client metadata document fetches must not follow redirects (src/oauth/cimd.ts).
+  refuseMetadataDocumentRedirects();
   const key = `${issuer} ${resources.join(" ")}`;
   let server = servers.get(key);
   if (!server) {

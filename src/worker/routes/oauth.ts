@@ -29,6 +29,7 @@ import {
   documentAcceptedRecently,
   fetchesMetadataDocument,
   isMetadataDocumentUrl,
+  refusedRedirect,
   rememberAcceptedDocument,
 } from "../../oauth/cimd.ts";
 import { grantPageInput } from "../../oauth/grant-page.ts";
@@ -332,6 +333,30 @@ oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next
     return;
   }
   await next();
+});
+
+/** What a client whose metadata document URL answered with redirect `status` is told. */
+const redirectedDocument = (status: number) =>
+  `the client metadata document (the client_id URL) answered with a redirect (HTTP ${status}), which is not followed: serve the document at its client_id URL itself`;
+
+/**
+ * A token request whose client's metadata document URL answered with a redirect (refused, not
+ * followed: src/oauth/cimd.ts `refuseMetadataDocumentRedirects`) gets the provider's
+ * `invalid_client`, with a description that says why instead of "Client not found".
+ */
+oauthRoutes.use(OAUTH_PATHS.token, async function redirectedDocumentError(c, next) {
+  await next();
+  if (c.req.method !== "POST" || c.res.status !== 401) return;
+  const client = requestClientId(await tokenRequestForm(c.req.raw), c.req.header("authorization"));
+  const status = client !== null && isMetadataDocumentUrl(client) ? refusedRedirect(client) : undefined;
+  if (status === undefined || (await oauthErrorCode(c.res)) !== "invalid_client") return;
+  const res = Response.json(
+    { error: "invalid_client", error_description: redirectedDocument(status) },
+    { status: 401, headers: c.res.headers },
+  );
+  res.headers.delete("content-length");
+  c.res = undefined; // replaced, not merged
+  c.res = res;
 });
 
 /**
@@ -754,13 +779,17 @@ async function parseRequest(
   } catch (err) {
     // A client_id that is a URL (Client ID Metadata Document) whose document cannot be fetched
     // names no client we can check: the client's fault, told to the person, not a 500.
-    if (err instanceof CimdFetchError)
+    if (err instanceof CimdFetchError) {
+      const status = refusedRedirect(err.metadataUrl);
       return refuse(
         c,
         400,
         "This sign-in request is not valid",
-        "The assistant's client metadata document (its client_id URL) could not be fetched.",
+        status === undefined
+          ? "The assistant's client metadata document (its client_id URL) could not be fetched."
+          : `The assistant's client metadata document (its client_id URL) answered with a redirect (HTTP ${status}), which is not followed: a client metadata document must be served at its client_id URL itself.`,
       );
+    }
     // Shown here, never redirected (even when the provider offers `redirectTo`): registration is
     // open, so a redirect URI is whatever its registrant chose, and an automatic redirect on a
     // malformed request would make this origin an open redirector (RFC 9700 §4.11.2). Only a person
