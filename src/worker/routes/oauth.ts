@@ -63,6 +63,7 @@ import {
   MAX_CLIENT_METADATA_BYTES,
   OAUTH_PATHS,
   type OAuthProps,
+  readAccessTokenRecord,
   readGrantRecord,
   validateAccessToken,
 } from "../../oauth/server.ts";
@@ -80,6 +81,7 @@ import {
   isUuid,
   type ProjectSelector,
   projectForSignin,
+  recordRevokedAccessToken,
   recordRevokedGrant,
   verifyDeveloperToken,
 } from "../auth.ts";
@@ -119,7 +121,7 @@ export function oauthHelpers<E extends AppEnv>(c: Context<E>): OAuthHelpers {
 /** Platform MCP: the developer an OAuth Bearer names, or null when the Bearer is not an OAuth token. */
 export async function authenticatePlatformMcpOAuth(
   c: Ctx,
-): Promise<{ developerId: string; tokenId: string; grantId: string } | null> {
+): Promise<{ developerId: string; tokenId: string; grantId: string; accessTokenId: string } | null> {
   const token = bearerToken(c);
   if (!token || !isOAuthToken(token)) return null;
   const caller = await validateAccessToken(c.env, issuer(c), mcpResource(c, "platform"), token);
@@ -129,6 +131,7 @@ export async function authenticatePlatformMcpOAuth(
     developerId: caller.props.developerId,
     tokenId: caller.props.tokenId,
     grantId: caller.grantId,
+    accessTokenId: caller.accessTokenId,
   };
   await authenticateOAuthDeveloper(c.var.db, grant);
   return grant;
@@ -551,7 +554,8 @@ type GrantBefore = RotationRecord & { authCodeId?: unknown; authCodeWrappedKey?:
  * answered 200), or its client presenting its already exchanged authorization code again (RFC 6749
  * §4.1.2, answered `invalid_grant`). The library deletes the grant from `OAUTH_KV` on its own
  * there, so the revocation is recorded in `revoked_oauth_grants` once it has answered (as
- * {@link grantRevoker} records this Worker's own). An access token revoked alone ends no grant.
+ * {@link grantRevoker} records this Worker's own). An access token revoked alone ends no grant
+ * (it is recorded in `revoked_oauth_tokens` instead: {@link revokedAccessToken}).
  */
 async function revokedByProvider(
   form: FormData | null,
@@ -573,6 +577,32 @@ async function revokedByProvider(
   );
 }
 
+/** An access token's KV record as read before a revocation request (`readAccessTokenRecord`). */
+type AccessTokenBefore = NonNullable<Awaited<ReturnType<typeof readAccessTokenRecord>>>;
+
+/**
+ * Whether the provider revoked an access token alone in answering this revocation request `res`
+ * (RFC 7009, answered 200): the token (`record`, as read before the request) was one of its access
+ * tokens, issued to the client the request authenticated as (`clientId`, {@link requestClientId};
+ * the provider answers 200 without revoking a token of another client, and an unauthenticated
+ * request is answered 401). The library deletes it from `OAUTH_KV` only, so it is recorded in
+ * `revoked_oauth_tokens` once the library has answered (as {@link revokedByProvider} records a
+ * grant), until it would have expired.
+ */
+function revokedAccessToken(
+  form: FormData | null,
+  record: AccessTokenBefore | null,
+  grant: GrantBefore,
+  clientId: string | null,
+  res: Response,
+): record is AccessTokenBefore & { expiresAt: number } {
+  if (record === null || clientId === null || res.status !== 200) return false;
+  const grantType = form?.get("grant_type");
+  if (grantType !== null && grantType !== undefined) return false;
+  const owner = record.grant?.clientId ?? grant.clientId;
+  return owner === clientId && typeof record.expiresAt === "number" && record.expiresAt * 1000 > Date.now();
+}
+
 oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
   // A code, refresh token or revoked token names its grant; the grant names its one resource.
   let resource = platformResource(issuer(c));
@@ -591,7 +621,14 @@ oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
     // A revocation, or a refused code or refresh token (which revokes its grant), ends tokens of
     // the subject the presented one names: its resolutions cached here are forgotten.
     if (ref) c.set("credentialHolder", { subject: ref.subject });
-    const grant = ref ? await readGrantRecord(c.env, ref.subject, ref.grantId) : null;
+    // A revocation (RFC 7009: a token, no grant type) may name an access token, revoked alone: its
+    // record is read alongside the grant's, before the library deletes it.
+    const revocation = token !== null && ref !== null && !form?.get("grant_type");
+    const tokenId = revocation && token ? await sha256Hex(token) : null;
+    const [grant, accessBefore] = await Promise.all([
+      ref ? readGrantRecord(c.env, ref.subject, ref.grantId) : null,
+      ref && tokenId ? readAccessTokenRecord(c.env, ref.subject, ref.grantId, tokenId) : null,
+    ]);
     if (typeof grant?.resource === "string") resource = grant.resource;
     const clientId = requestClientId(form, c.req.header("authorization"));
     if (token && ref && grant && form?.get("grant_type") === "refresh_token")
@@ -600,6 +637,8 @@ oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
       const res = await asFetch(c, resource);
       if (await revokedByProvider(form, token, grant, clientId, res))
         await recordRevokedGrant(c.var.db, ref.grantId);
+      else if (tokenId && revokedAccessToken(form, accessBefore, grant, clientId, res))
+        await recordRevokedAccessToken(c.var.db, tokenId, accessBefore.expiresAt);
       return res;
     }
   }
