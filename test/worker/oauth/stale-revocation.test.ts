@@ -7,7 +7,8 @@
  * were — what such a location reads — and expect its tokens refused and its refresh token to give
  * nothing: the revocation is also recorded in Postgres (`revoked_oauth_grants`), which the one
  * statement resolving an OAuth caller checks (src/worker/auth.ts), and so does the liveness check
- * at every refresh (src/oauth/server.ts `endDeadGrants`).
+ * at every refresh (src/oauth/server.ts `endDeadGrants`). An access token revoked alone (RFC 7009)
+ * is recorded likewise (`revoked_oauth_tokens`), and refused by the same statement.
  */
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
