@@ -239,6 +239,23 @@ export const revokedOauthGrants = pgTable(
 );
 
 /**
+ * OAuth access tokens revoked alone (RFC 7009 at `/oauth/token`, src/worker/routes/oauth.ts) while
+ * their grant lives on: the token's id (its SHA-256, hex — the provider's own id for it, never the
+ * token) and when it would have expired. The provider deletes the token from Workers KV only, whose
+ * reads elsewhere may show it for up to 60 s; a row here, read in the one statement that resolves an
+ * OAuth caller (src/worker/auth.ts), refuses it everywhere at once. Kept until the token's own
+ * expiry (an hour at most), pruned by each such revocation's own insert.
+ */
+export const revokedOauthTokens = pgTable(
+  "revoked_oauth_tokens",
+  {
+    tokenId: text("token_id").primaryKey(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("revoked_oauth_tokens_expires_at_idx").on(t.expiresAt)],
+);
+
+/**
  * Ids of the metering batches already added to `usage_counters` (src/usage/metering.ts): a batch
  * retried after a lost answer is recognised and not counted twice. Pruned after a week.
  */

@@ -100,7 +100,7 @@ export interface PlatformMcpContext {
   developerId: string | null;
   tokenId: string | null;
   /** Set when the developer came with an OAuth access token instead of their developer token. */
-  oauth?: { developerId: string; tokenId: string; grantId: string };
+  oauth?: { developerId: string; tokenId: string; grantId: string; accessTokenId: string };
   /** What this HTTP request's tool results have answered so far (src/answer-budget.ts). */
   answers: AnswerBudget;
 }
