@@ -9,6 +9,7 @@
 import { sql } from "drizzle-orm";
 import * as v from "valibot";
 import { decodeCursor, encodeCursor } from "../data/cursor.ts";
+import { appSlots } from "../data/service.ts";
 import { uuidv7 } from "../data/uuid7.ts";
 import type { Db } from "../db.ts";
 import { invalidInput, notFound } from "../errors.ts";
@@ -153,7 +154,8 @@ export function parseEvents(body: unknown): EventInput[] {
 }
 
 /**
- * Validate and store a body's events (all or none: one statement), then count them as `events`.
+ * Validate and store a body's events (all or none: one statement, in one of the app's database
+ * slots), then count them as `events`.
  * Ids are UUIDv7 in the order sent. 400 for any invalid event (nothing stored or counted); 404
  * when the project is gone (deleted after its key was resolved).
  */
@@ -171,7 +173,9 @@ export async function ingestEvents(
     // Normalised to UTC here, so the database is given only instants this module has checked.
     occurred_at: event.timestamp === undefined ? null : new Date(Date.parse(event.timestamp)).toISOString(),
   }));
-  const result = await db.execute(sql`
+  // In one of the app's database slots, as its row statements are (src/data/app-slots.ts): its
+  // events and its data calls together hold at most that many backends from one isolate.
+  const insert = sql`
     with stored as (
       insert into app_events (id, project_id, name, properties, user_id, occurred_at)
       select e.id, ${sender.projectId}::uuid, e.name, e.properties, ${sender.userId}::uuid,
@@ -181,7 +185,8 @@ export async function ingestEvents(
       where exists (select 1 from projects p where p.id = ${sender.projectId}::uuid)
       returning 1
     )
-    select count(*)::int as n from stored`);
+    select count(*)::int as n from stored`;
+  const result = await appSlots.run(sender.projectId, () => db.execute(insert));
   const stored = Number((result.rows[0] as { n: number | string } | undefined)?.n ?? 0);
   if (stored !== rows.length) throw notFound("project not found");
   meter(sender.projectId, "events", stored);
