@@ -256,6 +256,32 @@ export const revokedOauthTokens = pgTable(
 );
 
 /**
+ * Events an app's client code sent (`POST /v1/events`, src/events/service.ts): a name, optional JSON
+ * properties, the end user of the session they came with (null without one; not a foreign key, so
+ * an event outlives its user) and when it happened (the client's `timestamp`, else when it was
+ * received). Ids are UUIDv7 minted at ingest, so listing newest first is a walk of the
+ * (project, id) index backwards; the (project, name, id) index serves the `?name=` filter.
+ */
+export const appEvents = pgTable(
+  "app_events",
+  {
+    id: uuid("id").primaryKey(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    properties: jsonb("properties").notNull().default(sql`'{}'::jsonb`),
+    userId: uuid("user_id"),
+    occurredAt: timestamp("occurred_at", { withTimezone: true }).notNull(),
+    receivedAt: timestamp("received_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("app_events_project_id_idx").on(t.projectId, t.id),
+    index("app_events_project_name_id_idx").on(t.projectId, t.name, t.id),
+  ],
+);
+
+/**
  * Ids of the metering batches already added to `usage_counters` (src/usage/metering.ts): a batch
  * retried after a lost answer is recognised and not counted twice. Pruned after a week.
  */
@@ -327,3 +353,4 @@ export type FunctionRow = typeof functions.$inferSelect;
 export type FunctionVersion = typeof functionVersions.$inferSelect;
 export type AppMcpConfig = typeof appMcpConfigs.$inferSelect;
 export type UsageCounter = typeof usageCounters.$inferSelect;
+export type AppEvent = typeof appEvents.$inferSelect;

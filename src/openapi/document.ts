@@ -17,6 +17,7 @@ const SECURITY: Record<Access, Record<string, string[]>[]> = {
   console: [{ consoleSession: [] }],
   developer: [{ developerBearer: [] }],
   client_key: [{ clientKey: [] }],
+  client_key_or_end_user: [{ clientKey: [] }, { clientKey: [], endUserBearer: [] }],
   end_user: [{ clientKey: [], endUserBearer: [] }],
   developer_or_end_user: [{ developerBearer: [] }, { clientKey: [], endUserBearer: [] }],
 };

@@ -16,6 +16,7 @@ import {
 } from "../accounts/schemas.ts";
 import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
+import { IngestSchema, MAX_EVENTS_PAGE } from "../events/service.ts";
 import {
   DeployFunctionSchema,
   PromoteFunctionSchema,
@@ -24,7 +25,14 @@ import {
 import type { JsonSchema } from "./schemas.ts";
 
 /** Who may call an operation (maps to OpenAPI security requirements). */
-export type Access = "none" | "developer" | "client_key" | "end_user" | "developer_or_end_user" | "console";
+export type Access =
+  | "none"
+  | "developer"
+  | "client_key"
+  | "client_key_or_end_user"
+  | "end_user"
+  | "developer_or_end_user"
+  | "console";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
@@ -342,7 +350,8 @@ export const OPERATIONS: readonly OperationSpec[] = [
     response: {
       status: 200,
       schema: "Billing",
-      description: "Usage: agent_tool_calls, function_invocations, mau; storage_bytes for the current period",
+      description:
+        "Usage: agent_tool_calls, function_invocations, events, mau; storage_bytes for the current period",
     },
   },
   {
@@ -360,6 +369,27 @@ export const OPERATIONS: readonly OperationSpec[] = [
       },
     ],
     response: { status: 200, schema: "BillingDaily", description: "Usage per day, oldest first" },
+  },
+  {
+    method: "get",
+    path: `${ADMIN}/events`,
+    tag: "events",
+    summary: "List the project's events, newest first",
+    access: "developer",
+    query: [
+      {
+        name: "limit",
+        description: `Events per page (1–${MAX_EVENTS_PAGE}, default 50).`,
+        schema: { type: "integer", minimum: 1, maximum: MAX_EVENTS_PAGE },
+      },
+      { name: "cursor", description: "next_cursor of the previous page.", schema: { type: "string" } },
+      { name: "name", description: "Only events with this name.", schema: { type: "string" } },
+    ],
+    response: {
+      status: 200,
+      schema: "EventPage",
+      description: "A page of events (next_cursor null on the last)",
+    },
   },
   {
     method: "post",
@@ -484,6 +514,21 @@ export const OPERATIONS: readonly OperationSpec[] = [
       description: "The function's input (checked against its declared input_schema).",
     },
     response: { status: 200, schema: "none", description: "The upstream's status and body" },
+  },
+  {
+    method: "post",
+    path: "/v1/events",
+    tag: "events",
+    summary: "Send events from an app's client code (one, or a batch of up to 100)",
+    description:
+      "X-Api-Key, with or without the end user's session Bearer (the event then carries their user_id). `{name, properties?, timestamp?}` or `{events: [...]}`: all stored or none (400 naming the first bad field), each stored event counted as `events` in the billing view. Rate-limited as a data-route write: per end user, or per client address without a session.",
+    access: "client_key_or_end_user",
+    body: IngestSchema,
+    response: {
+      status: 201,
+      schema: "EventsAccepted",
+      description: "Stored: how many, and their ids in the order sent",
+    },
   },
   {
     method: "post",

@@ -168,6 +168,21 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
       }),
     },
   }),
+  EventsAccepted: obj({ accepted: { type: "integer" }, ids: { type: "array", items: str } }),
+  EventPage: obj({
+    events: {
+      type: "array",
+      items: obj({
+        id: str,
+        name: str,
+        properties: { type: "object", additionalProperties: true },
+        user_id: nullable(str),
+        occurred_at: dateTime,
+        received_at: dateTime,
+      }),
+    },
+    next_cursor: nullable(str),
+  }),
   Row: {
     type: "object",
     description: "A row: the collection's columns plus id, owner_id, created_at, updated_at.",

@@ -338,7 +338,7 @@ export const PLATFORM_TOOLS = {
   amba_billing_status: spec({
     title: "Billing status",
     description:
-      'A project\'s usage for a billing period (UTC month): {"period": "YYYY-MM", "usage": {"agent_tool_calls", "function_invocations", "mau", "storage_bytes", …}} (same as GET /v1/admin/projects/:id/billing). agent_tool_calls counts successful app MCP tool calls; mau the end users active in the period; storage_bytes (current period only) the size of the collection tables now.',
+      'A project\'s usage for a billing period (UTC month): {"period": "YYYY-MM", "usage": {"agent_tool_calls", "function_invocations", "events", "mau", "storage_bytes", …}} (same as GET /v1/admin/projects/:id/billing). agent_tool_calls counts successful app MCP tool calls; events the events stored by POST /v1/events; mau the end users active in the period; storage_bytes (current period only) the size of the collection tables now.',
     auth: "project",
     params: {
       ...PROJECT,
@@ -351,7 +351,7 @@ export const PLATFORM_TOOLS = {
   amba_billing_daily: spec({
     title: "Usage per day",
     description:
-      'A project\'s usage per UTC day over a range, oldest first, every day present (0 when nothing was counted): {"from", "to", "days": [{"day": "YYYY-MM-DD", "usage": {"agent_tool_calls", "function_invocations", …}}]} (same as GET /v1/admin/projects/:id/billing/daily). Default: the last 30 days, today included; at most 366 days.',
+      'A project\'s usage per UTC day over a range, oldest first, every day present (0 when nothing was counted): {"from", "to", "days": [{"day": "YYYY-MM-DD", "usage": {"agent_tool_calls", "function_invocations", "events", …}}]} (same as GET /v1/admin/projects/:id/billing/daily). Default: the last 30 days, today included; at most 366 days.',
     auth: "project",
     params: {
       ...PROJECT,

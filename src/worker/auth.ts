@@ -476,6 +476,39 @@ export async function authenticateEndUser<E extends AppEnv>(
 }
 
 /**
+ * An app's client code (`POST /v1/events`): the client key's project, and the end user when a
+ * session came with the key. `user` is absent for a caller not signed in.
+ */
+export interface AppClient {
+  project: ProjectRef;
+  clientKeyId: string;
+  user?: { id: string; email: string };
+}
+
+/**
+ * `X-Api-Key`, and optionally an end-user session Bearer of the same project (401 otherwise): the
+ * key's project and app config, one round trip. A developer token is not a client credential.
+ */
+export async function authenticateAppClient<E extends AppEnv>(
+  c: Context<E>,
+): Promise<{ principal: AppClient; config: AppMcpRuntime }> {
+  return budgeted(c, async (resolveRow) => {
+    const keyCred = clientKeyCredential(c);
+    const bearer = bearerToken(c);
+    if (bearer?.startsWith(CREDENTIAL_PREFIX.developer))
+      throw unauthorized("send X-Api-Key (and an optional end-user session), not a developer token");
+    const sessionCred = bearer === undefined ? undefined : sessionCredential(c);
+    const row = await resolveRow({ clientKey: keyCred, session: sessionCred }, { fromClientKey: true });
+    const keyProjectId = await checkClientKey(keyCred, row);
+    const user = sessionCred ? await checkSession(sessionCred, row, keyProjectId) : undefined;
+    const project = projectFrom(row);
+    if (!project) throw unauthorized("invalid or revoked client key");
+    const { exposedCollections: _collections, exposedFunctions: _functions, ...config } = settingsFrom(row);
+    return { principal: { project, clientKeyId: keyCred.id, ...(user ? { user } : {}) }, config };
+  });
+}
+
+/**
  * The principal an OAuth grant acts as (its props, src/oauth), re-checked on every request, the
  * grant (its provider id), checked against `revoked_oauth_grants` in the same statement, and — for
  * an MCP request, not a refresh — the access token presented (`accessTokenId`, its SHA-256), checked

@@ -9,7 +9,7 @@
 import type { Context } from "hono";
 import { type AnswerHold, answerMemory } from "../answer-memory.ts";
 import type { AppMcpRuntime, AppMcpSettings } from "../app-mcp/admin.ts";
-import type { Principal, ProjectRef } from "./auth.ts";
+import type { AppClient, Principal, ProjectRef } from "./auth.ts";
 import type { CredentialHolder } from "./credential-cache.ts";
 import type { Db } from "./db.ts";
 import type { Env } from "./env.ts";
@@ -42,10 +42,12 @@ export interface CallerVariables {
   project: ProjectRef;
   /** The project's app-MCP config, from the same statement: `requireProjectAdmin()`. */
   appConfig: AppMcpSettings;
-  /** What the hot routes read of it (no exposure lists): `requireProjectCaller()`. */
+  /** What the hot routes read of it (no exposure lists): `requireProjectCaller()`, `requireAppClient()`. */
   appRuntime: AppMcpRuntime;
   /** Developer or end user, for the project in the path: `requireProjectCaller()`. */
   principal: Principal;
+  /** An app's client code (client key, optional session): `requireAppClient()`. */
+  appClient: AppClient;
   /** The signed-in end user (client key + session): `requireEndUser()`. */
   endUser: { id: string; email: string };
   /** That end user's session row id: `requireEndUser()`. */

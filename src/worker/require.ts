@@ -10,11 +10,14 @@
 import type { MiddlewareHandler } from "hono";
 import { subjectOf } from "../oauth/tokens.ts";
 import {
+  apiKeyHeader,
+  authenticateAppClient,
   authenticateClientKey,
   authenticateDeveloper,
   authenticateEndUser,
   authenticateProject,
   authenticateProjectAdmin,
+  bearerToken,
   hotAccess,
   presentedCredentials,
 } from "./auth.ts";
@@ -76,6 +79,22 @@ export const requireProjectCaller = (
     c.set("principal", principal);
     c.set("appRuntime", config);
     if (principal.scope === "end_user") noteActiveUser(c, principal.project.id, principal.user.id);
+    await next();
+  };
+
+/**
+ * `X-Api-Key`, with or without an end-user session Bearer (an app's client code: `POST /v1/events`)
+ * → `c.var.appClient`, `c.var.appRuntime`. Resolved through the isolate's credential cache like the
+ * REST data routes; a session's end user is noted active (`mau`).
+ */
+export const requireAppClient = (): MiddlewareHandler<Authenticated<"appClient" | "appRuntime">> =>
+  async function requireAppClient(c, next) {
+    const key = await credentialKey(bearerToken(c), apiKeyHeader(c), "app-client");
+    const { principal, config } = await cachedCredential(key, () => authenticateAppClient(c));
+    answerAs(c, principal.project.id);
+    c.set("appClient", principal);
+    c.set("appRuntime", config);
+    if (principal.user) noteActiveUser(c, principal.project.id, principal.user.id);
     await next();
   };
 

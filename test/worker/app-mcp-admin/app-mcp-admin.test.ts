@@ -254,7 +254,7 @@ describe("/v1/admin/projects/:id/billing", () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       period: new Date().toISOString().slice(0, 7),
-      usage: { agent_tool_calls: 0, function_invocations: 0, mau: 0, storage_bytes: 0 },
+      usage: { agent_tool_calls: 0, function_invocations: 0, events: 0, mau: 0, storage_bytes: 0 },
     });
   });
 
@@ -277,7 +277,7 @@ describe("/v1/admin/projects/:id/billing", () => {
     const past = await apiJson(path(dev, "?period=2001-01"), { token: dev.token });
     expect(past.body).toEqual({
       period: "2001-01",
-      usage: { agent_tool_calls: 0, function_invocations: 0, mau: 0 },
+      usage: { agent_tool_calls: 0, function_invocations: 0, events: 0, mau: 0 },
     });
     expectError(await apiJson(path(dev, "?period=2001-13"), { token: dev.token }), 400, "period");
     expectError(await apiJson(path(dev), { token: other.token }), 404);
