@@ -274,11 +274,36 @@ export const appEvents = pgTable(
     userId: uuid("user_id"),
     occurredAt: timestamp("occurred_at", { withTimezone: true }).notNull(),
     receivedAt: timestamp("received_at", { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * What the event counts in its project's storage quota, fixed when it is stored: its name's and
+     * properties' bytes plus a per-row overhead (`EVENT_ROW_OVERHEAD_BYTES`). The ingest adds it to
+     * `app_event_bytes`, a delete subtracts the same number (migration 0016).
+     */
+    sizeBytes: integer("size_bytes").notNull(),
   },
   (t) => [
     index("app_events_project_id_idx").on(t.projectId, t.id),
     index("app_events_project_name_id_idx").on(t.projectId, t.name, t.id),
   ],
+);
+
+/**
+ * The bytes a project's stored events count in its storage quota (src/events/service.ts): the sum
+ * of its rows is the sum of its events' `size_bytes`, kept so by the statements that store and
+ * delete events (each adds or subtracts what it stored or deleted in the same statement). Sharded
+ * like `usage_counters`, so concurrent ingests of one project rarely wait on one row lock; a read
+ * sums at most `EVENT_BYTE_SHARDS` rows.
+ */
+export const appEventBytes = pgTable(
+  "app_event_bytes",
+  {
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    shard: smallint("shard").notNull(),
+    bytes: bigint("bytes", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.shard] })],
 );
 
 /**

@@ -5,11 +5,18 @@
  * statement (all or none) and counted as that many `events` in the usage counters only once stored.
  * The body's size, nesting and string limits are the request's own (src/worker/request.ts,
  * src/limits.ts), checked before it is parsed or validated; the limits here are an event's.
+ *
+ * Events count in their project's storage quota (src/data/storage-quota.ts): each stored event keeps
+ * its size (`size_bytes`, {@link EVENT_ROW_OVERHEAD_BYTES} plus its name and properties), the
+ * statement that stores events adds their sizes to the project's `app_event_bytes` and the one that
+ * deletes them ({@link deleteEvents}) subtracts theirs, so the counter is the table's sum without a
+ * scan and without a round trip of its own. Ingest is refused while the project is over its quota.
  */
 import { sql } from "drizzle-orm";
 import * as v from "valibot";
 import { decodeCursor, encodeCursor } from "../data/cursor.ts";
 import { appSlots } from "../data/service.ts";
+import { noteStorageFreed, type StorageGuard } from "../data/storage-quota.ts";
 import { uuidv7 } from "../data/uuid7.ts";
 import type { Db } from "../db.ts";
 import { invalidInput, notFound } from "../errors.ts";
@@ -27,6 +34,38 @@ export const MAX_PROPERTIES_DEPTH = 8;
 export const MAX_TIMESTAMP_AHEAD_MS = 24 * 60 * 60 * 1000;
 /** The earliest `timestamp` taken: a device whose clock was reset reports 1970. */
 export const MIN_TIMESTAMP = "2000-01-01T00:00:00Z";
+
+/**
+ * What an event counts in its project's storage quota besides its name's and properties' bytes
+ * (`octet_length(name) + octet_length(properties::text)`): about what Postgres stores per row
+ * besides those — tuple header and line pointer (28), the fixed-width columns (68: three uuids, two
+ * timestamps, the size), the varlena headers, and the entries of the two indexes (≈ 44 each, plus
+ * the name again in one) — rounded up. A constant so that the size stored with an event is the size
+ * its delete subtracts (migration 0016 sized the events stored before it with the same 200).
+ */
+export const EVENT_ROW_OVERHEAD_BYTES = 200;
+
+/** Events one `DELETE …/events` request deletes at most (oldest first); `more` says whether others match. */
+export const MAX_EVENTS_DELETED = 10_000;
+
+/**
+ * Counter rows per project in `app_event_bytes`: each statement adds to (or subtracts from) a random
+ * one, so concurrent ingests of one project rarely wait on one row lock; the storage measurement sums them.
+ */
+export const EVENT_BYTE_SHARDS = 16;
+
+/** The size expression of an event row (`name` and `properties` of `alias`), as stored in `size_bytes`. */
+const sizeOf = (alias: string) =>
+  sql.raw(
+    `(octet_length(${alias}.name) + octet_length(${alias}.properties::text) + ${EVENT_ROW_OVERHEAD_BYTES})`,
+  );
+
+/** Adds `bytes` (a column of `source`) to the project's event-byte counter, in one random shard row. */
+const countBytes = (projectId: string, source: string, sign: "" | "-") =>
+  sql`insert into app_event_bytes (project_id, shard, bytes)
+      select ${projectId}::uuid, ${Math.floor(Math.random() * EVENT_BYTE_SHARDS)}::smallint,
+        ${sql.raw(sign)}sum(size_bytes) from ${sql.raw(source)} having count(*) > 0
+      on conflict (project_id, shard) do update set bytes = app_event_bytes.bytes + excluded.bytes`;
 
 /** Event names: a letter, then letters, digits, `_`, `.`, `:`, `-`; 1–128 characters. */
 const EVENT_NAME = /^[A-Za-z][A-Za-z0-9_.:-]{0,127}$/;
@@ -155,17 +194,20 @@ export function parseEvents(body: unknown): EventInput[] {
 
 /**
  * Validate and store a body's events (all or none: one statement, in one of the app's database
- * slots), then count them as `events`.
- * Ids are UUIDv7 in the order sent. 400 for any invalid event (nothing stored or counted); 404
+ * slots, which also adds their sizes to the project's event bytes), then count them as `events`.
+ * Ids are UUIDv7 in the order sent. 400 for any invalid event (nothing stored or counted); 403
+ * `quota_exceeded` while the project is over its storage quota (`storage`: no round trip); 404
  * when the project is gone (deleted after its key was resolved).
  */
 export async function ingestEvents(
   db: Db,
   meter: Meter,
+  storage: StorageGuard,
   sender: EventSender,
   body: unknown,
 ): Promise<{ accepted: number; ids: string[] }> {
   const events = parseEvents(body);
+  storage(sender.projectId);
   const rows = events.map((event) => ({
     id: uuidv7(),
     name: event.name,
@@ -177,14 +219,14 @@ export async function ingestEvents(
   // events and its data calls together hold at most that many backends from one isolate.
   const insert = sql`
     with stored as (
-      insert into app_events (id, project_id, name, properties, user_id, occurred_at)
+      insert into app_events (id, project_id, name, properties, user_id, occurred_at, size_bytes)
       select e.id, ${sender.projectId}::uuid, e.name, e.properties, ${sender.userId}::uuid,
-        coalesce(e.occurred_at, now())
+        coalesce(e.occurred_at, now()), ${sizeOf("e")}
       from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         as e(id uuid, name text, properties jsonb, occurred_at timestamptz)
       where exists (select 1 from projects p where p.id = ${sender.projectId}::uuid)
-      returning 1
-    )
+      returning size_bytes
+    ), counted as (${countBytes(sender.projectId, "stored", "")})
     select count(*)::int as n from stored`;
   const result = await appSlots.run(sender.projectId, () => db.execute(insert));
   const stored = Number((result.rows[0] as { n: number | string } | undefined)?.n ?? 0);
@@ -256,4 +298,63 @@ export async function listEvents(
   events.length = limit;
   const last = events[limit - 1] as EventView;
   return { events, next_cursor: encodeCursor({ order: EVENTS_ORDER, value: null, id: last.id }) };
+}
+
+/** `DELETE …/events?before=&name=`, as query strings (absent or empty = not given). */
+export interface DeleteEventsQuery {
+  before?: string;
+  name?: string;
+}
+
+/**
+ * The smallest UUIDv7 of the millisecond `at`: every id minted before it sorts below (ids are
+ * compared as bytes, and a UUIDv7 starts with its 48-bit millisecond). Clamped to the 48 bits.
+ */
+function firstIdOf(at: number): string {
+  const ms = Math.min(Math.max(Math.floor(at), 0), 2 ** 48 - 1);
+  const h = ms.toString(16).padStart(12, "0");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
+}
+
+/**
+ * Delete the project's events received before `before` (by the time in their UUIDv7 id, minted
+ * when the Worker received them) and, with `name`, only those of that name: the oldest
+ * {@link MAX_EVENTS_DELETED} at most, in one statement that also subtracts their sizes from the
+ * project's event bytes (so the counter never drifts, whatever runs at the same time), in one of the
+ * app's database slots. `more`: whether matching events are left (ask again). The isolate's storage
+ * gauge learns the freed bytes at once (src/data/storage-quota.ts); other isolates at their next
+ * measurement.
+ */
+export async function deleteEvents(
+  db: Db,
+  projectId: string,
+  query: DeleteEventsQuery,
+): Promise<{ deleted: number; more: boolean; freed_bytes: number }> {
+  const at = query.before ? instantOf(query.before) : null;
+  if (at === null)
+    throw invalidInput(
+      "before: required, an ISO-8601 date-time with a time zone (2026-12-01T12:00:00Z); events received before it are deleted",
+    );
+  if (query.name && !EVENT_NAME.test(query.name)) throw invalidInput(`name: ${NAME_RULE}`);
+  const statement = sql`
+    with candidates as (
+      select id from app_events
+      where project_id = ${projectId}::uuid and id < ${firstIdOf(at)}::uuid
+        ${query.name ? sql`and name = ${query.name}::text` : sql``}
+      order by id
+      limit ${MAX_EVENTS_DELETED + 1}::int
+    ), deleted as (
+      delete from app_events
+      where project_id = ${projectId}::uuid
+        and id in (select id from candidates order by id limit ${MAX_EVENTS_DELETED}::int)
+      returning size_bytes
+    ), freed as (${countBytes(projectId, "deleted", "-")})
+    select (select count(*) from deleted)::int as deleted,
+      (select coalesce(sum(size_bytes), 0) from deleted)::bigint as freed,
+      (select count(*) from candidates)::int > ${MAX_EVENTS_DELETED}::int as more`;
+  const result = await appSlots.run(projectId, () => db.execute(statement), true);
+  const row = result.rows[0] as { deleted: number | string; freed: number | string; more: boolean | string };
+  const freed = Number(row.freed);
+  if (freed > 0) noteStorageFreed(projectId, freed);
+  return { deleted: Number(row.deleted), more: row.more === true || row.more === "t", freed_bytes: freed };
 }

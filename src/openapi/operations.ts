@@ -16,7 +16,7 @@ import {
 } from "../accounts/schemas.ts";
 import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
-import { IngestSchema, MAX_EVENTS_PAGE } from "../events/service.ts";
+import { IngestSchema, MAX_EVENTS_DELETED, MAX_EVENTS_PAGE } from "../events/service.ts";
 import {
   DeployFunctionSchema,
   PromoteFunctionSchema,
@@ -392,6 +392,29 @@ export const OPERATIONS: readonly OperationSpec[] = [
     },
   },
   {
+    method: "delete",
+    path: `${ADMIN}/events`,
+    tag: "events",
+    summary: `Delete the project's events received before a time, oldest first, at most ${MAX_EVENTS_DELETED} a request`,
+    description:
+      "Frees what they count in the storage quota (billing `storage_bytes`) in the same statement; while the project is over its quota, `POST /v1/events` answers 403 `quota_exceeded`. Repeat while `more` is true.",
+    access: "developer",
+    query: [
+      {
+        name: "before",
+        description:
+          "Required. ISO-8601 date-time with a time zone: events received before it are deleted (by their id's time, minted at reception).",
+        schema: { type: "string", format: "date-time" },
+      },
+      { name: "name", description: "Only events with this name.", schema: { type: "string" } },
+    ],
+    response: {
+      status: 200,
+      schema: "EventsDeleted",
+      description: "How many were deleted, the bytes freed, and whether more match",
+    },
+  },
+  {
     method: "post",
     path: "/v1/auth/signup",
     tag: "end-users",
@@ -521,7 +544,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: "events",
     summary: "Send events from an app's client code (one, or a batch of up to 100)",
     description:
-      "X-Api-Key, with or without the end user's session Bearer (the event then carries their user_id). `{name, properties?, timestamp?}` or `{events: [...]}`: all stored or none (400 naming the first bad field), each stored event counted as `events` in the billing view. Rate-limited as a data-route write: per end user, or per client address without a session.",
+      "X-Api-Key, with or without the end user's session Bearer (the event then carries their user_id). `{name, properties?, timestamp?}` or `{events: [...]}`: all stored or none (400 naming the first bad field), each stored event counted as `events` in the billing view and its bytes in `storage_bytes` (the storage quota: 403 `quota_exceeded` while the project is over it). Rate-limited as a data-route write: per end user, or per client address without a session.",
     access: "client_key_or_end_user",
     body: IngestSchema,
     response: {

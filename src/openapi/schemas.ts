@@ -169,6 +169,11 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
     },
   }),
   EventsAccepted: obj({ accepted: { type: "integer" }, ids: { type: "array", items: str } }),
+  EventsDeleted: obj({
+    deleted: { type: "integer" },
+    more: { type: "boolean" },
+    freed_bytes: { type: "integer" },
+  }),
   EventPage: obj({
     events: {
       type: "array",

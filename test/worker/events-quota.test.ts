@@ -129,9 +129,9 @@ describe("events in the storage quota", () => {
     const a = await signupDeveloper();
     const b = await signupDeveloper();
     const aUser = await signupUser(a.projectId, a.clientKey);
-    expect((await send(a, { events: [{ name: "old" }, { name: "keep", properties: { k: 1 } }] })).status).toBe(
-      201,
-    );
+    expect(
+      (await send(a, { events: [{ name: "old" }, { name: "keep", properties: { k: 1 } }] })).status,
+    ).toBe(201);
     // A boundary strictly between the two sends (the clock moves on across a timer).
     await sleep(5);
     const boundary = encodeURIComponent(new Date().toISOString());
