@@ -7,7 +7,6 @@
  * action is a plain form.
  */
 import { html, raw } from "hono/html";
-import { printableJson } from "../cli/printable.ts";
 import type { CollectionView } from "../data/collections.ts";
 import type { EventView } from "../events/service.ts";
 import type { FunctionView } from "../functions/service.ts";
@@ -350,6 +349,14 @@ export interface EventsPageData {
   notice?: Notice;
 }
 
+/**
+ * What `JSON.stringify` leaves raw that still acts on how a line reads: DEL, C1, bidi controls (U+202E
+ * reverses what follows), U+2028/9. The same set as src/cli/printable.ts's `printableJson` (a page
+ * may not import the CLI: test/unit/import-direction.test.ts).
+ */
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const jsonEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
 /** Characters of an event's properties shown (as JSON); the rest is cut with "…". */
 export const PROPERTIES_SHOWN = 200;
 
@@ -359,7 +366,7 @@ export const PROPERTIES_SHOWN = 200;
  * markup escaping is the template's.
  */
 export function propertiesText(properties: Record<string, unknown>): string {
-  const chars = Array.from(printableJson(JSON.stringify(properties)));
+  const chars = Array.from(JSON.stringify(properties).replace(UNSAFE_IN_JSON, jsonEscape));
   return chars.length > PROPERTIES_SHOWN ? `${chars.slice(0, PROPERTIES_SHOWN).join("")}…` : chars.join("");
 }
 
