@@ -371,7 +371,8 @@ export function propertiesText(properties: Record<string, unknown>): string {
 }
 
 /**
- * A project's events, newest first (read-only): name, when it happened, the end user it came with,
+ * A project's events, the last received first (read-only): name, when it happened (and when received,
+ * when that differs: a client's own timestamp), the end user it came with,
  * its properties as (cut) JSON; a name filter (a GET form) and a link to the next page with the
  * listing's cursor. Names and properties are whatever the app's client code sent: text, escaped.
  */
@@ -387,7 +388,7 @@ export function eventsPage(nonce: string, d: EventsPageData) {
   };
   const next = d.next_cursor ? link(d.next_cursor) : null;
   const row = (e: EventView) =>
-    html`<tr data-event="${e.id}"><td><code>${e.name}</code></td><td title="received ${e.received_at}">${e.occurred_at}</td><td>${e.user_id ? html`<code>${e.user_id}</code>` : html`<span class="muted">none</span>`}</td><td><code class="properties">${propertiesText(e.properties)}</code></td></tr>`;
+    html`<tr data-event="${e.id}"><td><code>${e.name}</code></td><td>${e.occurred_at}${e.occurred_at === e.received_at ? "" : html`<br><span class="muted">received ${e.received_at}</span>`}</td><td>${e.user_id ? html`<code>${e.user_id}</code>` : html`<span class="muted">none</span>`}</td><td><code class="properties">${propertiesText(e.properties)}</code></td></tr>`;
   const empty = d.notice
     ? ""
     : html`<p class="muted">${
@@ -401,13 +402,13 @@ export function eventsPage(nonce: string, d: EventsPageData) {
     `${d.project.name}: events`,
     nonce,
     html`<h1><a href="/console/projects/${d.project.id}">${d.project.name}</a> <small class="muted"><code>${d.project.id}</code></small></h1>
-<section id="events"><h2>Events <span class="muted">(newest first)</span></h2>
+<section id="events"><h2>Events <span class="muted">(the last received first)</span></h2>
 <p class="muted">What your app's client code sent with <code>POST /v1/events</code>. Names and properties come from whoever holds the (public) client key; properties are cut at ${PROPERTIES_SHOWN} characters here — <code>amba events list --json</code> and <code>GET /v1/admin/projects/:id/events</code> give them whole.</p>
 <form method="get" action="${base}"><label>name <input name="name" value="${d.query.name ?? ""}" placeholder="(every name)" autocomplete="off" maxlength="128"></label>${d.query.limit ? html`<input type="hidden" name="limit" value="${d.query.limit}">` : ""} <button type="submit">Filter</button>${d.query.name ? html` <a href="${base}">Every name</a>` : ""}</form>
 ${notice(d.notice)}
 ${
   d.events.length
-    ? html`<table><tr><th>name</th><th>time (UTC)</th><th>user id</th><th>properties</th></tr>
+    ? html`<table><tr><th>name</th><th>happened (UTC)</th><th>user id</th><th>properties</th></tr>
 ${d.events.map(row)}
 </table>`
     : empty

@@ -93,7 +93,7 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
   {
     path: ["events", "list"],
     tool: "amba_events_list",
-    summary: "events your app sent, newest first (--name N, --limit N, --cursor next_cursor)",
+    summary: "events your app sent, the last received first (--name, --limit, --cursor next_cursor)",
   },
   {
     path: ["oauth", "grants", "list"],

@@ -84,7 +84,9 @@ describe("console: events", () => {
     expect(row(viewed)).toContain("recipe_viewed");
     expect(row(viewed)).toContain(user.userId);
     expect(row(viewed)).toContain("{&quot;recipe&quot;:&quot;cake&quot;}");
-    expect(row(backdated)).toContain("2026-01-02T03:04:05.678Z");
+    // Listed in the order received: a client's own earlier timestamp shows with when it arrived.
+    expect(row(backdated)).toMatch(/2026-01-02T03:04:05\.678Z<br><span class="muted">received \d{4}-/);
+    expect(row(viewed)).not.toContain("received");
     // Long properties are cut short (the full JSON is the listing's: REST, amba_events_list).
     expect(row(long)).toContain("x".repeat(100));
     expect(row(long)).not.toContain("x".repeat(1000));
