@@ -2,12 +2,13 @@
  * The console's pages, server-rendered with `hono/html` (interpolations are escaped): sign-in, the
  * project list, and a project's page — collections with columns and policy, exposure toggles,
  * config, connection panel, live tools preview per scope, usage — its connected apps (OAuth
- * grants), and the developer's own tokens.
+ * grants), its events (read-only), and the developer's own tokens.
  * Pure: data in, markup out. The inline script (copy buttons) is progressive enhancement; every
  * action is a plain form.
  */
 import { html, raw } from "hono/html";
 import type { CollectionView } from "../data/collections.ts";
+import type { EventView } from "../events/service.ts";
 import type { FunctionView } from "../functions/service.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
 import type { GrantPage, GrantView } from "../oauth/grants.ts";
@@ -36,7 +37,7 @@ pre{background:#f1f3f8;padding:8px;overflow:auto;font-size:12px;white-space:pre-
 button{font:inherit;padding:4px 12px;cursor:pointer}label,textarea{display:block;margin:4px 0}
 .tag{display:inline-block;background:#eef1f7;border-radius:4px;padding:0 6px;font-size:12px;margin-right:4px}
 .visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
-#usage-chart{max-width:100%;height:auto}`;
+#usage-chart{max-width:100%;height:auto}.properties{word-break:break-all}`;
 
 const COPY_SCRIPT = `document.querySelectorAll("button[data-copy]").forEach((b) => {
   b.hidden = false;
@@ -285,6 +286,7 @@ export function projectPage(nonce: string, d: ProjectPageData) {
     d.project.name,
     nonce,
     html`<h1>${d.project.name} <small class="muted"><code>${d.project.id}</code></small></h1>
+<nav id="project-nav"><a id="events-link" href="/console/projects/${d.project.id}/events">Events</a> <span class="muted">— what your app sent (<code>POST /v1/events</code>)</span> · <a href="/console/projects/${d.project.id}/grants">Connected apps</a></nav>
 ${collectionsSection(d)}${exposureSection(d)}${configSection(d)}${toolsSection(d)}${connectionSection(d)}${usageSection(d)}`,
     signOut(d.csrf),
   );
@@ -329,6 +331,89 @@ ${d.page.grants.map(row)}
     : html`<p class="muted">No assistant is connected${d.resumed ? " on this page" : ""}.</p>`
 }
 ${d.resumed || next ? html`<p>${d.resumed ? html`<a id="first-page" href="${base}">First page</a> ` : ""}${next ? html`<a id="next-page" href="${next}">Next page</a>` : ""}</p>` : ""}</section>`,
+    signOut(d.csrf),
+  );
+}
+
+/** What the events page shows: one page of the project's events, as the REST listing pages them. */
+export interface EventsPageData {
+  project: { id: string; name: string };
+  csrf: string;
+  events: EventView[];
+  next_cursor: string | null;
+  /** The query as given (the filter form and the next page's link keep name and limit). */
+  query: { name?: string; limit?: string };
+  /** Whether this is a later page (reached with a cursor). */
+  resumed: boolean;
+  /** The listing's refusal of the query (a bad name, limit or cursor), shown instead of events. */
+  notice?: Notice;
+}
+
+/**
+ * What `JSON.stringify` leaves raw that still acts on how a line reads: DEL, C1, bidi controls (U+202E
+ * reverses what follows), U+2028/9. The same set as src/cli/printable.ts's `printableJson` (a page
+ * may not import the CLI: test/unit/import-direction.test.ts).
+ */
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const jsonEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
+/** Characters of an event's properties shown (as JSON); the rest is cut with "…". */
+export const PROPERTIES_SHOWN = 200;
+
+/**
+ * Properties as one line of JSON a reader sees as written: what JSON leaves raw (C1, bidi controls,
+ * U+2028/9) escaped too, then cut at {@link PROPERTIES_SHOWN} characters (whole code points). The
+ * markup escaping is the template's.
+ */
+export function propertiesText(properties: Record<string, unknown>): string {
+  const chars = Array.from(JSON.stringify(properties).replace(UNSAFE_IN_JSON, jsonEscape));
+  return chars.length > PROPERTIES_SHOWN ? `${chars.slice(0, PROPERTIES_SHOWN).join("")}…` : chars.join("");
+}
+
+/**
+ * A project's events, the last received first (read-only): name, when it happened (and when received,
+ * when that differs: a client's own timestamp), the end user it came with,
+ * its properties as (cut) JSON; a name filter (a GET form) and a link to the next page with the
+ * listing's cursor. Names and properties are whatever the app's client code sent: text, escaped.
+ */
+export function eventsPage(nonce: string, d: EventsPageData) {
+  const base = `/console/projects/${d.project.id}/events`;
+  const link = (cursor?: string) => {
+    const params = new URLSearchParams();
+    if (d.query.name) params.set("name", d.query.name);
+    if (d.query.limit) params.set("limit", d.query.limit);
+    if (cursor) params.set("cursor", cursor);
+    const search = params.toString();
+    return search ? `${base}?${search}` : base;
+  };
+  const next = d.next_cursor ? link(d.next_cursor) : null;
+  const row = (e: EventView) =>
+    html`<tr data-event="${e.id}"><td><code>${e.name}</code></td><td>${e.occurred_at}${e.occurred_at === e.received_at ? "" : html`<br><span class="muted">received ${e.received_at}</span>`}</td><td>${e.user_id ? html`<code>${e.user_id}</code>` : html`<span class="muted">none</span>`}</td><td><code class="properties">${propertiesText(e.properties)}</code></td></tr>`;
+  const empty = d.notice
+    ? ""
+    : html`<p class="muted">${
+        d.query.name
+          ? html`No <code>${d.query.name}</code> events${d.resumed ? " on this page" : ""}.`
+          : d.resumed
+            ? "No events on this page."
+            : html`No events yet: your app sends them with its client key, <code>POST /v1/events</code> <code>{"name": "app.opened", "properties": {…}}</code>.`
+      }</p>`;
+  return layout(
+    `${d.project.name}: events`,
+    nonce,
+    html`<h1><a href="/console/projects/${d.project.id}">${d.project.name}</a> <small class="muted"><code>${d.project.id}</code></small></h1>
+<section id="events"><h2>Events <span class="muted">(the last received first)</span></h2>
+<p class="muted">What your app's client code sent with <code>POST /v1/events</code>. Names and properties come from whoever holds the (public) client key; properties are cut at ${PROPERTIES_SHOWN} characters here — <code>amba events list --json</code> and <code>GET /v1/admin/projects/:id/events</code> give them whole.</p>
+<form method="get" action="${base}"><label>name <input name="name" value="${d.query.name ?? ""}" placeholder="(every name)" autocomplete="off" maxlength="128"></label>${d.query.limit ? html`<input type="hidden" name="limit" value="${d.query.limit}">` : ""} <button type="submit">Filter</button>${d.query.name ? html` <a href="${base}">Every name</a>` : ""}</form>
+${notice(d.notice)}
+${
+  d.events.length
+    ? html`<table><tr><th>name</th><th>happened (UTC)</th><th>user id</th><th>properties</th></tr>
+${d.events.map(row)}
+</table>`
+    : empty
+}
+${d.resumed || next ? html`<p>${d.resumed ? html`<a id="first-page" href="${link()}">First page</a> ` : ""}${next ? html`<a id="next-page" href="${next}">Next page</a>` : ""}</p>` : ""}</section>`,
     signOut(d.csrf),
   );
 }

@@ -28,6 +28,7 @@ import { loadAppMeta } from "../../app-mcp/surface.ts";
 import type { Scope } from "../../app-mcp/tools.ts";
 import {
   type CreatedToken,
+  eventsPage,
   grantsPage,
   type Notice,
   projectPage,
@@ -49,6 +50,7 @@ import {
 import { collectionView } from "../../data/collections.ts";
 import { listCollections } from "../../data/service.ts";
 import { AppError, forbidden, unauthorized } from "../../errors.ts";
+import { listEvents } from "../../events/service.ts";
 import { listFunctions } from "../../functions/service.ts";
 import { grantPageInput } from "../../oauth/grant-page.ts";
 import { listProjectGrants } from "../../oauth/grants.ts";
@@ -332,6 +334,34 @@ consoleRoutes.get("/console/projects/:id/grants", async (c) => {
       resumed: input.cursor !== undefined,
     }),
   );
+});
+
+/**
+ * The project's events, read-only: one page read exactly as `GET /v1/admin/projects/:id/events`
+ * reads it (`listEvents`, `?limit=&cursor=&name=`). The name filter is a form on the page, so the
+ * listing's refusal of a query (a bad name, limit or cursor) is shown there as its message (400),
+ * not as the API's JSON error.
+ */
+consoleRoutes.get("/console/projects/:id/events", async (c) => {
+  const session = await signedIn(c);
+  if (!session) return c.redirect("/console", 303);
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const query = { limit: c.req.query("limit"), cursor: c.req.query("cursor"), name: c.req.query("name") };
+  const csrf = await csrfToken(session.token);
+  const data = {
+    project: { id: project.id, name: project.name },
+    csrf,
+    query: { name: query.name, limit: query.limit },
+    resumed: Boolean(query.cursor),
+  };
+  try {
+    const page = await listEvents(c.var.db, project.id, query);
+    return render(c, (nonce) => eventsPage(nonce, { ...data, ...page }));
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status !== 400) throw err;
+    const notice: Notice = { kind: "error", text: err.message };
+    return render(c, (nonce) => eventsPage(nonce, { ...data, events: [], next_cursor: null, notice }), 400);
+  }
 });
 
 /**

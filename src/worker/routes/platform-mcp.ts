@@ -45,6 +45,7 @@ import {
   listCollectionViews,
 } from "../../data/collections.ts";
 import { AppError, forbidden, invalidInput, toolFailure, unauthorized } from "../../errors.ts";
+import { listEvents } from "../../events/service.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -174,6 +175,13 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
     await settleUsage(db);
     return dailyUsage(db, project.id, { from: params.from, to: params.to });
   },
+  // The REST listing's query, as its strings: `listEvents` checks limit, cursor and name for both.
+  amba_events_list: ({ params }, { db, project }) =>
+    listEvents(db, project.id, {
+      limit: params.limit === undefined ? undefined : String(params.limit),
+      cursor: params.cursor,
+      name: params.name,
+    }),
   amba_oauth_grants_list: ({ params }, { c, project }) =>
     listProjectGrants(c.env, oauthHelpers(c), project.id, grantPageInput(params.limit, params.cursor)),
   amba_oauth_grants_revoke: ({ params }, { c, project }) =>

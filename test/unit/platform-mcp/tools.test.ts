@@ -67,6 +67,7 @@ describe("platform tool catalogue", () => {
       "amba_app_mcp_get_config",
       "amba_billing_status",
       "amba_billing_daily",
+      "amba_events_list",
       "amba_oauth_grants_list",
     ]);
   });

@@ -39,6 +39,7 @@ const ALL_TOOLS = [
   "amba_app_mcp_update_config",
   "amba_billing_status",
   "amba_billing_daily",
+  "amba_events_list",
   "amba_oauth_grants_list",
   "amba_oauth_grants_revoke",
 ];
@@ -462,6 +463,7 @@ describe("platform MCP with a developer token", () => {
       ["amba_app_mcp_get_config", {}],
       ["amba_billing_status", {}],
       ["amba_billing_daily", {}],
+      ["amba_events_list", {}],
       ["amba_client_keys_create", {}],
     ] as const) {
       expect(await fails(otherClient, name, { project_id, ...args })).toEqual(foreign.body.error);
