@@ -13,6 +13,7 @@ import type { FunctionView } from "../functions/service.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
 import type { GrantPage, GrantView } from "../oauth/grants.ts";
 import type { ClientConfig } from "../platform-mcp/client-configs.ts";
+import { printableJson } from "../printable.ts";
 import { type UsagePoint, usageChart } from "./chart.ts";
 
 type Markup = ReturnType<typeof html>;
@@ -349,14 +350,6 @@ export interface EventsPageData {
   notice?: Notice;
 }
 
-/**
- * What `JSON.stringify` leaves raw that still acts on how a line reads: DEL, C1, bidi controls (U+202E
- * reverses what follows), U+2028/9. The same set as src/cli/printable.ts's `printableJson` (a page
- * may not import the CLI: test/unit/import-direction.test.ts).
- */
-const UNSAFE_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-const jsonEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-
 /** Characters of an event's properties shown (as JSON); the rest is cut with "…". */
 export const PROPERTIES_SHOWN = 200;
 
@@ -366,7 +359,7 @@ export const PROPERTIES_SHOWN = 200;
  * markup escaping is the template's.
  */
 export function propertiesText(properties: Record<string, unknown>): string {
-  const chars = Array.from(JSON.stringify(properties).replace(UNSAFE_IN_JSON, jsonEscape));
+  const chars = Array.from(printableJson(JSON.stringify(properties)));
   return chars.length > PROPERTIES_SHOWN ? `${chars.slice(0, PROPERTIES_SHOWN).join("")}…` : chars.join("");
 }
 
