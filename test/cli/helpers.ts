@@ -200,3 +200,19 @@ export class LineClient {
     this.child.kill("SIGKILL");
   }
 }
+
+/** The jail the sandbox suites share: reads under `jail`, writes under `jail/out`. */
+export const JAIL_FLAGS = ["--sandbox", "--allow-read", "jail", "--allow-write", "jail/out"];
+
+/**
+ * `amber session --sandbox --allow-read jail --allow-write jail/out …args` in `dir`: `args` are the
+ * suite's own flags and its tools file, in order.
+ */
+export function jailedSession(
+  bin: string,
+  dir: string,
+  args: string[],
+  options: { env?: Record<string, string>; node?: string } = {},
+): LineClient {
+  return new LineClient(bin, ["session", ...JAIL_FLAGS, ...args], { cwd: dir, ...options });
+}
