@@ -30,6 +30,14 @@ export async function buildTestCli(): Promise<{ bin: string; cleanup: () => void
   return { bin: inject("amberBin"), cleanup: () => {} };
 }
 
+/**
+ * What most CLI suites start from, made when the suite is collected: this run's CLI and a scratch
+ * directory with `files` (call it in the `describe` body).
+ */
+export function cliSuite(files: Record<string, string>): { bin: string; dir: string } {
+  return { bin: inject("amberBin"), dir: scratch(files) };
+}
+
 /** A scratch directory with the given files (paths relative to it). */
 export function scratch(files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), "amber-cli-"));
