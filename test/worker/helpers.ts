@@ -149,6 +149,32 @@ export async function developerExposing(collection: {
   return dev;
 }
 
+/**
+ * A developer signed up with `signup` (email and project name) from the client address in
+ * `headers`, every request sent from it, whose project has a `notes` collection (a required text
+ * `body`) exposed on its app MCP.
+ */
+export async function developerWithNotes(
+  headers: Record<string, string>,
+  signup: { email: string; project_name: string },
+): Promise<{ token: string; projectId: string; clientKey: string }> {
+  const res = await apiJson("/v1/developers/signup", { headers, json: signup });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  const { token, client_key: clientKey } = res.body;
+  const projectId: string = res.body.project.id;
+  const admin = `/v1/admin/projects/${projectId}`;
+  const notes = { name: "notes", columns: [{ name: "body", type: "text", required: true }] };
+  expect((await apiJson(`${admin}/collections`, { token, headers, json: notes })).status).toBe(201);
+  const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
+    method: "PUT",
+    token,
+    headers,
+    json: { collections: ["notes"] },
+  });
+  expect(exposed.status).toBe(200);
+  return { token, projectId, clientKey };
+}
+
 /** drizzle on the test database (same local endpoint the Worker uses), for raw checks. */
 export const testDb = (): Db => createDb(env as unknown as Env);
 
