@@ -3,7 +3,7 @@
  * parallel runs never race on dist/cli), runs it with the system Node 20 the way `npx amber`
  * would, and talks to `session` / `mcp` processes line by line or frame by frame.
  */
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -53,6 +53,19 @@ export function scratch(files: Record<string, string> = {}): string {
 export function frame(message: unknown): string {
   const body = JSON.stringify(message);
   return `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** The base URL an `amber serve` child prints once it listens (rejects if it exits first). */
+export function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.on("exit", () => reject(new Error(`serve exited: ${stderr}`)));
+  });
 }
 
 /** Result of a finished CLI run. */

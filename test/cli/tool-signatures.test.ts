@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, cleanEnv, LineClient, NODE, runCli, scratch } from "./helpers.ts";
+import { buildTestCli, cleanEnv, LineClient, listeningUrl, NODE, runCli, scratch } from "./helpers.ts";
 
 const TOOLS = `
 /**
@@ -191,15 +191,7 @@ describe("tool signatures", () => {
       env: cleanEnv(env),
     });
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        let stderr = "";
-        child.stderr!.on("data", (chunk: Buffer) => {
-          stderr += chunk.toString();
-          const match = /listening on (http:\/\/\S+)/.exec(stderr);
-          if (match) resolve(match[1]!);
-        });
-        child.on("exit", () => reject(new Error(`serve exited: ${stderr}`)));
-      });
+      const base = await listeningUrl(child);
       const sum = await fetch(`${base}/add`, { method: "POST", body: '{"a":2,"b":40}' });
       expect(await sum.json()).toBe(42);
       const bad = await fetch(`${base}/add`, { method: "POST", body: '{"a":2}' });
