@@ -131,6 +131,14 @@ export const mcpPostHeaders = (token: string): Record<string, string> => ({
   "mcp-protocol-version": "2025-06-18",
 });
 
+/** One JSON-RPC `tools/call` POSTed by hand to an MCP endpoint (`/mcp` or an app's) with a Bearer. */
+export const mcpToolCall = (path: string, token: string, name: string, args: Record<string, unknown>) =>
+  apiJson(path, {
+    method: "POST",
+    headers: mcpPostHeaders(token),
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+  });
+
 /** A fresh developer whose project has `collection` (created through the API) exposed on its app MCP. */
 export async function developerExposing(collection: {
   name: string;

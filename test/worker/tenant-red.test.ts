@@ -14,6 +14,7 @@ import {
   expectError,
   freshIp,
   mcpPostHeaders,
+  mcpToolCall,
   requestRoundTrips,
   signupDeveloper,
   withinOneRateLimitWindow,
@@ -66,15 +67,8 @@ describe("tenant red team", () => {
       method: "PUT",
       json: { collections: ["aliases"] },
     });
-    const tool = await apiJson(`/app/${p.dev.projectId}/mcp`, {
-      method: "POST",
-      headers: mcpPostHeaders(p.dev.token),
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "aliases_find", arguments: { where: { r: "changed" } } },
-      }),
+    const tool = await mcpToolCall(`/app/${p.dev.projectId}/mcp`, p.dev.token, "aliases_find", {
+      where: { r: "changed" },
     });
     expect(tool.body.result.isError, JSON.stringify(tool.body)).toBe(false);
     expect(tool.body.result.structuredContent.rows).toHaveLength(1);
