@@ -12,10 +12,10 @@ import { api, apiJson, type TestDeveloper, type TestUser, testDb } from "../help
 import {
   type Authorized,
   authorized,
-  call,
   listedGrantId,
   REDIRECT_URI,
   rawToolsList,
+  registerClient,
   type SignIn,
   setupApp,
 } from "../oauth/oauth-client.ts";
@@ -36,20 +36,7 @@ let carol: Authorized;
 const endUser = (u: TestUser): SignIn => ({ mode: "end_user", email: u.email, password: u.password });
 
 /** A client registered under `name` (RFC 7591: the name is the client's own choice). */
-async function clientNamed(name: string): Promise<string> {
-  const res = await call("/oauth/register", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      client_name: name,
-      redirect_uris: [REDIRECT_URI],
-      token_endpoint_auth_method: "none",
-      grant_types: ["authorization_code", "refresh_token"],
-    }),
-  });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { client_id: string }).client_id;
-}
+const clientNamed = (name: string) => registerClient([REDIRECT_URI], name);
 
 const grantsPath = (projectId = p.dev.projectId) => `/console/projects/${projectId}/grants`;
 

@@ -197,13 +197,16 @@ export async function pkce(): Promise<{ verifier: string; challenge: string }> {
   return { verifier, challenge: b64url(digest) };
 }
 
-/** RFC 7591 registration of a public client; its client_id. */
-export async function registerClient(redirectUris = [REDIRECT_URI]): Promise<string> {
+/** RFC 7591 registration of a public client (named `clientName`); its client_id. */
+export async function registerClient(
+  redirectUris = [REDIRECT_URI],
+  clientName = "Hand Client",
+): Promise<string> {
   const res = await call("/oauth/register", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({
-      client_name: "Hand Client",
+      client_name: clientName,
       redirect_uris: redirectUris,
       token_endpoint_auth_method: "none",
       grant_types: ["authorization_code", "refresh_token"],
