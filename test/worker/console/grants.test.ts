@@ -19,6 +19,7 @@ import {
   type SignIn,
   setupApp,
 } from "../oauth/oauth-client.ts";
+import { consoleLogin, csrfOf } from "./console-session.ts";
 
 const HOSTILE = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`;
 
@@ -68,17 +69,12 @@ beforeAll(async () => {
     authorized(p.url, { mode: "developer", developer_token: p.dev.token }),
     authorized(q.url, endUser(q.alice)),
   ]);
-  const login = await api("/console/login", {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ token: p.dev.token }).toString(),
-  });
-  expect(login.status).toBe(303);
-  cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  const login = await consoleLogin(p.dev.token);
+  expect(login.res.status).toBe(303);
+  cookie = login.cookie;
   const res = await page();
   expect(res.status).toBe(200);
-  csrf = /name="csrf" value="([^"]+)"/.exec(await res.text())?.[1] as string;
+  csrf = csrfOf(await res.text());
   expect(csrf).toBeTruthy();
 });
 
@@ -188,13 +184,7 @@ describe("console: connected apps (OAuth grants)", () => {
 
   it("says so when no assistant is connected", async () => {
     const lone = await setupApp();
-    const login = await api("/console/login", {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ token: lone.dev.token }).toString(),
-    });
-    const session = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
+    const { cookie: session } = await consoleLogin(lone.dev.token);
     const html = await (await page(grantsPath(lone.dev.projectId), session)).text();
     expect(html).toContain("No assistant is connected");
     expect(html).not.toContain('id="next-page"');
