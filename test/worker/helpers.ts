@@ -131,6 +131,14 @@ export const mcpPostHeaders = (token: string): Record<string, string> => ({
   "mcp-protocol-version": "2025-06-18",
 });
 
+/** A client's first JSON-RPC message: `initialize` at protocol 2025-06-18. */
+export const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+};
+
 /** One JSON-RPC `tools/call` POSTed by hand to an MCP endpoint (`/mcp` or an app's) with a Bearer. */
 export const mcpToolCall = (path: string, token: string, name: string, args: Record<string, unknown>) =>
   apiJson(path, {
