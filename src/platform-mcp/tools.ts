@@ -24,7 +24,7 @@ import {
 } from "../accounts/schemas.ts";
 import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
-import { DEFAULT_EVENTS_PAGE, MAX_EVENTS_PAGE } from "../events/service.ts";
+import { DEFAULT_EVENTS_PAGE, MAX_EVENTS_DELETED, MAX_EVENTS_PAGE } from "../events/service.ts";
 import {
   DeployFunctionSchema,
   PromoteFunctionSchema,
@@ -396,6 +396,28 @@ export const PLATFORM_TOOLS = {
       ),
     },
     annotations: READ_ONLY,
+  }),
+  amba_events_delete: spec({
+    title: "Delete events",
+    description: `Delete the project's events received before \`before\` (and, with name, only those of that name), the oldest first, at most ${MAX_EVENTS_DELETED} a call: {"deleted": number, "more": boolean, "freed_bytes": number} (same as DELETE /v1/admin/projects/:id/events?before=&name=). Events count in the project's storage quota; deleting them is the way back under it. more: true when matching events are left — call again with the same arguments until it is false. Deleted events cannot be brought back.`,
+    auth: "project",
+    params: {
+      ...PROJECT,
+      // Checked by the REST delete's own `deleteEvents` (src/events/service.ts): the same message.
+      before: v.pipe(
+        v.string("must be a string"),
+        v.description(
+          "ISO-8601 date-time with a time zone, e.g. 2026-12-01T00:00:00Z: events received before it are deleted.",
+        ),
+      ),
+      name: v.optional(
+        v.pipe(
+          v.string("must be a string"),
+          v.description("Only events with this name (exact match), e.g. signup_completed."),
+        ),
+      ),
+    },
+    annotations: REPLACES,
   }),
   amba_oauth_grants_list: spec({
     title: "List OAuth grants",

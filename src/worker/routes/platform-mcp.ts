@@ -45,7 +45,7 @@ import {
   listCollectionViews,
 } from "../../data/collections.ts";
 import { AppError, forbidden, invalidInput, toolFailure, unauthorized } from "../../errors.ts";
-import { listEvents } from "../../events/service.ts";
+import { deleteEvents, listEvents } from "../../events/service.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -182,6 +182,9 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
       cursor: params.cursor,
       name: params.name,
     }),
+  // The REST delete's query: `deleteEvents` checks before and name for both.
+  amba_events_delete: ({ params }, { db, project }) =>
+    deleteEvents(db, project.id, { before: params.before, name: params.name }),
   amba_oauth_grants_list: ({ params }, { c, project }) =>
     listProjectGrants(c.env, oauthHelpers(c), project.id, grantPageInput(params.limit, params.cursor)),
   amba_oauth_grants_revoke: ({ params }, { c, project }) =>

@@ -40,6 +40,7 @@ const ALL_TOOLS = [
   "amba_billing_status",
   "amba_billing_daily",
   "amba_events_list",
+  "amba_events_delete",
   "amba_oauth_grants_list",
   "amba_oauth_grants_revoke",
 ];
@@ -464,6 +465,7 @@ describe("platform MCP with a developer token", () => {
       ["amba_billing_status", {}],
       ["amba_billing_daily", {}],
       ["amba_events_list", {}],
+      ["amba_events_delete", { before: "2999-01-01T00:00:00Z" }],
       ["amba_client_keys_create", {}],
     ] as const) {
       expect(await fails(otherClient, name, { project_id, ...args })).toEqual(foreign.body.error);
@@ -500,6 +502,8 @@ describe("platform MCP: every tool names its bad argument", () => {
       name: "nothing_here",
       grant_id: "u_0:nothing_here",
       token_id: crypto.randomUUID(),
+      // Before any event: deletes nothing.
+      before: "2000-01-01T00:00:00Z",
     };
     return Object.fromEntries(
       Object.keys(PLATFORM_TOOLS[name].params)
