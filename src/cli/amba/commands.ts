@@ -96,6 +96,11 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
     summary: "events your app sent, the last received first (--name, --limit, --cursor next_cursor)",
   },
   {
+    path: ["events", "delete"],
+    tool: "amba_events_delete",
+    summary: "delete events received before --before <ISO time> (--name N; run again while more: true)",
+  },
+  {
     path: ["oauth", "grants", "list"],
     tool: "amba_oauth_grants_list",
     summary: "assistants connected through OAuth (--limit N users a page, --cursor next_cursor)",
