@@ -2,13 +2,13 @@
  * The console's pages, server-rendered with `hono/html` (interpolations are escaped): sign-in, the
  * project list, and a project's page — collections with columns and policy, exposure toggles,
  * config, connection panel, live tools preview per scope, usage — its connected apps (OAuth
- * grants), its events (read-only), and the developer's own tokens.
+ * grants), its events (and a form deleting the old ones), and the developer's own tokens.
  * Pure: data in, markup out. The inline script (copy buttons) is progressive enhancement; every
  * action is a plain form.
  */
 import { html, raw } from "hono/html";
 import type { CollectionView } from "../data/collections.ts";
-import type { EventView } from "../events/service.ts";
+import { type EventView, MAX_EVENTS_DELETED } from "../events/service.ts";
 import type { FunctionView } from "../functions/service.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
 import type { GrantPage, GrantView } from "../oauth/grants.ts";
@@ -348,6 +348,13 @@ export interface EventsPageData {
   resumed: boolean;
   /** The listing's refusal of the query (a bad name, limit or cursor), shown instead of events. */
   notice?: Notice;
+  /** The delete form's outcome: what it was given, and the delete's answer or its refusal. */
+  deletion?: {
+    before: string;
+    name?: string;
+    result?: { deleted: number; more: boolean; freed_bytes: number };
+    notice?: Notice;
+  };
 }
 
 /** Characters of an event's properties shown (as JSON); the rest is cut with "…". */
@@ -369,6 +376,29 @@ export function propertiesText(properties: Record<string, unknown>): string {
  * its properties as (cut) JSON; a name filter (a GET form) and a link to the next page with the
  * listing's cursor. Names and properties are whatever the app's client code sent: text, escaped.
  */
+/**
+ * The delete form ("Delete events received before <date>", a date input: its UTC midnight, and an
+ * optional name), after a delete what it answered, and while more match a button deleting the next
+ * batch with the same arguments (the exact `before` the first one used).
+ */
+function deleteSection(base: string, d: EventsPageData) {
+  const del = d.deletion;
+  const result = del?.result;
+  const count = (n: number) => `${n} event${n === 1 ? "" : "s"}`;
+  const done = result
+    ? html`<p class="notice ok" role="status" id="deleted">Deleted ${count(result.deleted)}${del?.name ? ` named ${del.name}` : ""} received before ${del?.before}.${result.more ? " More match: delete more to go on." : ""}</p>${
+        result.more
+          ? html`<form id="delete-more" method="post" action="${base}/delete">${csrfField(d.csrf)}<input type="hidden" name="before" value="${del?.before}">${del?.name ? html`<input type="hidden" name="name" value="${del.name}">` : ""}<button type="submit">Delete more</button></form>`
+          : ""
+      }`
+    : "";
+  const date = del?.before && /^\d{4}-\d{2}-\d{2}/.test(del.before) ? del.before.slice(0, 10) : "";
+  return html`<section id="delete-events"><h2>Delete events</h2>
+<p class="muted">Events count in the project's storage quota; deleting old ones is the way back under it. The oldest go first, at most ${MAX_EVENTS_DELETED} at a time, and they cannot be brought back. The date is a UTC day: events received before its midnight (UTC) are deleted. Also <code>amba events delete</code>, <code>DELETE /v1/admin/projects/:id/events?before=</code>.</p>
+${notice(del?.notice)}${done}
+<form method="post" action="${base}/delete">${csrfField(d.csrf)}<label>Delete events received before <input type="date" name="before" required value="${date}"></label> <label>named <input name="name" value="${del?.name ?? ""}" placeholder="(every name)" autocomplete="off" maxlength="128"></label> <button type="submit">Delete</button></form></section>`;
+}
+
 export function eventsPage(nonce: string, d: EventsPageData) {
   const base = `/console/projects/${d.project.id}/events`;
   const link = (cursor?: string) => {
@@ -406,7 +436,8 @@ ${d.events.map(row)}
 </table>`
     : empty
 }
-${d.resumed || next ? html`<p>${d.resumed ? html`<a id="first-page" href="${link()}">First page</a> ` : ""}${next ? html`<a id="next-page" href="${next}">Next page</a>` : ""}</p>` : ""}</section>`,
+${d.resumed || next ? html`<p>${d.resumed ? html`<a id="first-page" href="${link()}">First page</a> ` : ""}${next ? html`<a id="next-page" href="${next}">Next page</a>` : ""}</p>` : ""}</section>
+${deleteSection(base, d)}`,
     signOut(d.csrf),
   );
 }
