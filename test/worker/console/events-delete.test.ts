@@ -10,6 +10,7 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EVENT_ROW_OVERHEAD_BYTES, MAX_EVENTS_DELETED } from "../../../src/events/service.ts";
 import { api, apiJson, signupDeveloper, type TestDeveloper, testDb } from "../helpers.ts";
+import { consoleLogin, csrfOf } from "./console-session.ts";
 
 /** Markup that would run script if `before` were echoed unescaped. */
 const HOSTILE = `"><script>alert(1)</script><img src=x onerror=alert(2)>`;
@@ -23,23 +24,18 @@ const deletePath = (projectId = dev.projectId) => `${eventsPath(projectId)}/dele
 
 /** Sign the console in with `token`; the session cookie. */
 async function signIn(token: string): Promise<string> {
-  const login = await api("/console/login", {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ token }).toString(),
-  });
-  expect(login.status).toBe(303);
-  return (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  const { res, cookie } = await consoleLogin(token);
+  expect(res.status).toBe(303);
+  return cookie;
 }
 
 /** The CSRF token the events page of `projectId` carries for the session `withCookie`. */
-async function csrfOf(withCookie: string, projectId: string): Promise<string> {
+async function sessionCsrf(withCookie: string, projectId: string): Promise<string> {
   const res = await api(eventsPath(projectId), { headers: { cookie: withCookie } });
   expect(res.status).toBe(200);
-  const token = /name="csrf" value="([^"]+)"/.exec(await res.text())?.[1];
+  const token = csrfOf(await res.text());
   expect(token).toBeTruthy();
-  return token as string;
+  return token;
 }
 
 function post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
@@ -75,7 +71,7 @@ const result = (html: string) =>
 beforeAll(async () => {
   dev = await signupDeveloper();
   cookie = await signIn(dev.token);
-  csrf = await csrfOf(cookie, dev.projectId);
+  csrf = await sessionCsrf(cookie, dev.projectId);
 });
 
 describe("console: delete events", () => {
@@ -96,7 +92,7 @@ describe("console: delete events", () => {
     expect((await post(deletePath(), { before: tomorrow })).status).toBe(403);
     expect((await post(deletePath(), { before: tomorrow, csrf: "not-the-token" })).status).toBe(403);
     const other = await signupDeveloper();
-    const theirCsrf = await csrfOf(await signIn(other.token), other.projectId);
+    const theirCsrf = await sessionCsrf(await signIn(other.token), other.projectId);
     expect((await post(deletePath(), { before: tomorrow, csrf: theirCsrf })).status).toBe(403);
     expect(
       (await post(deletePath(), { before: tomorrow, csrf }, { origin: "https://evil.example" })).status,
@@ -144,7 +140,7 @@ describe("console: delete events", () => {
       select project_id, 0, sum(size_bytes) from app_events where project_id = ${bulk.projectId}::uuid
       group by project_id`);
     const session = await signIn(bulk.token);
-    const token = await csrfOf(session, bulk.projectId);
+    const token = await sessionCsrf(session, bulk.projectId);
     const first = await post(
       deletePath(bulk.projectId),
       { csrf: token, before: "2000-01-01" },
@@ -198,7 +194,7 @@ describe("console: delete events", () => {
     const before = await restNames();
     const other = await signupDeveloper();
     const theirs = await signIn(other.token);
-    const theirCsrf = await csrfOf(theirs, other.projectId);
+    const theirCsrf = await sessionCsrf(theirs, other.projectId);
     const foreign = await post(deletePath(), { csrf: theirCsrf, before: utcDay(1) }, { cookie: theirs });
     expect(foreign.status).toBe(404);
     expect(await foreign.json()).toEqual({ error: { code: "not_found", message: "project not found" } });
