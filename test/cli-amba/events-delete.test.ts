@@ -34,6 +34,21 @@ beforeAll(async () => {
         params: { name: string; arguments: Record<string, unknown> };
       };
       calls.push(rpc.params);
+      if (rpc.params.name === "amba_projects_list") {
+        const projects = { projects: [{ id: "p1" }, { id: "p2" }] };
+        res.setHeader("content-type", "application/json");
+        res.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: rpc.id,
+            result: {
+              content: [{ type: "text", text: JSON.stringify(projects) }],
+              structuredContent: projects,
+            },
+          }),
+        );
+        return;
+      }
       // The service refuses what is no ISO date-time with a time zone; here, anything not ending in Z.
       const refused = !String(rpc.params.arguments.before ?? "").endsWith("Z");
       const value = refused ? { error: { code: "invalid_input", message: BAD_BEFORE } } : ANSWER;
@@ -100,6 +115,25 @@ describe("amba events delete", () => {
       },
     ]);
     expect(run.stdout).toBe("deleted: 10000\nmore: true\nfreed_bytes: 2060000\n");
+  });
+
+  it("with several projects and no --project, deletes nothing (a read still takes the first project)", async () => {
+    calls.length = 0;
+    const run = await amba(["events", "delete", "--before", "2026-12-01T00:00:00Z"]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(
+      "error: --project is required for a command that deletes or replaces: you have 2 projects (amba projects list)\n",
+    );
+    expect(calls.map((c) => c.name)).toEqual(["amba_projects_list"]);
+
+    calls.length = 0;
+    // (This stand-in answers every other tool as the delete: only the arguments sent matter here.)
+    await amba(["events", "list", "--json"]);
+    expect(calls.map((c) => [c.name, c.arguments.project_id])).toEqual([
+      ["amba_projects_list", undefined],
+      ["amba_events_list", "p1"],
+    ]);
   });
 
   it("prints --json as the tool's value", async () => {

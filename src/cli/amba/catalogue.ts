@@ -10,6 +10,7 @@ export interface CatalogueTool {
   title?: string;
   description?: string;
   inputSchema: JsonSchema;
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean };
 }
 
 /** The slice of JSON Schema the CLI reads to turn flags into arguments. */

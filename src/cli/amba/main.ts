@@ -31,7 +31,8 @@ Usage:
 ${TOOL_COMMANDS.map((c) => `  amba ${c.path.join(" ")}${(c.positionals ?? []).map((p) => ` <${p}>`).join("")}`.padEnd(52) + c.summary).join("\n")}
   amba mcp config [--client ${MCP_CLIENTS.join("|")}] [--hostname]   paste-ready MCP client config
 
-Global flags: --project <id> (default: your first project), --json, --data <json>,
+Global flags: --project <id> (default: your first project; your only one for a command that
+  deletes or replaces), --json, --data <json>,
   --amba-url <url>, --amba-token <token> (override AMBA_URL / AMBA_TOKEN / the stored login).
 Environment: AMBA_URL, AMBA_TOKEN, AMBA_PROJECT. Run \`amba <command> --help\` for its flags.
 `;
@@ -51,13 +52,25 @@ function catalogueTool(name: string): CatalogueTool {
 
 const needsProject = (tool: CatalogueTool) => Boolean(tool.inputSchema.properties?.project_id);
 
-/** `--project`, `AMBA_PROJECT`, else the developer's first project. */
-async function projectId(conn: Connection, raw: RawArgs): Promise<string> {
+/** Whether a tool deletes or replaces something (its `destructiveHint`). */
+const destroys = (tool: CatalogueTool) =>
+  tool.annotations?.destructiveHint === true && tool.annotations.readOnlyHint !== true;
+
+/**
+ * `--project`, `AMBA_PROJECT`, else the developer's first project — for a command that deletes or
+ * replaces (`destroys`), only their sole one: with several, "first" is a guess a deletion must not
+ * make (the platform MCP asks for `project_id` then too).
+ */
+async function projectId(conn: Connection, raw: RawArgs, destructive = false): Promise<string> {
   const given = flagString(raw, "project") ?? process.env.AMBA_PROJECT;
   if (given) return given;
   const { projects } = (await callTool(conn, "amba_projects_list", {})) as { projects: { id: string }[] };
   const first = projects[0];
   if (!first) throw new CliError("you have no project yet: create one with `amba projects create <name>`");
+  if (destructive && projects.length > 1)
+    throw new CliError(
+      `--project is required for a command that deletes or replaces: you have ${projects.length} projects (amba projects list)`,
+    );
   return first.id;
 }
 
@@ -84,7 +97,7 @@ async function runToolCommand(command: ToolCommand, argv: string[]): Promise<num
   }
   const args = toolArguments(tool.inputSchema, raw, command.positionals);
   const conn = connection(raw);
-  if (needsProject(tool)) args.project_id = await projectId(conn, raw);
+  if (needsProject(tool)) args.project_id = await projectId(conn, raw, destroys(tool));
   print(raw, await callTool(conn, command.tool, args));
   return 0;
 }
