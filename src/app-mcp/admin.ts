@@ -89,6 +89,12 @@ export interface AppMcpSettings {
   exposedFunctions: string[];
   rateLimitPerMinute: RateLimitTier;
   /**
+   * The browser origins allowed to call the app MCP and the SDK routes (src/worker/sdk-cors.ts):
+   * carried with the cached resolution, so a browser app's warm request finds them without a
+   * round trip.
+   */
+  allowedOrigins: readonly string[];
+  /**
    * Not app-MCP config: the project's function signing secret and, during a rotation's overlap, the
    * previous one with its expiry (`projects` row), carried here because the credential cache keeps
    * configs per (project, `meta_rev`) and rotating bumps `meta_rev` — so signing a function call
