@@ -66,9 +66,9 @@ function requestOrigin(c: Context<AppEnv>): string | null {
  * The allowed origins of the project in the path; null when there is none, the lookup is refused
  * (the address is over its failed-check budget) or fails: such a request is answered as before.
  */
-async function pathOrigins(c: Context<AppEnv>): Promise<readonly string[] | null> {
+async function pathOrigins(c: Context<AppEnv>, projectId: string): Promise<readonly string[] | null> {
   try {
-    return await allowedOriginsOf(c, { projectId: c.req.param("id") ?? "" });
+    return await allowedOriginsOf(c, { projectId });
   } catch {
     return null;
   }
@@ -97,6 +97,8 @@ function sdkCors(methods: string, scope: "project" | "client"): MiddlewareHandle
   return async function sdkCors(c, next) {
     const origin = requestOrigin(c);
     if (origin === null) return next();
+    // Read now: once later middleware has run, `param` answers for their routes (`*`: none).
+    const projectId = scope === "project" ? (c.req.param("id") ?? "") : "";
     if (c.req.method === "OPTIONS") {
       if (scope === "client")
         return new Response(null, {
@@ -104,7 +106,7 @@ function sdkCors(methods: string, scope: "project" | "client"): MiddlewareHandle
           headers: { "access-control-allow-origin": "*", ...preflightHeaders(methods) },
         });
       // Not an exact origin: no project lists it, and no lookup is spent on it.
-      if (isExactOrigin(origin) && listed(origin, await pathOrigins(c))) {
+      if (isExactOrigin(origin) && listed(origin, await pathOrigins(c, projectId))) {
         return new Response(null, {
           status: 204,
           headers: { "access-control-allow-origin": origin, vary: "Origin", ...preflightHeaders(methods) },
@@ -123,7 +125,7 @@ function sdkCors(methods: string, scope: "project" | "client"): MiddlewareHandle
     }
     await next();
     if (!isExactOrigin(origin)) return;
-    const list = c.var.corsOrigins ?? (scope === "project" ? await pathOrigins(c) : null);
+    const list = c.var.corsOrigins ?? (scope === "project" ? await pathOrigins(c, projectId) : null);
     if (listed(origin, list)) c.res = withCors(c.res, origin);
   };
 }

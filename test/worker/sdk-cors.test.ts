@@ -6,17 +6,19 @@
  * project routes (403 otherwise); answered without naming any origin on the credential-only routes,
  * whose preflight names no project.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import {
   api,
   apiJson,
   endUserHeaders,
   expectError,
   freshIp,
+  requestRoundTrips,
   signupDeveloper,
   signupUser,
   type TestDeveloper,
   type TestUser,
+  withinOneRateLimitWindow,
 } from "./helpers.ts";
 
 const ORIGIN = "https://app.example.com";
@@ -111,6 +113,39 @@ describe("SDK data routes", () => {
     });
     expect(invoke.status).toBe(404);
     expectCors(invoke, ORIGIN);
+  });
+
+  it("refusals before any route (path guard 400, body limit 413) carry them too", async () => {
+    const guarded = await api(`/v1/projects/${dev.projectId}/collections/a%00b/rows`, {
+      headers: asUser(ORIGIN),
+    });
+    expect(guarded.status).toBe(400);
+    expectCors(guarded, ORIGIN);
+    const big = await api(`/v1/projects/${dev.projectId}/collections/notes/find`, {
+      method: "POST",
+      headers: { ...asUser(ORIGIN), "content-type": "application/json" },
+      body: JSON.stringify({ where: {}, pad: "x".repeat(1024 * 1024 + 10) }),
+    });
+    expect(big.status).toBe(413);
+    expectCors(big, ORIGIN);
+  });
+
+  it("costs a warm request no round trip: the origins come with the cached resolution", async () => {
+    const find = () =>
+      api(`/v1/projects/${dev.projectId}/collections/notes/find`, {
+        headers: asUser(ORIGIN),
+        json: { where: { title: { eq: "x" } } },
+      });
+    expect((await find()).status).toBe(200);
+    const fetchSpy = vi.spyOn(globalThis, "fetch");
+    try {
+      const warm = await find();
+      expect(warm.status).toBe(200);
+      expectCors(warm, ORIGIN);
+      expect(requestRoundTrips(fetchSpy)).toBe(1);
+    } finally {
+      fetchSpy.mockRestore();
+    }
   });
 
   it("an unlisted or absent origin is answered as before, without CORS headers", async () => {
@@ -335,6 +370,25 @@ describe("credential-only routes: /v1/auth/* and POST /v1/events", () => {
     // The key checks out: its project's origin reads the expired session's 401 too.
     expect(gone.status).toBe(401);
     expectCors(gone, ORIGIN);
+  });
+
+  it("auth: a sign-in refused by its rate limit (429) is readable, Retry-After exposed", async () => {
+    await withinOneRateLimitWindow();
+    const email = `cors-limit-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    let last: Response | undefined;
+    for (let i = 0; i < 12; i++) {
+      last = await api("/v1/auth/signin", {
+        apiKey: dev.clientKey,
+        headers: { origin: ORIGIN, "cf-connecting-ip": freshIp() },
+        json: { email, password: "wrong password here" },
+      });
+      if (last.status === 429) break;
+      expect(last.status).toBe(401);
+      expectCors(last, ORIGIN);
+    }
+    expect(last?.status).toBe(429);
+    expectCors(last as Response, ORIGIN);
+    expect(last?.headers.get("retry-after")).toMatch(/^\d+$/);
   });
 
   it("auth: another project's key does not open this project's origin", async () => {
