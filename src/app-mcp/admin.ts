@@ -29,6 +29,7 @@ import { bumpMetaRev } from "../meta/rev.ts";
 import { slugResource } from "../oauth/resources.ts";
 import { RATE_LIMIT_TIERS, type RateLimitTier } from "../rate-limit.ts";
 import { parseInput } from "../validate.ts";
+import { isExactOrigin } from "./exact-origin.ts";
 
 /**
  * An exposed name's shape, whatever its kind: a lowercase identifier of at most 63 characters (what
@@ -118,16 +119,6 @@ export type AppExposure = Pick<AppMcpSettings, "exposedCollections" | "exposedFu
 
 /** Most browser origins one app may allow. */
 export const MAX_ALLOWED_ORIGINS = 20;
-
-/** True when `value` is exactly an origin: http(s) scheme, host, optional port, nothing else. */
-export function isExactOrigin(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
-  } catch {
-    return false;
-  }
-}
 
 /** One browser origin allowed to call the app MCP (`https://app.example.com`, `http://localhost:5173`). */
 export const OriginSchema = v.pipe(

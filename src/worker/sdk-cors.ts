@@ -24,7 +24,7 @@
  * get the headers too.
  */
 import type { Context, Hono, MiddlewareHandler } from "hono";
-import { isExactOrigin } from "../app-mcp/admin.ts";
+import { isExactOrigin } from "../app-mcp/exact-origin.ts";
 import { allowedOriginsOf } from "./allowed-origins.ts";
 import type { AppEnv } from "./hono.ts";
 
