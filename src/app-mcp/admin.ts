@@ -120,7 +120,7 @@ export type AppExposure = Pick<AppMcpSettings, "exposedCollections" | "exposedFu
 /** Most browser origins one app may allow. */
 export const MAX_ALLOWED_ORIGINS = 20;
 
-/** One browser origin allowed to call the app MCP (`https://app.example.com`, `http://localhost:5173`). */
+/** One browser origin allowed to call the app MCP and the SDK routes (`https://app.example.com`, `http://localhost:5173`). */
 export const OriginSchema = v.pipe(
   v.string(),
   v.maxLength(255, "must be at most 255 characters"),
