@@ -254,6 +254,27 @@ describe("SDK data routes", () => {
     expectNoCors(malformed);
   });
 
+  it("follows a change of allowed_origins at once (the cached resolution is forgotten)", async () => {
+    const d = await signupDeveloper();
+    await allow(d, [ORIGIN]);
+    const events = () =>
+      api("/v1/events", { apiKey: d.clientKey, headers: { origin: ORIGIN }, json: { name: "x" } });
+    const path = `/v1/projects/${d.projectId}/collections/none/rows`;
+    const rowsAs = () => api(path, { token: d.token, headers: { origin: ORIGIN } });
+    expectCors(await events(), ORIGIN);
+    expectCors(await rowsAs(), ORIGIN);
+    const preflight = () => api(path, { method: "OPTIONS", headers: { origin: ORIGIN } });
+    expect((await preflight()).status).toBe(204);
+    await allow(d, []);
+    const after = await events();
+    expect(after.status).toBe(201);
+    expectNoCors(after);
+    const gone = await rowsAs();
+    expect(gone.status).toBe(404);
+    expectNoCors(gone);
+    expect((await preflight()).status).toBe(403);
+  });
+
   it("an OPTIONS without Origin is answered as before", async () => {
     const before = await api(rows(), { method: "OPTIONS" });
     expect(before.status).toBe(404);
