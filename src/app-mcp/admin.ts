@@ -29,6 +29,7 @@ import { bumpMetaRev } from "../meta/rev.ts";
 import { slugResource } from "../oauth/resources.ts";
 import { RATE_LIMIT_TIERS, type RateLimitTier } from "../rate-limit.ts";
 import { parseInput } from "../validate.ts";
+import { isExactOrigin } from "./exact-origin.ts";
 
 /**
  * An exposed name's shape, whatever its kind: a lowercase identifier of at most 63 characters (what
@@ -89,6 +90,12 @@ export interface AppMcpSettings {
   exposedFunctions: string[];
   rateLimitPerMinute: RateLimitTier;
   /**
+   * The browser origins allowed to call the app MCP and the SDK routes (src/worker/sdk-cors.ts):
+   * carried with the cached resolution, so a browser app's warm request finds them without a
+   * round trip.
+   */
+  allowedOrigins: readonly string[];
+  /**
    * Not app-MCP config: the project's function signing secret and, during a rotation's overlap, the
    * previous one with its expiry (`projects` row), carried here because the credential cache keeps
    * configs per (project, `meta_rev`) and rotating bumps `meta_rev` — so signing a function call
@@ -113,17 +120,7 @@ export type AppExposure = Pick<AppMcpSettings, "exposedCollections" | "exposedFu
 /** Most browser origins one app may allow. */
 export const MAX_ALLOWED_ORIGINS = 20;
 
-/** True when `value` is exactly an origin: http(s) scheme, host, optional port, nothing else. */
-export function isExactOrigin(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
-  } catch {
-    return false;
-  }
-}
-
-/** One browser origin allowed to call the app MCP (`https://app.example.com`, `http://localhost:5173`). */
+/** One browser origin allowed to call the app MCP and the SDK routes (`https://app.example.com`, `http://localhost:5173`). */
 export const OriginSchema = v.pipe(
   v.string(),
   v.maxLength(255, "must be at most 255 characters"),

@@ -73,7 +73,8 @@ export const CONSOLE_OPERATIONS: readonly OperationSpec[] = [
         slug: { type: "string" },
         allowed_origins: {
           type: "string",
-          description: "Browser origins allowed to call the app MCP, one per line (replaces the list).",
+          description:
+            "Browser origins allowed to call the app MCP and the SDK routes, one per line (replaces the list).",
         },
       },
       required: ["csrf"],

@@ -233,7 +233,7 @@ function configSection(d: ProjectPageData) {
 <label>auth_mode <select name="auth_mode">${d.authModes.map((m) => html`<option value="${m}" ${m === d.config.auth_mode ? "selected" : ""}>${m}</option>`)}</select></label>
 <label>slug <input name="slug" value="${d.config.slug ?? ""}" placeholder="(none)" pattern="[a-z0-9]([a-z0-9-]*[a-z0-9])?" title="lowercase letters, digits and inner hyphens"> <span class="muted">empty releases it (no other developer can take it for 30 days)</span></label>
 <label>rate_limit_per_minute <select name="rate_limit_per_minute">${d.rateLimitTiers.map((t) => html`<option value="${t}" ${t === d.config.rate_limit_per_minute ? "selected" : ""}>${t}</option>`)}</select> <span class="muted">per caller (developer or end user); over it, tool calls answer rate_limited</span></label>
-<label for="allowed-origins-input">allowed_origins <span class="muted">— browser origins (web apps) allowed to call the app MCP, one per line, e.g. <code>https://app.example.com</code>; empty: none</span></label>
+<label for="allowed-origins-input">allowed_origins <span class="muted">— browser origins (web apps) allowed to call the app MCP and the SDK routes, one per line, e.g. <code>https://app.example.com</code>; empty: none</span></label>
 <textarea id="allowed-origins-input" name="allowed_origins" rows="4" cols="60" spellcheck="false" autocomplete="off" placeholder="https://app.example.com">${d.config.allowed_origins.join("\n")}</textarea>
 <button type="submit">Save config</button></form>
 <p>Current: <span id="current-config">enabled=${String(d.config.enabled)} auth_mode=${d.config.auth_mode} slug=${d.config.slug ?? "none"} rate_limit_per_minute=${d.config.rate_limit_per_minute}</span></p>

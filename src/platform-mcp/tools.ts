@@ -320,7 +320,7 @@ export const PLATFORM_TOOLS = {
   amba_app_mcp_update_config: spec({
     title: "Update the app MCP config",
     description:
-      'Change any of: enabled (kill switch), auth_mode ("all" | "client_only" | "developer_only": which credentials may connect), slug (reserve <slug>.mcp.amba.host; null releases it, keeping it for your projects for 30 days; 409 when taken or released by another developer in the last 30 days), allowed_origins (browser origins allowed to call the app MCP), rate_limit_per_minute (the caller limit tier: 600, 6000 or 60000). Returns the config like amba_app_mcp_get_config (same as PATCH /v1/admin/projects/:id/app-mcp/config).',
+      'Change any of: enabled (kill switch), auth_mode ("all" | "client_only" | "developer_only": which credentials may connect), slug (reserve <slug>.mcp.amba.host; null releases it, keeping it for your projects for 30 days; 409 when taken or released by another developer in the last 30 days), allowed_origins (browser origins allowed to call the app MCP and the SDK routes), rate_limit_per_minute (the caller limit tier: 600, 6000 or 60000). Returns the config like amba_app_mcp_get_config (same as PATCH /v1/admin/projects/:id/app-mcp/config).',
     auth: "project",
     params: PROJECT,
     body: ConfigPatchSchema,
@@ -330,7 +330,7 @@ export const PLATFORM_TOOLS = {
         "Which credentials may connect: all, client_only (client key + end-user session) or developer_only.",
       slug: "Hostname label (lowercase DNS label, globally unique), or null to release it (no other project can claim it for 30 days).",
       allowed_origins:
-        'Exact browser origins (e.g. "https://app.example.com", at most 20) whose pages may call the app MCP; replaces the list. Requests without Origin (server-side clients) are always allowed.',
+        'Exact browser origins (e.g. "https://app.example.com", at most 20) whose pages may call the app MCP and the SDK routes (CORS); replaces the list. Requests without Origin (server-side clients) are always allowed.',
       rate_limit_per_minute:
         "App MCP tool calls per minute and caller (developer or end user): one of the tiers 600, 6000 (default) or 60000.",
     },

@@ -24,6 +24,7 @@ import { appMcpRoutes, slugFromHost } from "./routes/app-mcp.ts";
 import { dataRoutes } from "./routes/data.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { functionInvokeRoutes } from "./routes/function-invoke.ts";
+import { hotSdkCors } from "./sdk-cors.ts";
 
 /**
  * The answer hold of each request the Worker's entry is serving (src/answer-memory.ts): opened
@@ -233,7 +234,7 @@ export function hotApp(): Hono<AppEnv> {
     app.route("/", dataRoutes);
     app.route("/", functionInvokeRoutes);
     app.route("/", eventRoutes);
-  });
+  }, hotSdkCors);
 }
 
 /** The Worker's fetch handler (what src/worker/index.ts exports; tests call it directly too). */

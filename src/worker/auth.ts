@@ -87,6 +87,7 @@ const DEFAULT_SETTINGS: Omit<AppMcpSettings, "functionSigning"> = {
   exposedCollections: [],
   exposedFunctions: [],
   rateLimitPerMinute: DEFAULT_RATE_LIMIT,
+  allowedOrigins: [],
 };
 
 /** The bearer token of `Authorization: Bearer <token>`, if any. */
@@ -162,6 +163,7 @@ interface ResolvedRow {
   mcp_collections: string[] | null;
   mcp_functions: string[] | null;
   mcp_rate_limit: number | null;
+  mcp_origins: string[] | null;
   /** `oauthGrantId` is recorded as revoked (false without one). */
   grant_revoked: boolean;
   /** `oauthAccessTokenId` is recorded as revoked alone (false without one). */
@@ -216,7 +218,7 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
       (extract(epoch from p.previous_signing_secret_expires_at) * 1000)::float8 as previous_signing_expires_ms,
       m.enabled as mcp_enabled, m.auth_mode as mcp_auth_mode, m.slug as mcp_slug,
       to_jsonb(m.exposed_collections) as mcp_collections, to_jsonb(m.exposed_functions) as mcp_functions,
-      m.rate_limit_per_minute as mcp_rate_limit,
+      m.rate_limit_per_minute as mcp_rate_limit, to_jsonb(m.allowed_origins) as mcp_origins,
       ${grantRevoked(creds.oauthGrantId)} as grant_revoked,
       ${accessTokenRevoked(creds.oauthAccessTokenId)} as token_revoked
     from (select 1) as one
@@ -291,6 +293,7 @@ function settingsFrom(row: ResolvedRow): AppMcpSettings {
     exposedCollections: row.mcp_collections ?? [],
     exposedFunctions: row.mcp_functions ?? [],
     rateLimitPerMinute: (row.mcp_rate_limit ?? DEFAULT_RATE_LIMIT) as RateLimitTier,
+    allowedOrigins: row.mcp_origins ?? [],
     functionSigning,
   };
 }
@@ -307,6 +310,17 @@ async function checkClientKey(cred: ParsedCredential, row: ResolvedRow): Promise
   if (!ok || row.key_live !== true || !row.key_project_id)
     throw unauthorized("invalid or revoked client key");
   return row.key_project_id;
+}
+
+/**
+ * A client key checked out against `row`, whose project is the key's: the browser origins that
+ * project lists (`allowed_origins`) become the request's CORS origins (src/worker/sdk-cors.ts), so
+ * what the request answers from here on — an expired session's 401, a refused password, a 429 —
+ * is readable by the app's web client. Not before the key checks out, and never for a project the
+ * key does not belong to.
+ */
+function noteKeyOrigins<E extends AppEnv>(c: Context<E>, row: ResolvedRow, keyProjectId: string): void {
+  if (row.project_id === keyProjectId) c.set("corsOrigins", row.mcp_origins ?? []);
 }
 
 async function checkSession(
@@ -388,6 +402,7 @@ export async function authenticateProject<E extends AppEnv>(
     }
     const keyCred = creds.clientKey as ParsedCredential;
     const keyProjectId = await checkClientKey(keyCred, row);
+    noteKeyOrigins(c, row, keyProjectId);
     const user = await checkSession(creds.session as ParsedCredential, row, keyProjectId);
     const project = projectFrom(row);
     if (!project) throw notFound("project not found");
@@ -447,7 +462,7 @@ export async function authenticateClientKey<E extends AppEnv>(
       { clientKey: cred, signinEmail: options.signinEmail },
       { fromClientKey: true },
     );
-    await checkClientKey(cred, row);
+    noteKeyOrigins(c, row, await checkClientKey(cred, row));
     const project = projectFrom(row);
     if (!project) throw unauthorized("invalid or revoked client key");
     return { clientKeyId: cred.id, project, signinUser: signinCandidate(row) };
@@ -468,6 +483,7 @@ export async function authenticateEndUser<E extends AppEnv>(
     const sessionCred = sessionCredential(c);
     const row = await resolveRow({ clientKey: keyCred, session: sessionCred }, { fromClientKey: true });
     const keyProjectId = await checkClientKey(keyCred, row);
+    noteKeyOrigins(c, row, keyProjectId);
     const user = await checkSession(sessionCred, row, keyProjectId);
     const project = projectFrom(row);
     if (!project) throw unauthorized("invalid or revoked client key");
@@ -500,6 +516,7 @@ export async function authenticateAppClient<E extends AppEnv>(
     const sessionCred = bearer === undefined ? undefined : sessionCredential(c);
     const row = await resolveRow({ clientKey: keyCred, session: sessionCred }, { fromClientKey: true });
     const keyProjectId = await checkClientKey(keyCred, row);
+    noteKeyOrigins(c, row, keyProjectId);
     const user = sessionCred ? await checkSession(sessionCred, row, keyProjectId) : undefined;
     const project = projectFrom(row);
     if (!project) throw unauthorized("invalid or revoked client key");

@@ -17,6 +17,7 @@ import { oauthRoutes } from "./routes/oauth.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
 import { platformMcpRoutes } from "./routes/platform-mcp.ts";
 import { projectRoutes } from "./routes/projects.ts";
+import { coldSdkCors } from "./sdk-cors.ts";
 
 export function coldApp(): Hono<AppEnv> {
   // Each sub-app declares its full paths (they span /v1/admin/…, /v1/auth/…, /console, /.well-known…).
@@ -37,6 +38,7 @@ export function coldApp(): Hono<AppEnv> {
     (app) => {
       // Before the body limit and the path guard: their refusals under /console get its headers too.
       app.use("/console/*", consoleHeaders);
+      coldSdkCors(app);
     },
   );
 }

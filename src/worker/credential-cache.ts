@@ -123,7 +123,8 @@ export function forgetCredentials(holder: CredentialHolder): void {
 
 /**
  * An app's `allowed_origins` as the MCP endpoints' Origin check reads them — before any credential,
- * a CORS preflight has none —, by the request's project selector. Cached like a resolution (the
+ * a CORS preflight has none —, by the request's project selector (also the SDK routes' CORS, for a
+ * preflight or an answer no credential resolved: src/worker/sdk-cors.ts). Cached like a resolution (the
  * same TTL, forgotten by the same control-plane writes: the developer's config change applies at
  * once here): read every time, each request with a foreign `Origin` was one statement, a browser
  * app's every call and anyone's, for a known app or a made-up one. Unknown apps are not cached

@@ -29,6 +29,12 @@ export interface AppEnv {
      * isolate's cached resolutions of theirs are forgotten (src/worker/app.ts, credential-cache.ts).
      */
     credentialHolder?: CredentialHolder;
+    /**
+     * The browser origins of the project the request's credentials resolved to (its
+     * `allowed_origins`), set once a client key checks out or a cached resolution is used: which
+     * `Origin` the SDK routes answer with CORS headers (src/worker/sdk-cors.ts).
+     */
+    corsOrigins?: readonly string[];
   };
 }
 

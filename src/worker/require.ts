@@ -78,6 +78,7 @@ export const requireProjectCaller = (
       : await load();
     c.set("principal", principal);
     c.set("appRuntime", config);
+    c.set("corsOrigins", config.allowedOrigins);
     if (principal.scope === "end_user") noteActiveUser(c, principal.project.id, principal.user.id);
     await next();
   };
@@ -94,6 +95,7 @@ export const requireAppClient = (): MiddlewareHandler<Authenticated<"appClient" 
     answerAs(c, principal.project.id);
     c.set("appClient", principal);
     c.set("appRuntime", config);
+    c.set("corsOrigins", config.allowedOrigins);
     if (principal.user) noteActiveUser(c, principal.project.id, principal.user.id);
     await next();
   };

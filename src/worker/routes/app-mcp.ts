@@ -14,6 +14,7 @@ import type { AppSurface } from "../../app-mcp/surface.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
+import { allowedOriginsOf } from "../allowed-origins.ts";
 import {
   actorOf,
   authenticateProject,
@@ -22,12 +23,12 @@ import {
   type ProjectSelector,
   presentedCredentials,
 } from "../auth.ts";
-import { cachedCredential, cachedOrigins, credentialKey } from "../credential-cache.ts";
+import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import { type AppEnv, answerAs } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
 import { noteActiveUser, requestMeter } from "../metering.ts";
-import { appLimiter, failedCredentialGuard, TIER_LIMITERS } from "../rate-limit.ts";
+import { appLimiter, TIER_LIMITERS } from "../rate-limit.ts";
 
 export const appMcpRoutes = new Hono<AppEnv>();
 
@@ -54,18 +55,7 @@ function selectorOf(c: Context<AppEnv>): ProjectSelector | null {
  */
 async function allowedOrigins(c: Context<AppEnv>): Promise<readonly string[] | null> {
   const selector = selectorOf(c);
-  if (selector === null) return null;
-  const named = "projectId" in selector ? { projectId: selector.projectId.toLowerCase() } : selector;
-  return cachedOrigins(JSON.stringify(named), async () => {
-    // Anonymous, and a made-up app is never cached: a lookup that finds no app counts against the
-    // address's budget of failed checks, which refuses it (429) before the database past that.
-    const guard = failedCredentialGuard(c.env, c.req.raw.headers, (p) => c.executionCtx.waitUntil(p));
-    guard.before();
-    const { appAllowedOrigins } = await import("../hot-services.ts");
-    const app = await appAllowedOrigins(c.var.db, selector);
-    if (app === null) guard.failed();
-    return app;
-  });
+  return selector === null ? null : allowedOriginsOf(c, selector);
 }
 
 const appOrigin = mcpOrigin({ allowedOrigins });

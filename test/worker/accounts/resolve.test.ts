@@ -54,6 +54,7 @@ describe("authenticateProject", () => {
         exposedCollections: [],
         exposedFunctions: [],
         rateLimitPerMinute: 6000,
+        allowedOrigins: [],
         functionSigning: { secret: expect.stringMatching(/^amba_fsig_[0-9a-f]{64}$/), previous: null },
       },
     });
@@ -77,6 +78,7 @@ describe("authenticateProject", () => {
       exposedCollections: ["recipes", "notes"],
       exposedFunctions: ["send"],
       rateLimitPerMinute: 60000,
+      allowedOrigins: [],
       functionSigning: { secret: expect.stringMatching(/^amba_fsig_[0-9a-f]{64}$/), previous: null },
     });
     expect((await call("/s/no-such-slug", bearer(dev.token))).status).toBe(404);
