@@ -12,6 +12,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getPath } from "hono/utils/url";
 import { type AnswerHold, answerMemory } from "../answer-memory.ts";
+import { lazyModule } from "../lazy-module.ts";
 import { forgetCredentials } from "./credential-cache.ts";
 import type { Env } from "./env.ts";
 import { renderError, renderNotFound } from "./errors.ts";
@@ -22,6 +23,9 @@ import { pathGuard } from "./path-guard.ts";
 import { appMcpRoutes, slugFromHost } from "./routes/app-mcp.ts";
 import { dataRoutes } from "./routes/data.ts";
 import { functionInvokeRoutes } from "./routes/function-invoke.ts";
+
+/** src/worker/db.ts, loaded on an isolate's first request (see the `database` middleware). */
+const dbModule = lazyModule(() => import("./db.ts"));
 
 /**
  * The answer hold of each request the Worker's entry is serving (src/answer-memory.ts): opened
@@ -196,7 +200,7 @@ export function buildApp(
   // A request the Worker's entry serves gets a handle of its own, whose answers stay charged to the
   // request's answer hold until it has answered (src/answer-memory.ts).
   app.use("*", async function database(c, next) {
-    const { createDb } = await import("./db.ts");
+    const { createDb } = await dbModule();
     c.set("db", createDb(c.env, c.var.answerHold));
     await next();
   });

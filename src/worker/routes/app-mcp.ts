@@ -13,6 +13,7 @@ import { answerBudget } from "../../answer-budget.ts";
 import type { AppSurface } from "../../app-mcp/surface.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
+import { lazyModule } from "../../lazy-module.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
 import {
   actorOf,
@@ -28,6 +29,9 @@ import { mcpOrigin } from "../mcp-edge.ts";
 import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
 import { noteActiveUser, requestMeter } from "../metering.ts";
 import { appLimiter, failedCredentialGuard, TIER_LIMITERS } from "../rate-limit.ts";
+
+/** The services of the hot routes, loaded with the first request that reaches one. */
+const hotServices = lazyModule(() => import("../hot-services.ts"));
 
 export const appMcpRoutes = new Hono<AppEnv>();
 
@@ -61,7 +65,7 @@ async function allowedOrigins(c: Context<AppEnv>): Promise<readonly string[] | n
     // address's budget of failed checks, which refuses it (429) before the database past that.
     const guard = failedCredentialGuard(c.env, c.req.raw.headers, (p) => c.executionCtx.waitUntil(p));
     guard.before();
-    const { appAllowedOrigins } = await import("../hot-services.ts");
+    const { appAllowedOrigins } = await hotServices();
     const app = await appAllowedOrigins(c.var.db, selector);
     if (app === null) guard.failed();
     return app;
@@ -109,7 +113,7 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   if (principal.scope === "end_user") noteActiveUser(c, principal.project.id, principal.user.id);
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   // Not at start-up: the handlers and the surface come with the first request that gets this far.
-  const { appMcpHandlers, appSurface, storageGuard, storageQuotaBytes } = await import("../hot-services.ts");
+  const { appMcpHandlers, appSurface, storageGuard, storageQuotaBytes } = await hotServices();
   // Lazy: only tools/list and tools/call need the surface (initialize, ping, notifications do not).
   let surface: Promise<AppSurface> | undefined;
   const loadSurface = () => {

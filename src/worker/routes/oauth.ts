@@ -24,6 +24,7 @@ import * as v from "valibot";
 import { constantTimeEqual, fromBase64url, randomSecret, sha256Hex } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
+import { lazyModule } from "../../lazy-module.ts";
 import {
   documentAcceptedElsewhere,
   documentAcceptedRecently,
@@ -90,6 +91,9 @@ import { formBody } from "../request.ts";
 import { requireEndUser, requireProjectAdmin } from "../require.ts";
 import { checkSigninPassword } from "./auth.ts";
 import { authorizePage, errorPage, shownName } from "./oauth-pages.ts";
+
+/** src/worker/db.ts, loaded with the first grant check (the Worker's `database` middleware has its own). */
+const dbModule = lazyModule(() => import("../db.ts"));
 
 type Ctx = Context<AppEnv>;
 
@@ -166,7 +170,7 @@ export async function revokeProjectGrantOr404<E extends AppEnv>(
 // or refresh (src/oauth/server.ts `endDeadGrants`): the same checks as at every MCP request, in one
 // statement.
 checkGrantsWith(async (env, props, grantId) => {
-  const { createDb } = await import("../db.ts");
+  const { createDb } = await dbModule();
   const db = createDb(env as Env);
   try {
     if (props.projectId !== null)
