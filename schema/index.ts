@@ -239,6 +239,74 @@ export const revokedOauthGrants = pgTable(
 );
 
 /**
+ * OAuth access tokens revoked alone (RFC 7009 at `/oauth/token`, src/worker/routes/oauth.ts) while
+ * their grant lives on: the token's id (its SHA-256, hex — the provider's own id for it, never the
+ * token) and when it would have expired. The provider deletes the token from Workers KV only, whose
+ * reads elsewhere may show it for up to 60 s; a row here, read in the one statement that resolves an
+ * OAuth caller (src/worker/auth.ts), refuses it everywhere at once. Kept until the token's own
+ * expiry (an hour at most), pruned by each such revocation's own insert.
+ */
+export const revokedOauthTokens = pgTable(
+  "revoked_oauth_tokens",
+  {
+    tokenId: text("token_id").primaryKey(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("revoked_oauth_tokens_expires_at_idx").on(t.expiresAt)],
+);
+
+/**
+ * Events an app's client code sent (`POST /v1/events`, src/events/service.ts): a name, optional JSON
+ * properties, the end user of the session they came with (null without one; not a foreign key, so
+ * an event outlives its user) and when it happened (the client's `timestamp`, else when it was
+ * received). Ids are UUIDv7 minted at ingest, so listing newest first is a walk of the
+ * (project, id) index backwards; the (project, name, id) index serves the `?name=` filter.
+ */
+export const appEvents = pgTable(
+  "app_events",
+  {
+    id: uuid("id").primaryKey(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    properties: jsonb("properties").notNull().default(sql`'{}'::jsonb`),
+    userId: uuid("user_id"),
+    occurredAt: timestamp("occurred_at", { withTimezone: true }).notNull(),
+    receivedAt: timestamp("received_at", { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * What the event counts in its project's storage quota, fixed when it is stored: its name's and
+     * properties' bytes plus a per-row overhead (`EVENT_ROW_OVERHEAD_BYTES`). The ingest adds it to
+     * `app_event_bytes`, a delete subtracts the same number (migration 0016).
+     */
+    sizeBytes: integer("size_bytes").notNull(),
+  },
+  (t) => [
+    index("app_events_project_id_idx").on(t.projectId, t.id),
+    index("app_events_project_name_id_idx").on(t.projectId, t.name, t.id),
+  ],
+);
+
+/**
+ * The bytes a project's stored events count in its storage quota (src/events/service.ts): the sum
+ * of its rows is the sum of its events' `size_bytes`, kept so by the statements that store and
+ * delete events (each adds or subtracts what it stored or deleted in the same statement). Sharded
+ * like `usage_counters`, so concurrent ingests of one project rarely wait on one row lock; a read
+ * sums at most `EVENT_BYTE_SHARDS` rows.
+ */
+export const appEventBytes = pgTable(
+  "app_event_bytes",
+  {
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    shard: smallint("shard").notNull(),
+    bytes: bigint("bytes", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.shard] })],
+);
+
+/**
  * Ids of the metering batches already added to `usage_counters` (src/usage/metering.ts): a batch
  * retried after a lost answer is recognised and not counted twice. Pruned after a week.
  */
@@ -310,3 +378,4 @@ export type FunctionRow = typeof functions.$inferSelect;
 export type FunctionVersion = typeof functionVersions.$inferSelect;
 export type AppMcpConfig = typeof appMcpConfigs.$inferSelect;
 export type UsageCounter = typeof usageCounters.$inferSelect;
+export type AppEvent = typeof appEvents.$inferSelect;

@@ -64,8 +64,11 @@ export class ServerBusyError extends AppError {
 
 /** One HTTP request's charged answer bytes (opened and released by the request's entry). */
 export interface AnswerHold {
-  /** The app the request reads for (its share): a project id, an app's slug, or "" (the platform). */
-  readonly app: string;
+  /**
+   * The share the request reads in: a project id, `host:<slug>` until a hostname's app is resolved,
+   * `developer:<id>` for a signed-in developer's platform request, "" for the rest of the platform.
+   */
+  app: string;
   readonly since: number;
   bytes: number;
   /** Released (or lapsed): charges go to a hold of their own (see src/worker/db.ts). */
@@ -149,6 +152,22 @@ export class AnswerMemory {
     const app = (this.#apps.get(hold.app) ?? 0) - given;
     if (app > 0) this.#apps.set(hold.app, app);
     else this.#apps.delete(hold.app);
+  }
+
+  /**
+   * Count `hold`, and what it already holds, in `app`'s share from now on: a request that named its
+   * app by hostname once the app is known, a platform request once its developer is — so one app
+   * (or developer) is one share however it is addressed. Nothing for a released hold.
+   */
+  move(hold: AnswerHold, app: string): void {
+    if (hold.closed || hold.app === app) return;
+    if (hold.bytes > 0) {
+      const left = (this.#apps.get(hold.app) ?? 0) - hold.bytes;
+      if (left > 0) this.#apps.set(hold.app, left);
+      else this.#apps.delete(hold.app);
+      this.#apps.set(app, (this.#apps.get(app) ?? 0) + hold.bytes);
+    }
+    hold.app = app;
   }
 
   /** Release everything `hold` holds, its request having answered (idempotent). */

@@ -45,5 +45,19 @@ export function appCallerKey(
   return `mcp:${principal.project.id}:${caller}`;
 }
 
+/**
+ * The rate-limit key of an app's client code sending events: a signed-in end user is the caller
+ * {@link appCallerKey} names (one budget with their data-route and app-MCP calls); a caller without
+ * a session is counted by its address (`clientIp`), or — where there is none — by the client key,
+ * which all of an app's anonymous callers then share.
+ */
+export function appClientKey(
+  client: { project: { id: string }; clientKeyId: string; user?: { id: string } },
+  ip: string | null,
+): string {
+  if (client.user) return appCallerKey({ scope: "end_user", project: client.project, user: client.user });
+  return `mcp:${client.project.id}:${ip === null ? `key:${client.clientKeyId}` : `ip:${ip}`}`;
+}
+
 /** A limiter that never refuses (hosts without limits, tests that do not exercise them). */
 export const unlimited: Limiter = async () => {};

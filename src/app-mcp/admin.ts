@@ -9,35 +9,51 @@
  * is set, else null.
  */
 
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQLWrapper, sql } from "drizzle-orm";
 import * as v from "valibot";
 import {
   appMcpConfigs,
   collections as collectionsTable,
   functions as functionsTable,
 } from "../../schema/index.ts";
+import { MAX_COLLECTIONS_PER_PROJECT } from "../data/collections.ts";
+import { nameProblem } from "../data/columns.ts";
 import { arrayLiteral } from "../data/values.ts";
 import type { Db } from "../db.ts";
 import { isConcurrentChange, isUniqueViolation, pgError, SLUG_RESERVED } from "../db-errors.ts";
 import { AppError, invalidInput } from "../errors.ts";
+import { FunctionNameSchema } from "../functions/definition.ts";
+import { MAX_FUNCTIONS_PER_PROJECT } from "../functions/service.ts";
 import type { SigningKeys } from "../functions/signing.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
 import { slugResource } from "../oauth/resources.ts";
 import { RATE_LIMIT_TIERS, type RateLimitTier } from "../rate-limit.ts";
 import { parseInput } from "../validate.ts";
 
-/** Most names one exposure list may hold. */
-const MAX_EXPOSED = 1000;
-
-const NameListSchema = v.pipe(
-  v.array(v.pipe(v.string(), v.minLength(1, "names must not be empty"))),
-  v.maxLength(MAX_EXPOSED, `at most ${MAX_EXPOSED} names`),
+/**
+ * An exposed name's shape, whatever its kind: a lowercase identifier of at most 63 characters (what
+ * Postgres keeps of an identifier). The finer rules of each kind (length, reserved words) are checked
+ * by {@link setExposure} on the names that do not exist yet: an existing name is valid by definition.
+ */
+const ExposedNameSchema = v.pipe(
+  v.string(),
+  v.minLength(1, "names must not be empty"),
+  v.maxLength(63, "must be at most 63 characters"),
+  v.regex(/^[a-z][a-z0-9_]*$/, "must be a lowercase identifier (a-z, 0-9, _; starting with a letter)"),
 );
 
-/** `PUT …/app-mcp/exposure`: full-set replacement per kind; an omitted kind stays as it is. */
+/** A list of at most `max` names: as many as a project may hold of that kind. */
+const nameList = (max: number, kind: string) =>
+  v.pipe(v.array(ExposedNameSchema), v.maxLength(max, `at most ${max} ${kind} names`));
+
+/**
+ * `PUT …/app-mcp/exposure`: full-set replacement per kind; an omitted kind stays as it is. Names
+ * are an allowlist: one that exists nowhere yet is kept, and becomes a tool once a collection /
+ * function of that name exists (decision 6 in docs/contract-audit.md).
+ */
 export const ExposureSchema = v.strictObject({
-  collections: v.optional(NameListSchema),
-  functions: v.optional(NameListSchema),
+  collections: v.optional(nameList(MAX_COLLECTIONS_PER_PROJECT, "collection")),
+  functions: v.optional(nameList(MAX_FUNCTIONS_PER_PROJECT, "function")),
 });
 
 /**
@@ -215,18 +231,106 @@ export async function readAppMcpConfig(
 export interface ExposureView {
   collections: string[];
   functions: string[];
+  /**
+   * The exposed names no collection / function has yet (in list order), only when there are any:
+   * they are no tools until one of that name is created or deployed. Shown so a typo stays visible.
+   */
+  pending?: { collections: string[]; functions: string[] };
 }
 
-/** The exposure view of a project's settings (pure). */
-export const exposureView = (config: AppMcpSettings): ExposureView => ({
-  collections: config.exposedCollections,
-  functions: config.exposedFunctions,
-});
+/** The view of an allowlist and its missing names (pure). */
+export function exposureView(
+  collections: string[],
+  functions: string[],
+  pending: { collections: string[]; functions: string[] },
+): ExposureView {
+  const somePending = pending.collections.length > 0 || pending.functions.length > 0;
+  return { collections, functions, ...(somePending ? { pending } : {}) };
+}
 
 /**
- * Replace the exposure allowlist per kind (`PUT …/app-mcp/exposure`): every name must exist (400
- * listing the unknown ones, nothing changed); one batch with the `meta_rev` bump. `current` is the
- * project's config as resolved with the credentials (answered as-is when no kind is given).
+ * The names of `names` (a `text[]` expression) no row of `table` in the project has, in list order,
+ * as a JSON array.
+ */
+const missingNames = (
+  names: SQLWrapper,
+  table: typeof collectionsTable | typeof functionsTable,
+  projectId: string,
+) =>
+  sql<string[]>`to_jsonb(ARRAY(SELECT u.name FROM unnest(${names}) WITH ORDINALITY AS u(name, i)
+    WHERE NOT EXISTS (SELECT 1 FROM ${table} t WHERE t.project_id = ${projectId}::uuid AND t.name = u.name)
+    ORDER BY u.i))`;
+
+const textArray = (names: string[]) => sql`${arrayLiteral(names)}::text[]`;
+
+/**
+ * `GET …/app-mcp/exposure`: the project's allowlist (`config`, as resolved with the credentials) with
+ * its pending names; no query when nothing is exposed.
+ */
+export async function readExposure(db: Db, projectId: string, config: AppExposure): Promise<ExposureView> {
+  const { exposedCollections: collections, exposedFunctions: functions } = config;
+  if (!collections.length && !functions.length)
+    return exposureView([], [], { collections: [], functions: [] });
+  const { rows } = await db.execute(sql`SELECT
+    ${missingNames(textArray(collections), collectionsTable, projectId)} AS collections,
+    ${missingNames(textArray(functions), functionsTable, projectId)} AS functions`);
+  const pending = rows[0] as { collections: string[]; functions: string[] };
+  return exposureView(collections, functions, pending);
+}
+
+/**
+ * Why each name of `names` that no collection / function of the project has cannot be one, as
+ * `<kind>.<index>: <problem>` (index in the request's list); empty when every name is fine. The
+ * database is asked only when some name breaks a rule: an existing name is valid by definition (a
+ * rule added later does not lock it out).
+ */
+async function invalidNames(
+  db: Db,
+  projectId: string,
+  collections: string[] | undefined,
+  functions: string[] | undefined,
+): Promise<string[]> {
+  const functionProblem = (name: string) => {
+    const result = v.safeParse(FunctionNameSchema, name);
+    return result.success ? null : `function name ${result.issues[0].message}`;
+  };
+  const problems = (kind: "collections" | "functions", names: string[] | undefined) =>
+    (names ?? []).flatMap((name, index) => {
+      const problem = kind === "collections" ? nameProblem(name, "collection") : functionProblem(name);
+      return problem ? [{ kind, index, name, problem }] : [];
+    });
+  const suspects = [...problems("collections", collections), ...problems("functions", functions)];
+  if (!suspects.length) return [];
+  const names = (kind: string) => suspects.filter((s) => s.kind === kind).map((s) => s.name);
+  const [knownCollections, knownFunctions] = await db.batch([
+    db
+      .select({ name: collectionsTable.name })
+      .from(collectionsTable)
+      .where(
+        and(eq(collectionsTable.projectId, projectId), inArray(collectionsTable.name, names("collections"))),
+      ),
+    db
+      .select({ name: functionsTable.name })
+      .from(functionsTable)
+      .where(and(eq(functionsTable.projectId, projectId), inArray(functionsTable.name, names("functions")))),
+  ]);
+  const known = new Set([
+    ...knownCollections.map((r) => `collections:${r.name}`),
+    ...knownFunctions.map((r) => `functions:${r.name}`),
+  ]);
+  return suspects
+    .filter((s) => !known.has(`${s.kind}:${s.name}`))
+    .map((s) => `${s.kind}.${s.index}: ${s.problem}`);
+}
+
+/**
+ * Replace the exposure allowlist per kind (`PUT …/app-mcp/exposure`): the names as given (duplicates
+ * once), whether or not a collection / function of that name exists yet — a missing one is reported
+ * under `pending` and becomes a tool once it exists (creating or deploying it bumps `meta_rev`, so
+ * the next `tools/list` has it). A name that could never be one (bad syntax, too long, reserved) is
+ * a 400 listing them, nothing changed. One batch with the `meta_rev` bump; the pending names are
+ * read in the same statement as the write. `current` is the project's config as resolved with the
+ * credentials (answered as-is when no kind is given).
  */
 export async function setExposure(
   db: Db,
@@ -235,43 +339,18 @@ export async function setExposure(
   input: unknown,
 ): Promise<ExposureView> {
   const body = parseInput(ExposureSchema, input);
+  if (!body.collections && !body.functions) return readExposure(db, projectId, current);
+  const problems = await invalidNames(db, projectId, body.collections, body.functions);
+  if (problems.length) {
+    const more = problems.length > 5 ? `; and ${problems.length - 5} more` : "";
+    throw invalidInput(`${problems.slice(0, 5).join("; ")}${more}`);
+  }
   const collections = body.collections && dedupe(body.collections);
   const functions = body.functions && dedupe(body.functions);
-  if (!collections && !functions) return exposureView(current);
 
-  const [knownCollections, knownFunctions] = await db.batch([
-    db
-      .select({ name: collectionsTable.name })
-      .from(collectionsTable)
-      .where(
-        and(eq(collectionsTable.projectId, projectId), inArray(collectionsTable.name, collections ?? [])),
-      ),
-    db
-      .select({ name: functionsTable.name })
-      .from(functionsTable)
-      .where(and(eq(functionsTable.projectId, projectId), inArray(functionsTable.name, functions ?? []))),
-  ]);
-  const found = new Set([
-    ...knownCollections.map((r) => `collection:${r.name}`),
-    ...knownFunctions.map((r) => `function:${r.name}`),
-  ]);
-  const unknownCollections = (collections ?? []).filter((name) => !found.has(`collection:${name}`));
-  const unknownFunctions = (functions ?? []).filter((name) => !found.has(`function:${name}`));
-  const problems = [
-    unknownCollections.length ? `unknown collections: ${unknownCollections.join(", ")}` : "",
-    unknownFunctions.length ? `unknown functions: ${unknownFunctions.join(", ")}` : "",
-  ].filter(Boolean);
-  if (problems.length) throw invalidInput(problems.join("; "));
-
-  // The names were checked above; the write re-checks them in the same statement, so a collection or
-  // function dropped in between never stays on the allowlist (where a later namesake would inherit it).
-  const existing = (names: string[], table: typeof collectionsTable | typeof functionsTable) =>
-    sql`ARRAY(SELECT u.name FROM unnest(${arrayLiteral(names)}::text[]) WITH ORDINALITY AS u(name, i)
-      WHERE EXISTS (SELECT 1 FROM ${table} t WHERE t.project_id = ${projectId}::uuid AND t.name = u.name)
-      ORDER BY u.i)`;
   const set = {
-    ...(collections ? { exposedCollections: existing(collections, collectionsTable) } : {}),
-    ...(functions ? { exposedFunctions: existing(functions, functionsTable) } : {}),
+    ...(collections ? { exposedCollections: collections } : {}),
+    ...(functions ? { exposedFunctions: functions } : {}),
     updatedAt: sql`now()`,
   };
   const [rows] = await db.batch([
@@ -282,10 +361,21 @@ export async function setExposure(
       .returning({
         collections: appMcpConfigs.exposedCollections,
         functions: appMcpConfigs.exposedFunctions,
+        pendingCollections: missingNames(appMcpConfigs.exposedCollections, collectionsTable, projectId),
+        pendingFunctions: missingNames(appMcpConfigs.exposedFunctions, functionsTable, projectId),
       }),
     bumpMetaRev(db, projectId),
   ]);
-  return rows[0] as ExposureView;
+  const row = rows[0] as {
+    collections: string[];
+    functions: string[];
+    pendingCollections: string[];
+    pendingFunctions: string[];
+  };
+  return exposureView(row.collections, row.functions, {
+    collections: row.pendingCollections,
+    functions: row.pendingFunctions,
+  });
 }
 
 /**

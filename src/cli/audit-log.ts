@@ -5,8 +5,8 @@
  */
 import { closeSync, constants, fstatSync, mkdirSync, openSync, realpathSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { printableJson } from "../printable.ts";
 import { canonicalPath, type Decision, type PermissionAction, type PermissionKind } from "./permissions.ts";
-import { printableJson } from "./printable.ts";
 
 /** One audit record. */
 export interface AuditEvent {

@@ -2,8 +2,9 @@
  * The `amber mcp --inspect` table: one row per tool with its name, description and input schema.
  * Pure: tools in, text out. Names and descriptions are the tool file's: printed escaped.
  */
+
+import { printable } from "../printable.ts";
 import type { ToolSchema } from "./export-tools.ts";
-import { printable } from "./printable.ts";
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));

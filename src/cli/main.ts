@@ -3,12 +3,13 @@
  * one, parses its arguments and runs it under the single top-level error handler: failures print
  * `error: <message>` on stderr and exit non-zero. stdout carries only command output.
  */
+
+import { printable } from "../printable.ts";
 import { CliError, type CommandDef, parseArgs, renderHelp } from "./command.ts";
 import { mcpCommand } from "./commands/mcp.ts";
 import { runCommand } from "./commands/run.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { sessionCommand } from "./commands/session.ts";
-import { printable } from "./printable.ts";
 import { AMBER_VERSION, guardStdout } from "./tool-server.ts";
 
 const COMMANDS: Record<string, CommandDef<unknown>> = {

@@ -6,6 +6,7 @@
 import { readFileSync, statSync, watch } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { printable } from "../printable.ts";
 import { type AuditSink, NO_AUDIT, openAuditLog } from "./audit-log.ts";
 import { CliError, type OptionSpec } from "./command.ts";
 import { compileToolFile } from "./compile.ts";
@@ -20,7 +21,6 @@ import {
   type PermissionFlags,
   type Policy,
 } from "./permissions.ts";
-import { printable } from "./printable.ts";
 import { type CallOutcome, type CancelSignal, ToolProcess } from "./sandbox/tool-process.ts";
 import { checkArguments, compileResultCheck } from "./validate-args.ts";
 

@@ -105,6 +105,31 @@ export const CONSOLE_OPERATIONS: readonly OperationSpec[] = [
     response: { status: 200, schema: "html", description: "HTML page" },
   },
   {
+    method: "get",
+    path: "/console/projects/{id}/events",
+    tag: "console",
+    summary: "A project's events, newest first, one page at a time, filtered by name (read-only)",
+    access: "console",
+    query: [
+      {
+        name: "limit",
+        description: "Events per page, 1–100; default 50 (as the REST listing).",
+        schema: { type: "integer", minimum: 1, maximum: 100 },
+      },
+      {
+        name: "cursor",
+        description: "The previous page's next_cursor (the page's Next page link).",
+        schema: { type: "string" },
+      },
+      { name: "name", description: "Only events with this name.", schema: { type: "string" } },
+    ],
+    response: {
+      status: 200,
+      schema: "html",
+      description: "HTML page (400 with the page and the listing's message for a bad name, limit or cursor)",
+    },
+  },
+  {
     method: "post",
     path: "/console/projects/{id}/grants/{grantId}/revoke",
     tag: "console",

@@ -2,16 +2,18 @@
  * The console's pages, server-rendered with `hono/html` (interpolations are escaped): sign-in, the
  * project list, and a project's page — collections with columns and policy, exposure toggles,
  * config, connection panel, live tools preview per scope, usage — its connected apps (OAuth
- * grants), and the developer's own tokens.
+ * grants), its events (and a form deleting the old ones), and the developer's own tokens.
  * Pure: data in, markup out. The inline script (copy buttons) is progressive enhancement; every
  * action is a plain form.
  */
 import { html, raw } from "hono/html";
 import type { CollectionView } from "../data/collections.ts";
+import { type EventView, MAX_EVENTS_DELETED } from "../events/service.ts";
 import type { FunctionView } from "../functions/service.ts";
 import type { ToolDefinition } from "../mcp/server.ts";
 import type { GrantPage, GrantView } from "../oauth/grants.ts";
 import type { ClientConfig } from "../platform-mcp/client-configs.ts";
+import { printableJson } from "../printable.ts";
 import { type UsagePoint, usageChart } from "./chart.ts";
 
 type Markup = ReturnType<typeof html>;
@@ -36,7 +38,7 @@ pre{background:#f1f3f8;padding:8px;overflow:auto;font-size:12px;white-space:pre-
 button{font:inherit;padding:4px 12px;cursor:pointer}label,textarea{display:block;margin:4px 0}
 .tag{display:inline-block;background:#eef1f7;border-radius:4px;padding:0 6px;font-size:12px;margin-right:4px}
 .visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
-#usage-chart{max-width:100%;height:auto}`;
+#usage-chart{max-width:100%;height:auto}.properties{word-break:break-all}`;
 
 const COPY_SCRIPT = `document.querySelectorAll("button[data-copy]").forEach((b) => {
   b.hidden = false;
@@ -195,13 +197,32 @@ ${c.columns.map(
 </section>`;
 }
 
+/**
+ * A checkbox per collection / function, and per exposed name that does not exist yet (checked, marked
+ * pending: it becomes a tool once created or deployed), so saving the form as shown keeps those too.
+ */
 function exposureSection(d: ProjectPageData) {
   const box = (kind: "collections" | "functions", name: string) =>
     html`<label><input type="checkbox" name="${kind}" value="${name}" ${d.exposure[kind].includes(name) ? "checked" : ""}> ${name}</label>`;
+  const pendingBox = (kind: "collections" | "functions", name: string) =>
+    html`<label class="pending"><input type="checkbox" name="${kind}" value="${name}" checked> ${name} <span class="tag muted">${kind === "collections" ? "not created yet" : "not deployed yet"}: no tool until it exists</span></label>`;
+  const fieldset = (kind: "collections" | "functions", legend: string, existing: string[]) => {
+    const known = new Set(existing);
+    const pending = d.exposure[kind].filter((name) => !known.has(name));
+    return html`<fieldset><legend>${legend}</legend>${existing.map((name) => box(kind, name))}${pending.map((name) => pendingBox(kind, name))}${existing.length || pending.length ? "" : html`<span class="muted">none</span>`}</fieldset>`;
+  };
   return html`<section id="exposure"><h2>Exposure</h2>${notice(d.notices.exposure)}
 <form method="post" action="/console/projects/${d.project.id}/exposure">${csrfField(d.csrf)}
-<div class="grid"><fieldset><legend>Collections</legend>${d.collections.map((c) => box("collections", c.name))}${d.collections.length ? "" : html`<span class="muted">none</span>`}</fieldset>
-<fieldset><legend>Functions</legend>${d.functions.map((f) => box("functions", f.name))}${d.functions.length ? "" : html`<span class="muted">none</span>`}</fieldset></div>
+<div class="grid">${fieldset(
+    "collections",
+    "Collections",
+    d.collections.map((c) => c.name),
+  )}
+${fieldset(
+  "functions",
+  "Functions",
+  d.functions.map((f) => f.name),
+)}</div>
 <button type="submit">Save exposure</button></form></section>`;
 }
 
@@ -266,6 +287,7 @@ export function projectPage(nonce: string, d: ProjectPageData) {
     d.project.name,
     nonce,
     html`<h1>${d.project.name} <small class="muted"><code>${d.project.id}</code></small></h1>
+<nav id="project-nav"><a id="events-link" href="/console/projects/${d.project.id}/events">Events</a> <span class="muted">— what your app sent (<code>POST /v1/events</code>)</span> · <a href="/console/projects/${d.project.id}/grants">Connected apps</a></nav>
 ${collectionsSection(d)}${exposureSection(d)}${configSection(d)}${toolsSection(d)}${connectionSection(d)}${usageSection(d)}`,
     signOut(d.csrf),
   );
@@ -310,6 +332,112 @@ ${d.page.grants.map(row)}
     : html`<p class="muted">No assistant is connected${d.resumed ? " on this page" : ""}.</p>`
 }
 ${d.resumed || next ? html`<p>${d.resumed ? html`<a id="first-page" href="${base}">First page</a> ` : ""}${next ? html`<a id="next-page" href="${next}">Next page</a>` : ""}</p>` : ""}</section>`,
+    signOut(d.csrf),
+  );
+}
+
+/** What the events page shows: one page of the project's events, as the REST listing pages them. */
+export interface EventsPageData {
+  project: { id: string; name: string };
+  csrf: string;
+  events: EventView[];
+  next_cursor: string | null;
+  /** The query as given (the filter form and the next page's link keep name and limit). */
+  query: { name?: string; limit?: string };
+  /** Whether this is a later page (reached with a cursor). */
+  resumed: boolean;
+  /** The listing's refusal of the query (a bad name, limit or cursor), shown instead of events. */
+  notice?: Notice;
+  /** The delete form's outcome: what it was given, and the delete's answer or its refusal. */
+  deletion?: {
+    before: string;
+    name?: string;
+    result?: { deleted: number; more: boolean; freed_bytes: number };
+    notice?: Notice;
+  };
+}
+
+/** Characters of an event's properties shown (as JSON); the rest is cut with "…". */
+export const PROPERTIES_SHOWN = 200;
+
+/**
+ * Properties as one line of JSON a reader sees as written: what JSON leaves raw (C1, bidi controls,
+ * U+2028/9) escaped too, then cut at {@link PROPERTIES_SHOWN} characters (whole code points). The
+ * markup escaping is the template's.
+ */
+export function propertiesText(properties: Record<string, unknown>): string {
+  const chars = Array.from(printableJson(JSON.stringify(properties)));
+  return chars.length > PROPERTIES_SHOWN ? `${chars.slice(0, PROPERTIES_SHOWN).join("")}…` : chars.join("");
+}
+
+/**
+ * A project's events, the last received first (read-only): name, when it happened (and when received,
+ * when that differs: a client's own timestamp), the end user it came with,
+ * its properties as (cut) JSON; a name filter (a GET form) and a link to the next page with the
+ * listing's cursor. Names and properties are whatever the app's client code sent: text, escaped.
+ */
+/**
+ * The delete form ("Delete events received before <date>", a date input: its UTC midnight, and an
+ * optional name), after a delete what it answered, and while more match a button deleting the next
+ * batch with the same arguments (the exact `before` the first one used).
+ */
+function deleteSection(base: string, d: EventsPageData) {
+  const del = d.deletion;
+  const result = del?.result;
+  const count = (n: number) => `${n} event${n === 1 ? "" : "s"}`;
+  const done = result
+    ? html`<p class="notice ok" role="status" id="deleted">Deleted ${count(result.deleted)}${del?.name ? ` named ${del.name}` : ""} received before ${del?.before}.${result.more ? " More match: delete more to go on." : ""}</p>${
+        result.more
+          ? html`<form id="delete-more" method="post" action="${base}/delete">${csrfField(d.csrf)}<input type="hidden" name="before" value="${del?.before}">${del?.name ? html`<input type="hidden" name="name" value="${del.name}">` : ""}<button type="submit">Delete more</button></form>`
+          : ""
+      }`
+    : "";
+  const date = del?.before && /^\d{4}-\d{2}-\d{2}/.test(del.before) ? del.before.slice(0, 10) : "";
+  return html`<section id="delete-events"><h2>Delete events</h2>
+<p class="muted">Events count in the project's storage quota; deleting old ones is the way back under it. The oldest go first, at most ${MAX_EVENTS_DELETED} at a time, and they cannot be brought back. The date is a UTC day: events received before its midnight (UTC) are deleted. Also <code>amba events delete</code>, <code>DELETE /v1/admin/projects/:id/events?before=</code>.</p>
+${notice(del?.notice)}${done}
+<form method="post" action="${base}/delete">${csrfField(d.csrf)}<label>Delete events received before <input type="date" name="before" required value="${date}"></label> <label>named <input name="name" value="${del?.name ?? ""}" placeholder="(every name)" autocomplete="off" maxlength="128"></label> <button type="submit">Delete</button></form></section>`;
+}
+
+export function eventsPage(nonce: string, d: EventsPageData) {
+  const base = `/console/projects/${d.project.id}/events`;
+  const link = (cursor?: string) => {
+    const params = new URLSearchParams();
+    if (d.query.name) params.set("name", d.query.name);
+    if (d.query.limit) params.set("limit", d.query.limit);
+    if (cursor) params.set("cursor", cursor);
+    const search = params.toString();
+    return search ? `${base}?${search}` : base;
+  };
+  const next = d.next_cursor ? link(d.next_cursor) : null;
+  const row = (e: EventView) =>
+    html`<tr data-event="${e.id}"><td><code>${e.name}</code></td><td>${e.occurred_at}${e.occurred_at === e.received_at ? "" : html`<br><span class="muted">received ${e.received_at}</span>`}</td><td>${e.user_id ? html`<code>${e.user_id}</code>` : html`<span class="muted">none</span>`}</td><td><code class="properties">${propertiesText(e.properties)}</code></td></tr>`;
+  const empty = d.notice
+    ? ""
+    : html`<p class="muted">${
+        d.query.name
+          ? html`No <code>${d.query.name}</code> events${d.resumed ? " on this page" : ""}.`
+          : d.resumed
+            ? "No events on this page."
+            : html`No events yet: your app sends them with its client key, <code>POST /v1/events</code> <code>{"name": "app.opened", "properties": {…}}</code>.`
+      }</p>`;
+  return layout(
+    `${d.project.name}: events`,
+    nonce,
+    html`<h1><a href="/console/projects/${d.project.id}">${d.project.name}</a> <small class="muted"><code>${d.project.id}</code></small></h1>
+<section id="events"><h2>Events <span class="muted">(the last received first)</span></h2>
+<p class="muted">What your app's client code sent with <code>POST /v1/events</code>. Names and properties come from whoever holds the (public) client key; properties are cut at ${PROPERTIES_SHOWN} characters here — <code>amba events list --json</code> and <code>GET /v1/admin/projects/:id/events</code> give them whole.</p>
+<form method="get" action="${base}"><label>name <input name="name" value="${d.query.name ?? ""}" placeholder="(every name)" autocomplete="off" maxlength="128"></label>${d.query.limit ? html`<input type="hidden" name="limit" value="${d.query.limit}">` : ""} <button type="submit">Filter</button>${d.query.name ? html` <a href="${base}">Every name</a>` : ""}</form>
+${notice(d.notice)}
+${
+  d.events.length
+    ? html`<table><tr><th>name</th><th>happened (UTC)</th><th>user id</th><th>properties</th></tr>
+${d.events.map(row)}
+</table>`
+    : empty
+}
+${d.resumed || next ? html`<p>${d.resumed ? html`<a id="first-page" href="${link()}">First page</a> ` : ""}${next ? html`<a id="next-page" href="${next}">Next page</a>` : ""}</p>` : ""}</section>
+${deleteSection(base, d)}`,
     signOut(d.csrf),
   );
 }

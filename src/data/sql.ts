@@ -54,14 +54,18 @@ export function projectSchemaName(projectId: string): string {
 }
 
 /**
- * The bytes of the project's collection tables (rows, TOAST and indexes) in its own schema: what the
- * billing view reports as `storage_bytes` and the storage quota (storage-quota.ts) is checked against.
- * The catalog only (a size per table), never the rows.
+ * The bytes of the project's collection tables (rows, TOAST and indexes) in its own schema plus the
+ * bytes its stored events count (its `app_event_bytes` rows, at most 16; src/events/service.ts):
+ * what the billing view reports as `storage_bytes` and the storage quota (storage-quota.ts) is
+ * checked against. The catalog and the counter only (a size per table, a sum per project), never
+ * the rows.
  */
 export const storageBytes = (projectId: string): SQL =>
-  sql`select coalesce(sum(pg_total_relation_size(c.oid)), 0) as bytes from pg_class c
-    join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = ${projectSchemaName(projectId)} and c.relkind = 'r'`;
+  sql`select (select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${projectSchemaName(projectId)} and c.relkind = 'r')
+    + (select coalesce(sum(b.bytes), 0) from app_event_bytes b where b.project_id = ${projectId}::uuid)
+    as bytes`;
 
 /** `"app_…"."<collection>"` */
 export const tableRef = (meta: Pick<CollectionMeta, "projectId" | "name">): SQL =>

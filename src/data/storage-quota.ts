@@ -1,10 +1,12 @@
 /**
- * The storage quota of an app: the bytes its collection tables hold (`storageBytes`, what the billing
- * view reports as `storage_bytes`) may not grow past `STORAGE_QUOTA_MIB` (wrangler.toml). Measuring
- * on every write would add a catalog query to the hot path, so each isolate measures a project at
- * most every {@link MEASURE_INTERVAL_MS}, in the background (`waitUntil`), when the project writes,
- * and refuses inserts and updates (403 `quota_exceeded`) while the last measurement is over the
- * quota. Deletes and drops are never refused: they are the way back under it. Reads never look.
+ * The storage quota of an app: the bytes its collection tables and its stored events hold
+ * (`storageBytes`, what the billing view reports as `storage_bytes`) may not grow past
+ * `STORAGE_QUOTA_MIB` (wrangler.toml). Measuring on every write would add a query to the hot path,
+ * so each isolate measures a project at most every {@link MEASURE_INTERVAL_MS}, in the background
+ * (`waitUntil`), when the project writes, and refuses inserts, updates and event ingestion (403
+ * `quota_exceeded`) while the last measurement is over the quota. Deletes and drops are never
+ * refused: they are the way back under it (a delete of events tells this isolate what it freed,
+ * {@link noteStorageFreed}). Reads never look.
  * The slack (README "Decisions"): an app can pass the quota by what it writes in one interval before
  * its isolates' next measurements.
  */
@@ -37,6 +39,8 @@ interface Measurement {
   at: number;
   /** A measurement is running: no second one starts meanwhile. */
   pending: boolean;
+  /** Bytes freed (noted) while the running measurement ran: it may or may not have seen them. */
+  freedMeanwhile?: number;
 }
 
 /** An isolate's last known project sizes and when they are due again. Pure (the clock is passed in). */
@@ -61,12 +65,39 @@ export class StorageGauge {
 
   /** A measurement ended: its size, or undefined when it failed (the last size is kept, retried later). */
   settle(projectId: string, bytes: number | undefined, now: number): void {
-    const previous = this.#sizes.get(projectId)?.bytes;
-    this.#sizes.set(projectId, { bytes: bytes ?? previous, at: now, pending: false });
+    const entry = this.#sizes.get(projectId);
+    const freed = entry?.freedMeanwhile ?? 0;
+    if (bytes !== undefined && freed > 0) {
+      // The measurement may have started before the bytes were freed: take the lower bound and
+      // measure again on the next write.
+      this.#sizes.set(projectId, { bytes: Math.max(0, bytes - freed), at: -Infinity, pending: false });
+      return;
+    }
+    this.#sizes.set(projectId, { bytes: bytes ?? entry?.bytes, at: now, pending: false });
+  }
+
+  /**
+   * This isolate freed `bytes` of the project (a delete of events): its known size drops by them at
+   * once, and the next write measures again. Unknown projects are left unknown.
+   */
+  freed(projectId: string, bytes: number): void {
+    const entry = this.#sizes.get(projectId);
+    if (!entry) return;
+    this.#sizes.set(projectId, {
+      bytes: entry.bytes === undefined ? undefined : Math.max(0, entry.bytes - bytes),
+      at: entry.pending ? entry.at : -Infinity,
+      pending: entry.pending,
+      freedMeanwhile: entry.pending ? (entry.freedMeanwhile ?? 0) + bytes : undefined,
+    });
   }
 }
 
 const gauge = new StorageGauge(MEASURE_INTERVAL_MS);
+
+/** A delete freed `bytes` of the project's storage: this isolate's guard counts them free at once. */
+export function noteStorageFreed(projectId: string, bytes: number): void {
+  gauge.freed(projectId, bytes);
+}
 
 /** Refuses (throws 403 `quota_exceeded`) a write that would grow a project over its storage quota. */
 export type StorageGuard = (projectId: string) => void;
@@ -87,8 +118,9 @@ export function storageGuard(
     if (due) waitUntil(measure(db, projectId));
     if (bytes !== undefined && bytes > quotaBytes) {
       throw quotaExceeded(
-        `this app's collections hold ${mib(bytes)} MiB, over its storage quota of ${mib(quotaBytes)} MiB: ` +
-          "drop collections to write again (reads and deletes still work; deleted rows free their space only once the database reclaims it)",
+        `this app's collections and events hold ${mib(bytes)} MiB, over its storage quota of ${mib(quotaBytes)} MiB: ` +
+          "drop collections or delete events (DELETE /v1/admin/projects/:id/events?before=…) to write again " +
+          "(reads and deletes still work; deleted rows free their space only once the database reclaims it, deleted events at once)",
       );
     }
   };

@@ -5,7 +5,8 @@
  * The URL is the caller's choice, so every request that would fetch one is counted per address
  * (src/worker/routes/oauth.ts); these are the facts that decision needs. The provider turns CIMD on
  * only with the `global_fetch_strictly_public` compatibility flag (outbound fetch reaches public
- * addresses only).
+ * addresses only). A document that answers with a redirect is refused, not followed
+ * ({@link refuseMetadataDocumentRedirects}).
  */
 import { sha256Hex } from "../accounts/crypto.ts";
 
@@ -123,4 +124,77 @@ export async function documentAcceptedElsewhere(kv: KVNamespace | undefined, url
   } catch {
     return false;
   }
+}
+
+/**
+ * The `User-Agent` the provider (`@cloudflare/workers-oauth-provider` 1.2.x) sends on its outbound
+ * fetches: a client metadata document, and (unused here) an enterprise IdP's JWKS.
+ */
+const PROVIDER_USER_AGENT = "workers-oauth-provider/";
+
+/**
+ * Whether a `fetch(input, init)` is the provider fetching a client metadata document: a document URL
+ * (as a string, the provider's call), with the provider's `User-Agent`. Pure.
+ */
+export function isProviderDocumentFetch(input: unknown, init: RequestInit | undefined): boolean {
+  const headers = init?.headers;
+  if (typeof input !== "string" || headers === undefined || headers === null) return false;
+  // The provider passes a plain object; read it without building `Headers` (every fetch asks).
+  const agent =
+    headers instanceof Headers || Array.isArray(headers)
+      ? new Headers(headers).get("user-agent")
+      : Object.entries(headers).find(([name]) => name.toLowerCase() === "user-agent")?.[1];
+  return typeof agent === "string" && agent.startsWith(PROVIDER_USER_AGENT) && isMetadataDocumentUrl(input);
+}
+
+/** Redirects lately refused per document URL (their status), for the error the client is told. */
+const refusedRedirects = new Map<string, number>();
+const REFUSED_REDIRECTS_MAX = 100;
+
+/**
+ * The HTTP status of a redirect a metadata document URL answered with lately in this isolate
+ * ({@link refuseMetadataDocumentRedirects}), so an error can say why its client is refused;
+ * undefined when it did not (or it is no longer remembered).
+ */
+export const refusedRedirect = (url: string): number | undefined => refusedRedirects.get(url);
+
+/** The fetch functions {@link refuseMetadataDocumentRedirects} installed (each wraps the one before). */
+const guards = new WeakSet<object>();
+
+/**
+ * Make the provider's client metadata document fetches refuse redirects. The draft says the
+ * authorization server "MUST NOT automatically follow HTTP redirects" when it fetches a document
+ * and treats any answer but a 200 as an error (draft-ietf-oauth-client-id-metadata-document,
+ * "Client Metadata Document" retrieval); the provider (1.2.3) fetches with the default
+ * `redirect: "follow"` and checks only that the document's `client_id` equals the URL it asked for,
+ * which a document served from any host the URL redirects to passes — an open redirect on a
+ * reputable host would let anyone publish "Claude (reputable.example)".
+ *
+ * The provider takes no `fetch` option: it calls the global `fetch` by name. So the global is
+ * wrapped, and the wrapper changes nothing but the provider's document fetches
+ * ({@link isProviderDocumentFetch}: a document URL with the provider's `User-Agent`), which it makes
+ * with `redirect: "manual"`; a 3xx then reaches the provider as it is, not ok, and the provider
+ * refuses the client (`CimdFetchError`: the error page at `/authorize`, `invalid_client` at the token
+ * endpoint). Every other fetch (the database, function calls) passes through unchanged, with its own
+ * `redirect`. Called before each use of the provider (`authorizationServer`, src/oauth/server.ts):
+ * one identity check when installed, and a `fetch` put on the global later (a test's stub) is wrapped
+ * in turn, so the guard always sits in front of what the provider reaches.
+ */
+export function refuseMetadataDocumentRedirects(): void {
+  const inner = globalThis.fetch;
+  if (guards.has(inner)) return;
+  const guarded = async function fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+    if (!isProviderDocumentFetch(input, init)) return inner.call(globalThis, input, init);
+    const url = input as string;
+    const res = await inner.call(globalThis, url, { ...init, redirect: "manual" });
+    refusedRedirects.delete(url);
+    if (res.status < 300 || res.status > 399) return res;
+    await res.body?.cancel().catch(() => undefined);
+    if (refusedRedirects.size >= REFUSED_REDIRECTS_MAX)
+      refusedRedirects.delete(refusedRedirects.keys().next().value as string);
+    refusedRedirects.set(url, res.status);
+    return new Response(null, { status: res.status });
+  } as typeof globalThis.fetch;
+  guards.add(guarded);
+  globalThis.fetch = guarded;
 }

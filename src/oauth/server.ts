@@ -11,7 +11,8 @@
  * Token shapes and subjects: src/oauth/tokens.ts.
  */
 import { OAuthAuthorizationServer, OAuthError } from "@cloudflare/workers-oauth-provider";
-import { metadataDocumentsEnabled } from "./cimd.ts";
+import { sha256Hex } from "../accounts/crypto.ts";
+import { metadataDocumentsEnabled, refuseMetadataDocumentRedirects } from "./cimd.ts";
 import { tokenGrantRef } from "./tokens.ts";
 
 /** Bindings the OAuth layer needs. */
@@ -103,6 +104,8 @@ const servers = new Map<string, OAuthAuthorizationServer<OAuthEnv>>();
 
 /** The authorization server for `issuer` with exactly these resources (instances are reused per isolate). */
 export function authorizationServer(issuer: string, resources: string[]): OAuthAuthorizationServer<OAuthEnv> {
+  // The provider's client metadata document fetches must not follow redirects (src/oauth/cimd.ts).
+  refuseMetadataDocumentRedirects();
   const key = `${issuer} ${resources.join(" ")}`;
   let server = servers.get(key);
   if (!server) {
@@ -150,11 +153,30 @@ export function readGrantRecord(
   return env.OAUTH_KV.get(`grant:${subject}:${grantId}`, { type: "json" });
 }
 
-/** A validated access token: who it acts as, and its grant. */
+/**
+ * An access token as the provider stores it (`token:<subject>:<grant id>:<token id>`, the token id
+ * being the SHA-256 of the whole token, hex): the fields this platform reads, unchecked — when it
+ * expires (seconds since the epoch) and the client it was issued to. Null when there is none (an
+ * unknown, expired or revoked token — or a refresh token, which the provider keeps on its grant).
+ */
+export function readAccessTokenRecord(
+  env: OAuthEnv,
+  subject: string,
+  grantId: string,
+  tokenId: string,
+): Promise<{ expiresAt?: unknown; grant?: { clientId?: unknown } } | null> {
+  return env.OAUTH_KV.get(`token:${subject}:${grantId}:${tokenId}`, { type: "json" });
+}
+
+/**
+ * A validated access token: who it acts as, its grant, and its own id (`accessTokenId`, the
+ * SHA-256 of the token, hex — the provider's id for it, checked against `revoked_oauth_tokens`).
+ */
 export interface OAuthCaller {
   props: OAuthProps;
   grantId: string;
   clientId: string;
+  accessTokenId: string;
 }
 
 /**
@@ -168,7 +190,9 @@ export interface OAuthCaller {
  * can be missed and would stay valid for the rest of its hour. The grant record is one key, deleted
  * last: reading it next to the token (in parallel, so no added latency) bounds every token by its
  * grant. Two KV reads per validation — the MCP endpoints validate on a credential-cache miss only
- * (at most once per `CREDENTIAL_TTL_MS` per token and isolate on the app MCP).
+ * (at most once per `CREDENTIAL_TTL_MS` per token and isolate on the app MCP). An access token
+ * revoked alone (RFC 7009) is deleted from `OAUTH_KV` only, so the caller's statement also refuses
+ * one recorded in `revoked_oauth_tokens`, by the `accessTokenId` returned here.
  */
 export async function validateAccessToken(
   env: OAuthEnv,
@@ -178,10 +202,11 @@ export async function validateAccessToken(
 ): Promise<OAuthCaller | null> {
   const ref = tokenGrantRef(token);
   if (!ref) return null;
-  const [valid, grant] = await Promise.all([
+  const [valid, grant, accessTokenId] = await Promise.all([
     authorizationServer(issuer, [resource]).validateToken(resource, token, env),
     readGrantRecord(env, ref.subject, ref.grantId),
+    sha256Hex(token),
   ]);
   if (!valid || !grant || valid.audience !== resource) return null;
-  return { props: valid.props as OAuthProps, grantId: ref.grantId, clientId: valid.clientId };
+  return { props: valid.props as OAuthProps, grantId: ref.grantId, clientId: valid.clientId, accessTokenId };
 }

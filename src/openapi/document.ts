@@ -17,6 +17,7 @@ const SECURITY: Record<Access, Record<string, string[]>[]> = {
   console: [{ consoleSession: [] }],
   developer: [{ developerBearer: [] }],
   client_key: [{ clientKey: [] }],
+  client_key_or_end_user: [{ clientKey: [] }, { clientKey: [], endUserBearer: [] }],
   end_user: [{ clientKey: [], endUserBearer: [] }],
   developer_or_end_user: [{ developerBearer: [] }, { clientKey: [], endUserBearer: [] }],
 };
@@ -25,7 +26,7 @@ const ERRORS: Record<string, string> = {
   "400": "Invalid input (`invalid_input`, naming the field; `result_too_large` for a page over 8 MiB)",
   "401": "Missing or invalid credentials (`unauthorized`)",
   "403":
-    "Not allowed (`forbidden`; `quota_exceeded` past a quota: projects, collections (count or 4 MiB of column definitions) or functions, or an insert or update of an app over its storage quota)",
+    "Not allowed (`forbidden`; `quota_exceeded` past a quota: projects, collections (count or 4 MiB of column definitions) or functions, or an insert, update or event ingestion of an app over its storage quota)",
   "404": "Not found (`not_found`; also another developer's project)",
   "409": "Conflict (`conflict`)",
   "413": "Body too large (`payload_too_large`)",

@@ -16,6 +16,7 @@ import {
 } from "../accounts/schemas.ts";
 import { ConfigPatchSchema, ExposureSchema } from "../app-mcp/admin.ts";
 import { AlterCollectionSchema, CollectionDefinitionSchema } from "../data/columns.ts";
+import { IngestSchema, MAX_EVENTS_DELETED, MAX_EVENTS_PAGE } from "../events/service.ts";
 import {
   DeployFunctionSchema,
   PromoteFunctionSchema,
@@ -24,7 +25,14 @@ import {
 import type { JsonSchema } from "./schemas.ts";
 
 /** Who may call an operation (maps to OpenAPI security requirements). */
-export type Access = "none" | "developer" | "client_key" | "end_user" | "developer_or_end_user" | "console";
+export type Access =
+  | "none"
+  | "developer"
+  | "client_key"
+  | "client_key_or_end_user"
+  | "end_user"
+  | "developer_or_end_user"
+  | "console";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
@@ -304,6 +312,8 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: `${ADMIN}/app-mcp/exposure`,
     tag: "app-mcp",
     summary: "Set the exposure (full-set replacement per kind)",
+    description:
+      "An allowlist of names: each list replaces that kind's set (an empty array hides everything of that kind, an omitted kind stays as it is). A valid name that no collection / function has yet is kept and listed under `pending`; it becomes a tool as soon as one of that name is created or deployed. Deleting a collection or function takes its name off the list. Invalid names (not a lowercase identifier, too long, reserved, more names than a project may hold) are a 400 and change nothing.",
     access: "developer",
     body: ExposureSchema,
     response: { status: 200, schema: "Exposure", description: "The new allowlist" },
@@ -340,7 +350,8 @@ export const OPERATIONS: readonly OperationSpec[] = [
     response: {
       status: 200,
       schema: "Billing",
-      description: "Usage: agent_tool_calls, function_invocations, mau; storage_bytes for the current period",
+      description:
+        "Usage: agent_tool_calls, function_invocations, events, mau; storage_bytes for the current period",
     },
   },
   {
@@ -358,6 +369,50 @@ export const OPERATIONS: readonly OperationSpec[] = [
       },
     ],
     response: { status: 200, schema: "BillingDaily", description: "Usage per day, oldest first" },
+  },
+  {
+    method: "get",
+    path: `${ADMIN}/events`,
+    tag: "events",
+    summary: "List the project's events, newest first",
+    access: "developer",
+    query: [
+      {
+        name: "limit",
+        description: `Events per page (1–${MAX_EVENTS_PAGE}, default 50).`,
+        schema: { type: "integer", minimum: 1, maximum: MAX_EVENTS_PAGE },
+      },
+      { name: "cursor", description: "next_cursor of the previous page.", schema: { type: "string" } },
+      { name: "name", description: "Only events with this name.", schema: { type: "string" } },
+    ],
+    response: {
+      status: 200,
+      schema: "EventPage",
+      description: "A page of events (next_cursor null on the last)",
+    },
+  },
+  {
+    method: "delete",
+    path: `${ADMIN}/events`,
+    tag: "events",
+    summary: `Delete the project's events received before a time, oldest first, at most ${MAX_EVENTS_DELETED} a request`,
+    description:
+      "Frees what they count in the storage quota (billing `storage_bytes`) in the same statement; while the project is over its quota, `POST /v1/events` answers 403 `quota_exceeded`. Repeat while `more` is true.",
+    access: "developer",
+    query: [
+      {
+        name: "before",
+        description:
+          "Required. ISO-8601 date-time with a time zone: events received before it are deleted (by their id's time, minted at reception).",
+        schema: { type: "string", format: "date-time" },
+      },
+      { name: "name", description: "Only events with this name.", schema: { type: "string" } },
+    ],
+    response: {
+      status: 200,
+      schema: "EventsDeleted",
+      description: "How many were deleted, the bytes freed, and whether more match",
+    },
   },
   {
     method: "post",
@@ -482,6 +537,21 @@ export const OPERATIONS: readonly OperationSpec[] = [
       description: "The function's input (checked against its declared input_schema).",
     },
     response: { status: 200, schema: "none", description: "The upstream's status and body" },
+  },
+  {
+    method: "post",
+    path: "/v1/events",
+    tag: "events",
+    summary: "Send events from an app's client code (one, or a batch of up to 100)",
+    description:
+      "X-Api-Key, with or without the end user's session Bearer (the event then carries their user_id). `{name, properties?, timestamp?}` or `{events: [...]}`: all stored or none (400 naming the first bad field), each stored event counted as `events` in the billing view and its bytes in `storage_bytes` (the storage quota: 403 `quota_exceeded` while the project is over it). Rate-limited as a data-route write: per end user, or per client address without a session.",
+    access: "client_key_or_end_user",
+    body: IngestSchema,
+    response: {
+      status: 201,
+      schema: "EventsAccepted",
+      description: "Stored: how many, and their ids in the order sent",
+    },
   },
   {
     method: "post",

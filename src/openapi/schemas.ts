@@ -133,7 +133,18 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
         "During a rotation's overlap, when the secret it replaced stops being signed with (calls carry a second v1= until then); null otherwise. The previous secret itself is never shown.",
     },
   }),
-  Exposure: obj({ collections: { type: "array", items: str }, functions: { type: "array", items: str } }),
+  Exposure: obj(
+    {
+      collections: { type: "array", items: str },
+      functions: { type: "array", items: str },
+      pending: {
+        ...obj({ collections: { type: "array", items: str }, functions: { type: "array", items: str } }),
+        description:
+          "Only when some exposed name does not exist yet: those names per kind, in list order. They are kept on the allowlist and become tools once a collection / function of that name is created or deployed.",
+      },
+    },
+    ["collections", "functions"],
+  ),
   AppMcpConfig: obj({
     enabled: { type: "boolean" },
     auth_mode: { enum: ["all", "client_only", "developer_only"] },
@@ -156,6 +167,26 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
         usage: { type: "object", additionalProperties: { type: "integer" } },
       }),
     },
+  }),
+  EventsAccepted: obj({ accepted: { type: "integer" }, ids: { type: "array", items: str } }),
+  EventsDeleted: obj({
+    deleted: { type: "integer" },
+    more: { type: "boolean" },
+    freed_bytes: { type: "integer" },
+  }),
+  EventPage: obj({
+    events: {
+      type: "array",
+      items: obj({
+        id: str,
+        name: str,
+        properties: { type: "object", additionalProperties: true },
+        user_id: nullable(str),
+        occurred_at: dateTime,
+        received_at: dateTime,
+      }),
+    },
+    next_cursor: nullable(str),
   }),
   Row: {
     type: "object",

@@ -1,7 +1,7 @@
 /**
  * Metering: usage counters per project, UTC day (and its billing period, `YYYY-MM`) and metric. Only successful
  * work is counted — the callers decide what success is (an app-MCP tool call that returned a result,
- * a function invocation the upstream answered with 2xx).
+ * a function invocation the upstream answered with 2xx, an event stored).
  *
  * Counts are batched per isolate ({@link UsageMeter}): a call adds to an in-memory sum, and one
  * statement per flush window writes every sum, so metering costs the database one round trip per
@@ -13,8 +13,12 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db.ts";
 
-/** Every metric the billing view reports (0 when nothing was recorded in the period). */
-export const USAGE_METRICS = ["agent_tool_calls", "function_invocations"] as const;
+/**
+ * Every metric the billing view reports (0 when nothing was recorded in the period): successful
+ * app-MCP tool calls, function invocations the upstream answered with 2xx, and events stored by
+ * `POST /v1/events` (src/events/service.ts).
+ */
+export const USAGE_METRICS = ["agent_tool_calls", "function_invocations", "events"] as const;
 export type UsageMetric = (typeof USAGE_METRICS)[number];
 
 /** The billing period of an instant: `YYYY-MM` in UTC. */

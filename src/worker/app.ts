@@ -2,7 +2,8 @@
  * `createApp()`: the Worker app, in two halves built by the same `buildApp()` (error renderer, 404,
  * body limit, path guard, database, credential-cache invalidation):
  * - the hot app, loaded at start-up: app MCP (`/app/:id/mcp`, `/mcp` on a `<slug>.<suffix>` host),
- *   the REST data and function-invoke routes under `/v1/projects/…`, and `/healthz`;
+ *   the REST data and function-invoke routes under `/v1/projects/…`, event ingestion
+ *   (`/v1/events`) and `/healthz`;
  * - the cold app (cold-app.ts): everything else (console, OAuth, OpenAPI, platform MCP, the admin
  *   API), imported on the first request that needs it. The build splits it into modules that only
  *   that `import()` reaches, so start-up neither compiles nor evaluates it (README "Decisions").
@@ -22,6 +23,7 @@ import { withStoreDeadlines } from "./kv-deadline.ts";
 import { pathGuard } from "./path-guard.ts";
 import { appMcpRoutes, slugFromHost } from "./routes/app-mcp.ts";
 import { dataRoutes } from "./routes/data.ts";
+import { eventRoutes } from "./routes/events.ts";
 import { functionInvokeRoutes } from "./routes/function-invoke.ts";
 
 /** src/worker/db.ts, loaded on an isolate's first request (see the `database` middleware). */
@@ -60,11 +62,13 @@ function decodedLower(segment: string): string {
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * Whether the hot app serves this request: its path (as Hono routes it) is `/healthz`, under
- * `/app/` or `/v1/projects/`, or `/mcp` on an app's own host. No other route lives under these.
+ * Whether the hot app serves this request: its path (as Hono routes it) is `/healthz` or
+ * `/v1/events`, under `/app/` or `/v1/projects/`, or `/mcp` on an app's own host. No other route
+ * lives under these.
  */
 export function isHotRequest(path: string, url: string, hostSuffix: string): boolean {
-  if (path === "/healthz" || path.startsWith("/app/") || path.startsWith("/v1/projects/")) return true;
+  if (path === "/healthz" || path === "/v1/events") return true;
+  if (path.startsWith("/app/") || path.startsWith("/v1/projects/")) return true;
   return path === "/mcp" && slugFromHost(new URL(url).hostname, hostSuffix) !== null;
 }
 
@@ -232,6 +236,7 @@ export function hotApp(): Hono<AppEnv> {
     app.route("/", appMcpRoutes);
     app.route("/", dataRoutes);
     app.route("/", functionInvokeRoutes);
+    app.route("/", eventRoutes);
   });
 }
 

@@ -126,6 +126,8 @@ interface Credentials {
   oauthUserId?: string;
   /** The grant an OAuth access token or refresh belongs to: is it in `revoked_oauth_grants`? */
   oauthGrantId?: string;
+  /** The OAuth access token presented (its SHA-256, hex): is it in `revoked_oauth_tokens`? */
+  oauthAccessTokenId?: string;
 }
 
 /** The one row every resolution reads; absent joins give nulls. */
@@ -162,6 +164,8 @@ interface ResolvedRow {
   mcp_rate_limit: number | null;
   /** `oauthGrantId` is recorded as revoked (false without one). */
   grant_revoked: boolean;
+  /** `oauthAccessTokenId` is recorded as revoked alone (false without one). */
+  token_revoked: boolean;
 }
 
 type ProjectJoin = ProjectSelector | { fromClientKey: true } | { none: true };
@@ -183,8 +187,17 @@ const grantRevoked = (grantId: string | undefined): SQL =>
     : sql`exists (select 1 from revoked_oauth_grants r where r.grant_id = ${grantId}::text)`;
 
 /**
+ * Whether an OAuth access token is recorded as revoked alone (`revoked_oauth_tokens`, one
+ * primary-key probe by its SHA-256); `false` without one (header credentials, refresh checks).
+ */
+const accessTokenRevoked = (tokenId: string | undefined): SQL =>
+  tokenId === undefined
+    ? sql`false`
+    : sql`exists (select 1 from revoked_oauth_tokens rt where rt.token_id = ${tokenId}::text)`;
+
+/**
  * The single statement: credential rows + user + project + app-MCP config, left-joined, and for an
- * OAuth grant whether it is revoked.
+ * OAuth caller whether its grant, or its access token alone, is revoked.
  */
 async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<ResolvedRow> {
   const result = await db.execute(sql`
@@ -204,7 +217,8 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
       m.enabled as mcp_enabled, m.auth_mode as mcp_auth_mode, m.slug as mcp_slug,
       to_jsonb(m.exposed_collections) as mcp_collections, to_jsonb(m.exposed_functions) as mcp_functions,
       m.rate_limit_per_minute as mcp_rate_limit,
-      ${grantRevoked(creds.oauthGrantId)} as grant_revoked
+      ${grantRevoked(creds.oauthGrantId)} as grant_revoked,
+      ${accessTokenRevoked(creds.oauthAccessTokenId)} as token_revoked
     from (select 1) as one
     left join developer_tokens t on t.id = ${creds.developer?.id ?? creds.oauthTokenId ?? null}::uuid
     left join client_keys k on k.id = ${creds.clientKey?.id ?? null}::uuid
@@ -462,14 +476,50 @@ export async function authenticateEndUser<E extends AppEnv>(
 }
 
 /**
- * The principal an OAuth grant acts as (its props, src/oauth), re-checked on every request, and the
- * grant (its provider id), checked against `revoked_oauth_grants` in the same statement.
+ * An app's client code (`POST /v1/events`): the client key's project, and the end user when a
+ * session came with the key. `user` is absent for a caller not signed in.
+ */
+export interface AppClient {
+  project: ProjectRef;
+  clientKeyId: string;
+  user?: { id: string; email: string };
+}
+
+/**
+ * `X-Api-Key`, and optionally an end-user session Bearer of the same project (401 otherwise): the
+ * key's project and app config, one round trip. A developer token is not a client credential.
+ */
+export async function authenticateAppClient<E extends AppEnv>(
+  c: Context<E>,
+): Promise<{ principal: AppClient; config: AppMcpRuntime }> {
+  return budgeted(c, async (resolveRow) => {
+    const keyCred = clientKeyCredential(c);
+    const bearer = bearerToken(c);
+    if (bearer?.startsWith(CREDENTIAL_PREFIX.developer))
+      throw unauthorized("send X-Api-Key (and an optional end-user session), not a developer token");
+    const sessionCred = bearer === undefined ? undefined : sessionCredential(c);
+    const row = await resolveRow({ clientKey: keyCred, session: sessionCred }, { fromClientKey: true });
+    const keyProjectId = await checkClientKey(keyCred, row);
+    const user = sessionCred ? await checkSession(sessionCred, row, keyProjectId) : undefined;
+    const project = projectFrom(row);
+    if (!project) throw unauthorized("invalid or revoked client key");
+    const { exposedCollections: _collections, exposedFunctions: _functions, ...config } = settingsFrom(row);
+    return { principal: { project, clientKeyId: keyCred.id, ...(user ? { user } : {}) }, config };
+  });
+}
+
+/**
+ * The principal an OAuth grant acts as (its props, src/oauth), re-checked on every request, the
+ * grant (its provider id), checked against `revoked_oauth_grants` in the same statement, and — for
+ * an MCP request, not a refresh — the access token presented (`accessTokenId`, its SHA-256), checked
+ * against `revoked_oauth_tokens` there too.
  */
 export type OAuthGrantPrincipal =
-  | { kind: "end_user"; userId: string; grantId: string }
-  | { kind: "developer"; developerId: string; tokenId: string; grantId: string };
+  | { kind: "end_user"; userId: string; grantId: string; accessTokenId?: string }
+  | { kind: "developer"; developerId: string; tokenId: string; grantId: string; accessTokenId?: string };
 
 const REVOKED_GRANT = "this authorization was revoked";
+const REVOKED_ACCESS_TOKEN = "this access token was revoked";
 
 /** How long a revoked grant's row is kept: past the longest a grant lives (30 days) by a day. */
 const REVOKED_GRANT_RETENTION = "31 days";
@@ -498,6 +548,32 @@ export async function recordRevokedGrant(db: Db, grantId: string): Promise<void>
   `);
 }
 
+/** Old rows one access-token revocation prunes at most (more than the one it adds). */
+const REVOKED_TOKEN_PRUNE = 100;
+
+/**
+ * Record that the access token whose SHA-256 is `tokenId` (the provider's id for it) was revoked
+ * alone (RFC 7009) and would have expired at `expiresAt` (seconds since the epoch, its KV record's):
+ * the provider deletes it from `OAUTH_KV` only, whose reads elsewhere may show it for up to 60 s
+ * more; from then on the statement that resolves an OAuth caller refuses it at every location. One
+ * statement, which also prunes up to {@link REVOKED_TOKEN_PRUNE} rows of tokens already expired (by
+ * the `expires_at` index): a row lives as long as its token could. Revoking again keeps the row.
+ */
+export async function recordRevokedAccessToken(db: Db, tokenId: string, expiresAt: number): Promise<void> {
+  await db.execute(sql`
+    with pruned as (
+      delete from revoked_oauth_tokens where token_id in (
+        select token_id from revoked_oauth_tokens
+        where expires_at < now() and token_id <> ${tokenId}::text
+        limit ${REVOKED_TOKEN_PRUNE}::int
+      )
+    )
+    insert into revoked_oauth_tokens (token_id, expires_at)
+    values (${tokenId}::text, to_timestamp(${expiresAt}::float8))
+    on conflict (token_id) do nothing
+  `);
+}
+
 /**
  * OAuth hook: an access token validated by the authorization server names a principal; this checks
  * it is still live in the same one statement as header credentials (the developer token the grant
@@ -510,13 +586,15 @@ export async function authenticateOAuthProject(
   grant: OAuthGrantPrincipal,
   ref: ProjectSelector,
 ): Promise<ProjectAccess> {
+  const oauth = { oauthGrantId: grant.grantId, oauthAccessTokenId: grant.accessTokenId };
   const creds: Credentials =
     grant.kind === "developer"
-      ? { oauthTokenId: grant.tokenId, oauthGrantId: grant.grantId }
-      : { oauthUserId: grant.userId, oauthGrantId: grant.grantId };
+      ? { oauthTokenId: grant.tokenId, ...oauth }
+      : { oauthUserId: grant.userId, ...oauth };
   const join: ProjectJoin = "projectId" in ref && !isUuid(ref.projectId) ? { none: true } : ref;
   const row = await resolve(db, creds, join);
   if (row.grant_revoked) throw unauthorized(REVOKED_GRANT);
+  if (row.token_revoked) throw unauthorized(REVOKED_ACCESS_TOKEN);
   const project = projectFrom(row);
   if (grant.kind === "developer") {
     if (row.token_live !== true || row.token_developer_id !== grant.developerId)
@@ -542,14 +620,19 @@ export async function authenticateOAuthProject(
 
 /**
  * OAuth hook for the platform MCP: the developer a grant names, if its developer token is live and
- * the grant not revoked.
+ * neither the grant nor (`accessTokenId`) the access token presented is revoked.
  */
 export async function authenticateOAuthDeveloper(
   db: Db,
-  grant: { developerId: string; tokenId: string; grantId: string },
+  grant: { developerId: string; tokenId: string; grantId: string; accessTokenId?: string },
 ): Promise<{ developerId: string }> {
-  const row = await resolve(db, { oauthTokenId: grant.tokenId, oauthGrantId: grant.grantId }, { none: true });
+  const row = await resolve(
+    db,
+    { oauthTokenId: grant.tokenId, oauthGrantId: grant.grantId, oauthAccessTokenId: grant.accessTokenId },
+    { none: true },
+  );
   if (row.grant_revoked) throw unauthorized(REVOKED_GRANT);
+  if (row.token_revoked) throw unauthorized(REVOKED_ACCESS_TOKEN);
   if (row.token_live !== true || row.token_developer_id !== grant.developerId)
     throw unauthorized("the developer token this authorization was granted with is revoked");
   return { developerId: grant.developerId };

@@ -11,6 +11,7 @@ import { authRoutes } from "./routes/auth.ts";
 import { collectionRoutes } from "./routes/collections.ts";
 import { consoleHeaders, consoleRoutes } from "./routes/console.ts";
 import { developerRoutes } from "./routes/developers.ts";
+import { eventAdminRoutes } from "./routes/events.ts";
 import { functionRoutes } from "./routes/functions.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
 import { openApiRoutes } from "./routes/openapi.ts";
@@ -27,6 +28,7 @@ export function coldApp(): Hono<AppEnv> {
       app.route("/", collectionRoutes);
       app.route("/", functionRoutes);
       app.route("/", appMcpAdminRoutes);
+      app.route("/", eventAdminRoutes);
       app.route("/", platformMcpRoutes);
       app.route("/", openApiRoutes);
       app.route("/", consoleRoutes);

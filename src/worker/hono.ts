@@ -6,9 +6,10 @@
  * Helpers that take a context are generic over `E extends AppEnv` (Hono's `Context` is invariant
  * in its environment).
  */
-import type { AnswerHold } from "../answer-memory.ts";
+import type { Context } from "hono";
+import { type AnswerHold, answerMemory } from "../answer-memory.ts";
 import type { AppMcpRuntime, AppMcpSettings } from "../app-mcp/admin.ts";
-import type { Principal, ProjectRef } from "./auth.ts";
+import type { AppClient, Principal, ProjectRef } from "./auth.ts";
 import type { CredentialHolder } from "./credential-cache.ts";
 import type { Db } from "./db.ts";
 import type { Env } from "./env.ts";
@@ -41,10 +42,12 @@ export interface CallerVariables {
   project: ProjectRef;
   /** The project's app-MCP config, from the same statement: `requireProjectAdmin()`. */
   appConfig: AppMcpSettings;
-  /** What the hot routes read of it (no exposure lists): `requireProjectCaller()`. */
+  /** What the hot routes read of it (no exposure lists): `requireProjectCaller()`, `requireAppClient()`. */
   appRuntime: AppMcpRuntime;
   /** Developer or end user, for the project in the path: `requireProjectCaller()`. */
   principal: Principal;
+  /** An app's client code (client key, optional session): `requireAppClient()`. */
+  appClient: AppClient;
   /** The signed-in end user (client key + session): `requireEndUser()`. */
   endUser: { id: string; email: string };
   /** That end user's session row id: `requireEndUser()`. */
@@ -55,3 +58,14 @@ export interface CallerVariables {
 export type Authenticated<K extends keyof CallerVariables> = AppEnv & {
   Variables: Pick<CallerVariables, K>;
 };
+
+/**
+ * The request's caller is known: from here on its database answers count in `share` (a project id,
+ * `developer:<id>`) — if the entry could not tell from the URL whose they are (a hostname's app, a
+ * platform request). An app addressed by id and by hostname, or a developer's platform requests,
+ * are then one share of the isolate's answer memory, not one per address (src/answer-memory.ts).
+ */
+export function answerAs<E extends AppEnv>(c: Context<E>, share: string): void {
+  const hold = c.var.answerHold;
+  if (hold && (hold.app === "" || hold.app.startsWith("host:"))) answerMemory.move(hold, share);
+}

@@ -58,11 +58,21 @@ export function mcpUnauthorized(c: Ctx, resource: string, err: AppError): Respon
   return c.json({ error: { code: err.code, message: err.message } }, 401, { "www-authenticate": challenge });
 }
 
-/** Who a grant acts as, and the grant (checked against `revoked_oauth_grants`), as resolution takes it. */
-export const grantPrincipal = (props: OAuthProps, grantId: string) =>
+/**
+ * Who a grant acts as, and the grant (checked against `revoked_oauth_grants`), as resolution takes
+ * it; with `accessTokenId` (an MCP request's token, not a refresh) that token is checked against
+ * `revoked_oauth_tokens` too.
+ */
+export const grantPrincipal = (props: OAuthProps, grantId: string, accessTokenId?: string) =>
   props.kind === "developer"
-    ? { kind: "developer" as const, developerId: props.developerId, tokenId: props.tokenId, grantId }
-    : { kind: "end_user" as const, userId: props.userId, grantId };
+    ? {
+        kind: "developer" as const,
+        developerId: props.developerId,
+        tokenId: props.tokenId,
+        grantId,
+        accessTokenId,
+      }
+    : { kind: "end_user" as const, userId: props.userId, grantId, accessTokenId };
 
 export const INVALID_OAUTH = "invalid, expired or revoked access token for this MCP endpoint";
 
@@ -84,7 +94,7 @@ export async function authenticateAppMcpOAuth(
   if (!caller || caller.props.projectId === null) throw new AppError(401, "unauthorized", INVALID_OAUTH);
   const access = await authenticateOAuthProject(
     c.var.db,
-    grantPrincipal(caller.props, caller.grantId),
+    grantPrincipal(caller.props, caller.grantId, caller.accessTokenId),
     selector,
   );
   // A hostname can move to another project; the grant stays with the project it was made for.

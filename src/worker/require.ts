@@ -10,16 +10,19 @@
 import type { MiddlewareHandler } from "hono";
 import { subjectOf } from "../oauth/tokens.ts";
 import {
+  apiKeyHeader,
+  authenticateAppClient,
   authenticateClientKey,
   authenticateDeveloper,
   authenticateEndUser,
   authenticateProject,
   authenticateProjectAdmin,
+  bearerToken,
   hotAccess,
   presentedCredentials,
 } from "./auth.ts";
 import { cachedCredential, credentialKey } from "./credential-cache.ts";
-import type { Authenticated } from "./hono.ts";
+import { type Authenticated, answerAs } from "./hono.ts";
 import { noteActiveUser } from "./metering.ts";
 import { enforceDeveloperRateLimit } from "./rate-limit.ts";
 
@@ -31,6 +34,7 @@ export const requireDeveloper = (): MiddlewareHandler<Authenticated<"developerId
   async function requireDeveloper(c, next) {
     const { developerId, tokenId } = await authenticateDeveloper(c);
     c.set("credentialHolder", { developerId });
+    answerAs(c, `developer:${developerId}`);
     await enforceDeveloperRateLimit(c.env, developerId);
     c.set("developerId", developerId);
     c.set("developerTokenId", tokenId);
@@ -78,10 +82,28 @@ export const requireProjectCaller = (
     await next();
   };
 
+/**
+ * `X-Api-Key`, with or without an end-user session Bearer (an app's client code: `POST /v1/events`)
+ * → `c.var.appClient`, `c.var.appRuntime`. Resolved through the isolate's credential cache like the
+ * REST data routes; a session's end user is noted active (`mau`).
+ */
+export const requireAppClient = (): MiddlewareHandler<Authenticated<"appClient" | "appRuntime">> =>
+  async function requireAppClient(c, next) {
+    const key = await credentialKey(bearerToken(c), apiKeyHeader(c), "app-client");
+    const { principal, config } = await cachedCredential(key, () => authenticateAppClient(c));
+    answerAs(c, principal.project.id);
+    c.set("appClient", principal);
+    c.set("appRuntime", config);
+    if (principal.user) noteActiveUser(c, principal.project.id, principal.user.id);
+    await next();
+  };
+
 /** `X-Api-Key` alone (end-user sign-up) → `c.var.project`, the key's project. */
 export const requireClientKey = (): MiddlewareHandler<Authenticated<"project">> =>
   async function requireClientKey(c, next) {
-    c.set("project", (await authenticateClientKey(c)).project);
+    const { project } = await authenticateClientKey(c);
+    answerAs(c, project.id);
+    c.set("project", project);
     await next();
   };
 
@@ -90,6 +112,7 @@ export const requireEndUser = (): MiddlewareHandler<Authenticated<"endUser" | "p
   async function requireEndUser(c, next) {
     const { user, project, sessionId } = await authenticateEndUser(c);
     c.set("credentialHolder", { subject: subjectOf("end_user", user.id) });
+    answerAs(c, project.id);
     noteActiveUser(c, project.id, user.id);
     c.set("endUser", user);
     c.set("project", project);

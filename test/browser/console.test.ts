@@ -3,7 +3,8 @@
  * against a Worker started like `npm run dev`. Signs in, toggles exposure and watches the tools
  * preview change, changes auth_mode (and sees a validation message), edits allowed_origins (and sees
  * the config service's message for a bad one), reads the daily usage chart (and its hidden table), lists
- * a connected assistant (OAuth grant) and revokes it with its form, renders /docs. Screenshots land in `test-artifacts/browser/` (gitignored).
+ * a connected assistant (OAuth grant) and revokes it with its form, lists the app's events (a hostile
+ * property as text) and filters them, renders /docs. Screenshots land in `test-artifacts/browser/` (gitignored).
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -257,6 +258,41 @@ describe.skipIf(!CHROMIUM)("console and /docs in Chromium", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     });
     expect(refused.status).toBe(401);
+  });
+
+  it("lists the app's events (a hostile property as text) and filters them by name", async () => {
+    const key = await admin("/client-keys", "POST", { name: "browser-events" });
+    expect(key.status).toBe(201);
+    const { client_key } = (await key.json()) as { client_key: string };
+    const hostile = `<img src=x onerror="document.title='pwned'">`;
+    const sent = await request(`${server.base}/v1/events`, {
+      method: "POST",
+      headers: { "x-api-key": client_key, "content-type": "application/json" },
+      body: JSON.stringify({
+        events: [
+          { name: "app.opened", properties: { note: hostile } },
+          { name: "recipe_viewed", properties: { recipe: "cake" } },
+        ],
+      }),
+    });
+    expect(sent.status).toBe(201);
+    await page.goto(`${server.base}/console/projects/${dev.projectId}`);
+    await page.click("#events-link");
+    await page.waitForURL(`**/console/projects/${dev.projectId}/events`);
+    const rows = page.locator("#events tr[data-event]");
+    await expect(rows.locator("td:first-child").allTextContents()).resolves.toEqual([
+      "recipe_viewed",
+      "app.opened",
+    ]);
+    await expect(rows.nth(1).locator(".properties").textContent()).resolves.toBe(
+      JSON.stringify({ note: hostile }),
+    );
+    expect(await page.locator("#events img").count()).toBe(0);
+    expect(await page.title()).not.toBe("pwned");
+    await shot("10-events");
+    await page.fill('#events input[name="name"]', "app.opened");
+    await Promise.all([page.waitForURL(/\/events\?name=app\.opened$/), page.click("#events button")]);
+    await expect(rows.locator("td:first-child").allTextContents()).resolves.toEqual(["app.opened"]);
   });
 
   it("reaches the demo app's MCP at <slug>.mcp.localhost (Chromium resolves *.localhost itself)", async () => {

@@ -218,7 +218,7 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     // One spawn (the JSON is the platform tool's, checked equal to REST in the workerd suite).
     const range = ["billing", "daily", "--from", "2026-01-31", "--to", "2026-02-01"];
     expect(amba(range).stdout).toBe(
-      "from: 2026-01-31\nto: 2026-02-01\nday         usage\n2026-01-31  agent_tool_calls=0 function_invocations=0\n2026-02-01  agent_tool_calls=0 function_invocations=0\n",
+      "from: 2026-01-31\nto: 2026-02-01\nday         usage\n2026-01-31  agent_tool_calls=0 function_invocations=0 events=0\n2026-02-01  agent_tool_calls=0 function_invocations=0 events=0\n",
     );
   });
 

@@ -23,4 +23,16 @@ describe("amba's human output", () => {
       `mcp.description: Add.\nmcp.input_schema: ${JSON.stringify(input_schema)}\n`,
     );
   });
+
+  it("prints `amba expose`'s pending names one line per kind", () => {
+    const exposure = {
+      collections: ["recipes", "notes"],
+      functions: ["send_welcome_email"],
+      pending: { collections: ["notes"], functions: ["send_welcome_email"] },
+    };
+    expect(render(exposure)).toBe(
+      "collections: recipes, notes\nfunctions: send_welcome_email\n" +
+        "pending.collections: notes\npending.functions: send_welcome_email\n",
+    );
+  });
 });

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cliSuite, LineClient } from "./helpers.ts";
 
 const TOOLS = `
 let n = 0;
@@ -36,14 +36,7 @@ async function batch(client: LineClient, lines: string[]): Promise<Record<string
 }
 
 describe("calls sent together", () => {
-  let bin: string;
-  let cleanup: () => void;
-  let dir: string;
-  beforeAll(async () => {
-    ({ bin, cleanup } = await buildTestCli());
-    dir = scratch({ "tools.js": TOOLS, "data/allowed.txt": "yes", "secret.txt": "no" });
-  });
-  afterAll(() => cleanup());
+  const { bin, dir } = cliSuite({ "tools.js": TOOLS, "data/allowed.txt": "yes", "secret.txt": "no" });
 
   for (const flags of [[], ["--sandbox"]]) {
     it(`run one at a time on the shared instance (session ${flags.join(" ")})`, async () => {

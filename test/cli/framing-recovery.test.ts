@@ -2,8 +2,8 @@
  * `amber mcp` recovers from a malformed Content-Length frame (issue 13): an error for that frame,
  * then the next valid header is found and served — one case per malformed-frame class.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cliSuite, LineClient } from "./helpers.ts";
 
 const TOOLS = `
 /** Add two numbers. */
@@ -43,14 +43,7 @@ async function readFrames(client: LineClient, count: number): Promise<Record<str
 }
 
 describe("amber mcp framing recovery", () => {
-  let bin: string;
-  let cleanup: () => void;
-  let dir: string;
-  beforeAll(async () => {
-    ({ bin, cleanup } = await buildTestCli());
-    dir = scratch({ "tools.ts": TOOLS });
-  });
-  afterAll(() => cleanup());
+  const { bin, dir } = cliSuite({ "tools.ts": TOOLS });
 
   for (const [name, bad] of Object.entries(CLASSES)) {
     it(`${name}: answers an error for the bad frame and serves the following ones`, async () => {

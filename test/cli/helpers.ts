@@ -3,7 +3,7 @@
  * parallel runs never race on dist/cli), runs it with the system Node 20 the way `npx amber`
  * would, and talks to `session` / `mcp` processes line by line or frame by frame.
  */
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -30,6 +30,14 @@ export async function buildTestCli(): Promise<{ bin: string; cleanup: () => void
   return { bin: inject("amberBin"), cleanup: () => {} };
 }
 
+/**
+ * What most CLI suites start from, made when the suite is collected: this run's CLI and a scratch
+ * directory with `files` (call it in the `describe` body).
+ */
+export function cliSuite(files: Record<string, string>): { bin: string; dir: string } {
+  return { bin: inject("amberBin"), dir: scratch(files) };
+}
+
 /** A scratch directory with the given files (paths relative to it). */
 export function scratch(files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), "amber-cli-"));
@@ -45,6 +53,19 @@ export function scratch(files: Record<string, string> = {}): string {
 export function frame(message: unknown): string {
   const body = JSON.stringify(message);
   return `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** The base URL an `amber serve` child prints once it listens (rejects if it exits first). */
+export function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.on("exit", () => reject(new Error(`serve exited: ${stderr}`)));
+  });
 }
 
 /** Result of a finished CLI run. */
@@ -199,4 +220,20 @@ export class LineClient {
   kill(): void {
     this.child.kill("SIGKILL");
   }
+}
+
+/** The jail the sandbox suites share: reads under `jail`, writes under `jail/out`. */
+export const JAIL_FLAGS = ["--sandbox", "--allow-read", "jail", "--allow-write", "jail/out"];
+
+/**
+ * `amber session --sandbox --allow-read jail --allow-write jail/out …args` in `dir`: `args` are the
+ * suite's own flags and its tools file, in order.
+ */
+export function jailedSession(
+  bin: string,
+  dir: string,
+  args: string[],
+  options: { env?: Record<string, string>; node?: string } = {},
+): LineClient {
+  return new LineClient(bin, ["session", ...JAIL_FLAGS, ...args], { cwd: dir, ...options });
 }

@@ -4,8 +4,8 @@
  * next — with and without the sandbox (without it, intrinsics are not frozen and the poisoning
  * really happens in the call that does it).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cliSuite, LineClient } from "./helpers.ts";
 
 const TOOLS = `
 let count = 0;
@@ -46,14 +46,7 @@ export function poisonGetter() {
 `;
 
 describe("--isolate-per-call", () => {
-  let bin: string;
-  let cleanup: () => void;
-  let dir: string;
-  beforeAll(async () => {
-    ({ bin, cleanup } = await buildTestCli());
-    dir = scratch({ "tools.js": TOOLS });
-  });
-  afterAll(() => cleanup());
+  const { bin, dir } = cliSuite({ "tools.js": TOOLS });
 
   for (const flags of [[], ["--sandbox"]]) {
     it(`carries no globals, prototypes or module state over (${flags.join(" ") || "no permission options"})`, async () => {

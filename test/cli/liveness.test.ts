@@ -7,8 +7,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, cleanEnv, LineClient, NODE, runCli, scratch } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cleanEnv, cliSuite, LineClient, NODE, runCli } from "./helpers.ts";
 
 const TOOLS = `
 let calls = 0;
@@ -32,14 +32,7 @@ export function count() {
 `;
 
 describe("a connection nothing can block", () => {
-  let bin: string;
-  let cleanup: () => void;
-  let dir: string;
-  beforeAll(async () => {
-    ({ bin, cleanup } = await buildTestCli());
-    dir = scratch({ "tools.ts": TOOLS });
-  });
-  afterAll(() => cleanup());
+  const { bin, dir } = cliSuite({ "tools.ts": TOOLS });
 
   it("session answers ping and tools/list while a call never settles; cancelling it frees the session", async () => {
     // Replies wait for earlier ones at most the grace (2 s by default; 50 ms here, set as a host would).

@@ -6,8 +6,8 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, cleanEnv, NODE, runCli, scratch } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cleanEnv, cliSuite, NODE, runCli } from "./helpers.ts";
 
 const TOOLS = `// tools.ts
 
@@ -41,12 +41,7 @@ export function fails() {
 `;
 
 describe("amber mcp against the contract's shapes (SDK client)", () => {
-  let bin: string;
-  let dir: string;
-  beforeAll(async () => {
-    ({ bin } = await buildTestCli());
-    dir = scratch({ "tools.ts": TOOLS, "note.txt": "hello" });
-  });
+  const { bin, dir } = cliSuite({ "tools.ts": TOOLS, "note.txt": "hello" });
 
   async function connect(...flags: string[]): Promise<Client> {
     const client = new Client({ name: "contract", version: "1.0.0" });

@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, cleanEnv, frame, LineClient, NODE, runCli, scratch } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cleanEnv, cliSuite, frame, LineClient, NODE, runCli } from "./helpers.ts";
 
 const TOOLS = `
 /** Add two numbers. */
@@ -25,14 +25,7 @@ async function readFrame(client: LineClient): Promise<Record<string, unknown>> {
 }
 
 describe("amber mcp", () => {
-  let bin: string;
-  let cleanup: () => void;
-  let dir: string;
-  beforeAll(async () => {
-    ({ bin, cleanup } = await buildTestCli());
-    dir = scratch({ "tools.ts": TOOLS });
-  });
-  afterAll(() => cleanup());
+  const { bin, dir } = cliSuite({ "tools.ts": TOOLS });
 
   it("serves the official SDK client over newline-delimited stdio: list and call", async () => {
     const transport = new StdioClientTransport({

@@ -4,8 +4,8 @@
  * whichever ends it first, V8's heap limit or the CLI's memory watchdog; the protocol stream stays
  * whole and the next call gets a fresh host. One `session` and one `mcp` process, side by side.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cliSuite, LineClient } from "./helpers.ts";
 
 const TOOLS = `
 /** Grows the heap until something ends it. */
@@ -25,12 +25,7 @@ export function add(a, b) {
 `;
 
 describe("a tool that runs out of memory", () => {
-  let bin: string;
-  let dir: string;
-  beforeAll(async () => {
-    ({ bin } = await buildTestCli());
-    dir = scratch({ "tools.js": TOOLS });
-  });
+  const { bin, dir } = cliSuite({ "tools.js": TOOLS });
 
   const outOfMemory = "amber: tool ran out of memory in call hog (--max-memory 32 MB)\n";
 

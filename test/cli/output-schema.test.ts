@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { compileResultCheck } from "../../src/cli/validate-args.ts";
-import { buildTestCli, cleanEnv, LineClient, NODE, scratch } from "./helpers.ts";
+import { cleanEnv, cliSuite, LineClient, NODE, scratch } from "./helpers.ts";
 
 const TOOLS = `
 interface Forecast {
@@ -74,16 +74,8 @@ const FORECAST_SCHEMA = {
 };
 
 describe("typed results (outputSchema, structuredContent)", () => {
-  let bin: string;
-  let cleanup: () => void;
-  let dir: string;
-  let env: Record<string, string>;
-  beforeAll(async () => {
-    ({ bin, cleanup } = await buildTestCli());
-    dir = scratch({ "tools.ts": TOOLS });
-    env = { XDG_CACHE_HOME: join(dir, "cache") };
-  });
-  afterAll(() => cleanup());
+  const { bin, dir } = cliSuite({ "tools.ts": TOOLS });
+  const env = { XDG_CACHE_HOME: join(dir, "cache") };
 
   const connect = async (...flags: string[]) => {
     const transport = new StdioClientTransport({

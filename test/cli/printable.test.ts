@@ -6,8 +6,8 @@ import { rmSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { pasteableUrl, render } from "../../src/cli/amba/output.ts";
 import { renderToolTable } from "../../src/cli/inspect.ts";
-import { printable, printableJson } from "../../src/cli/printable.ts";
 import { escapedPipe } from "../../src/cli/sandbox/tool-output.ts";
+import { printable, printableJson } from "../../src/printable.ts";
 import { buildTestCli, LineClient, runCli, scratch } from "./helpers.ts";
 
 /** OSC 52 (write the clipboard), OSC 8 (a hidden link), cursor up + erase, `\r` overwrite, C1 CSI, RLO. */

@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:http";
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, cleanEnv, LineClient, NODE, scratch } from "./helpers.ts";
+import { buildTestCli, cleanEnv, jailedSession, LineClient, NODE, scratch } from "./helpers.ts";
 
 const SECRET = "s3cr3t-value-42";
 /**
@@ -455,24 +455,11 @@ describe("sandbox escape suite", () => {
       .replace("__PORT__", String(port));
     writeFileSync(join(dir, "tools.js"), source);
     const session = (timeoutMs: number, audit: string) =>
-      new LineClient(
+      jailedSession(
         bin,
-        [
-          "session",
-          "--sandbox",
-          "--allow-read",
-          "jail",
-          "--allow-write",
-          "jail/out",
-          "--timeout",
-          String(timeoutMs),
-          "--max-memory",
-          "96",
-          "--audit-log",
-          audit,
-          "tools.js",
-        ],
-        { cwd: dir, env: { AMBER_TEST_SECRET: SECRET } },
+        dir,
+        ["--timeout", String(timeoutMs), "--max-memory", "96", "--audit-log", audit, "tools.js"],
+        { env: { AMBER_TEST_SECRET: SECRET } },
       );
     client = session(TIMEOUT_MS, "audit.jsonl");
     loopClient = session(LOOP_TIMEOUT_MS, "audit-loop.jsonl");
@@ -773,25 +760,10 @@ export function runWithPath() {
     writeFileSync(join(dir, "jail/out/evil"), "#!/bin/sh\necho PWNED\n", { mode: 0o755 });
     writeFileSync(join(dir, "jail/out/true"), "#!/bin/sh\necho PWNED\n", { mode: 0o755 });
     writeFileSync(join(dir, "redteam.js"), REDTEAM.replace("__OUT__", JSON.stringify(join(dir, "jail/out"))));
-    const session = new LineClient(
-      bin,
-      [
-        "session",
-        "--sandbox",
-        "--allow-read",
-        "jail",
-        "--allow-write",
-        "jail/out",
-        "--allow-run",
-        "true",
-        "--allow-net",
-        "127.0.0.1",
-        "--audit-log",
-        "redteam.jsonl",
-        "redteam.js",
-      ],
-      { cwd: dir },
-    );
+    const session = jailedSession(bin, dir, [
+      ...["--allow-run", "true", "--allow-net", "127.0.0.1"],
+      ...["--audit-log", "redteam.jsonl", "redteam.js"],
+    ]);
     try {
       for (const [tool, expected] of REDTEAM_ATTEMPTS) {
         const response = await session.call(tool);
@@ -875,11 +847,12 @@ export function cpThroughLink() {
 }
 `,
     );
-    const session = new LineClient(
+    const session = jailedSession(
       bin,
-      ["session", "--sandbox", "--allow-read", "jail", "--allow-write", "jail/out", "cp.js"],
+      dir,
+      ["cp.js"],
       // The test runner's Node (the project's Node 22, whose cpSync copies directories in C++).
-      { cwd: dir, node: process.execPath },
+      { node: process.execPath },
     );
     try {
       const linked = await session.call("cpLinkOut");

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { buildTestCli, jailedSession, scratch } from "./helpers.ts";
 
 const SECRET = "s3cr3t-hostile-77";
 /** Per answer: sessions start side by side on shared machines (no timing is asserted). */
@@ -423,27 +423,15 @@ describe("hostile tool files", () => {
       `${c.name}: denied (${c.expected})`,
       async () => {
         const audit = join(dir, `audit-${i}.jsonl`);
-        const client = new LineClient(
+        const client = jailedSession(
           bin,
+          dir,
           [
-            "session",
-            "--sandbox",
-            "--allow-read",
-            "jail",
-            "--allow-write",
-            "jail/out",
-            "--allow-net",
-            "granted.invalid",
-            "--allow-run",
-            "true",
-            "--timeout",
-            "20000",
+            ...["--allow-net", "granted.invalid", "--allow-run", "true", "--timeout", "20000"],
             ...c.flags,
-            "--audit-log",
-            audit,
-            `tools/hostile-${i}.js`,
+            ...["--audit-log", audit, `tools/hostile-${i}.js`],
           ],
-          { cwd: dir, env: { AMBER_TEST_SECRET: SECRET } },
+          { env: { AMBER_TEST_SECRET: SECRET } },
         );
         try {
           const response = await client.call("attack", {}, SLOW);

@@ -27,7 +27,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, NODE, scratch } from "./helpers.ts";
+import { buildTestCli, jailedSession, type LineClient, NODE, scratch } from "./helpers.ts";
 import { RACE_HELPERS } from "./race-tool.ts";
 
 const SECRET = "s3cr3t-path-race-42";
@@ -189,11 +189,7 @@ describe("sandbox races: path calls on a path swapped after their check", () => 
     utimesSync(join(dir, "outside/secret.txt"), 5000, 5000);
     before = outsideState(dir);
     writeFileSync(join(dir, "tools.js"), TOOLS.replace("__OUT__", JSON.stringify(join(dir, "jail/out"))));
-    session = new LineClient(
-      bin,
-      ["session", "--sandbox", "--allow-read", "jail", "--allow-write", "jail/out", "tools.js"],
-      { cwd: dir },
-    );
+    session = jailedSession(bin, dir, ["tools.js"]);
   });
 
   afterAll(async () => {

@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { buildTestCli, jailedSession, LineClient, scratch } from "./helpers.ts";
 import { RACE_HELPERS } from "./race-tool.ts";
 
 const SECRET = "s3cr3t-race-42";
@@ -188,21 +188,7 @@ describe("sandbox races: a path swapped between the check and the open", () => {
     symlinkSync(join(dir, "logs"), join(dir, "jail/out/trap/logs"));
     expect(spawnSync("mkfifo", [join(dir, "jail/out/fifo")]).status).toBe(0);
     writeFileSync(join(dir, "races.js"), RACES.replace("__OUT__", JSON.stringify(join(dir, "jail/out"))));
-    session = new LineClient(
-      bin,
-      [
-        "session",
-        "--sandbox",
-        "--allow-read",
-        "jail",
-        "--allow-write",
-        "jail/out",
-        "--audit-log",
-        "logs/audit.jsonl",
-        "races.js",
-      ],
-      { cwd: dir },
-    );
+    session = jailedSession(bin, dir, ["--audit-log", "logs/audit.jsonl", "races.js"]);
   });
 
   afterAll(async () => {

@@ -23,7 +23,7 @@ import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { buildTestCli, jailedSession, LineClient, scratch } from "./helpers.ts";
 
 /** Per answer: sessions start side by side on shared machines (no timing is asserted). */
 const SLOW = 60_000;
@@ -254,33 +254,18 @@ describe("sandbox red team: handles below the checked functions, and a granted p
         String(udp.address().port),
       ),
     );
-    client = new LineClient(
+    client = jailedSession(
       bin,
+      dir,
       [
-        "session",
-        "--sandbox",
-        "--allow-read",
-        "jail",
-        "--allow-write",
-        "jail/out",
-        "--allow-net",
-        "granted.invalid",
-        "--allow-run",
-        "true",
-        "--allow-run",
-        "printenv",
-        "--allow-env",
-        "LD_LIBRARY_PATH",
-        "--timeout",
-        "30000",
+        ...["--allow-net", "granted.invalid", "--allow-run", "true", "--allow-run", "printenv"],
+        ...["--allow-env", "LD_LIBRARY_PATH", "--timeout", "30000"],
         // Each attack on a fresh host: one that changed the host's environment leaves no trace.
         "--isolate-per-call",
-        "--audit-log",
-        "audit.jsonl",
-        "tools.js",
+        ...["--audit-log", "audit.jsonl", "tools.js"],
       ],
       // The user's own loader variable, granted: a child may inherit it as it is.
-      { cwd: dir, env: { LD_LIBRARY_PATH: "/nonexistent-amber-lib" } },
+      { env: { LD_LIBRARY_PATH: "/nonexistent-amber-lib" } },
     );
   });
 
@@ -335,13 +320,11 @@ describe("sandbox red team: handles below the checked functions, and a granted p
 
   // process.execve (Node ≥ 22.15): the test runner's Node 22, not the machine's.
   it("process.execve passes no loader variable of the tool's to the program that replaces the host", async () => {
-    const node22 = new LineClient(
+    const node22 = jailedSession(
       bin,
-      [
-        ...["session", "--sandbox", "--allow-read", "jail", "--allow-write", "jail/out"],
-        ...["--allow-run", "true", "--isolate-per-call", "--audit-log", "audit-22.jsonl", "tools.js"],
-      ],
-      { cwd: dir, node: process.execPath },
+      dir,
+      ["--allow-run", "true", "--isolate-per-call", "--audit-log", "audit-22.jsonl", "tools.js"],
+      { node: process.execPath },
     );
     try {
       for (const tool of ["execvePreload", "execveInherited"]) {

@@ -13,7 +13,7 @@
 import { mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { buildTestCli, jailedSession, LineClient, scratch } from "./helpers.ts";
 
 const SECRET = "s3cr3t-watch-42";
 /** The outside file's modification time (seconds), which appears nowhere in the jail. */
@@ -206,21 +206,7 @@ describe("sandbox: watching a path", () => {
     symlinkSync(join(dir, "outside"), join(dir, "jail/out/trap/box"));
     utimesSync(join(dir, "outside/secret.txt"), OUTSIDE_MTIME, OUTSIDE_MTIME);
     writeFileSync(join(dir, "tools.js"), TOOLS.replace("__OUT__", JSON.stringify(join(dir, "jail/out"))));
-    session = new LineClient(
-      bin,
-      [
-        "session",
-        "--sandbox",
-        "--allow-read",
-        "jail",
-        "--allow-write",
-        "jail/out",
-        "--audit-log",
-        "logs/audit.jsonl",
-        "tools.js",
-      ],
-      { cwd: dir },
-    );
+    session = jailedSession(bin, dir, ["--audit-log", "logs/audit.jsonl", "tools.js"]);
   });
 
   afterAll(async () => {

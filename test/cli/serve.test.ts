@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSigningSecrets } from "../../src/cli/commands/serve.ts";
 import { type SigningKeys, signUpstreamRequest } from "../../src/functions/signing.ts";
-import { buildTestCli, cleanEnv, LineClient, NODE, runCli, scratch } from "./helpers.ts";
+import { buildTestCli, cleanEnv, LineClient, listeningUrl, NODE, runCli, scratch } from "./helpers.ts";
 
 const TOOLS = `
 import { McpServer } from "amber:mcp";
@@ -46,15 +46,7 @@ async function startServe(
     cwd: dir,
     env: { ...cleanEnv(), ...env },
   });
-  const base = await new Promise<string>((resolve, reject) => {
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match) resolve(match[1]!);
-    });
-    child.on("exit", () => reject(new Error(`serve exited: ${stderr}`)));
-  });
+  const base = await listeningUrl(child);
   return { base, stop: () => child.kill("SIGTERM") };
 }
 

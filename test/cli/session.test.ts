@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, runCli, scratch } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cliSuite, LineClient, runCli, scratch } from "./helpers.ts";
 
 const TOOLS = `
 /** Add two numbers. */
@@ -39,14 +39,7 @@ export function chatty() { console.log("to stdout?"); process.stdout.write("raw"
 `;
 
 describe("amber session", () => {
-  let bin: string;
-  let cleanup: () => void;
-  let dir: string;
-  beforeAll(async () => {
-    ({ bin, cleanup } = await buildTestCli());
-    dir = scratch({ "tools.ts": TOOLS });
-  });
-  afterAll(() => cleanup());
+  const { bin, dir } = cliSuite({ "tools.ts": TOOLS });
 
   it("answers the seed's requests, one line each, and exits 0 on EOF", () => {
     const input = [

@@ -4,12 +4,12 @@
  * the real processes fed random and truncated frames. Nothing may throw, hang or stop answering.
  */
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NO_AUDIT } from "../../src/cli/audit-log.ts";
 import { answerLine, sessionHandlers } from "../../src/cli/commands/session.ts";
 import type { ToolServer } from "../../src/cli/tool-server.ts";
 import { type DecodedItem, encodeMessage, type Framing, StdioDecoder } from "../../src/mcp/index.ts";
-import { buildTestCli, LineClient, runCli, scratch } from "./helpers.ts";
+import { cliSuite, LineClient, runCli } from "./helpers.ts";
 
 const addTool = { name: "add", description: "", inputSchema: { type: "object" } };
 const fakeServer: ToolServer = {
@@ -139,14 +139,7 @@ describe("stdio readers under fuzzing", () => {
 });
 
 describe("the real processes under garbage", () => {
-  let bin: string;
-  let cleanup: () => void;
-  let dir: string;
-  beforeAll(async () => {
-    ({ bin, cleanup } = await buildTestCli());
-    dir = scratch({ "tools.ts": "export function add({ a, b }) { return a + b; }\n" });
-  });
-  afterAll(() => cleanup());
+  const { bin, dir } = cliSuite({ "tools.ts": "export function add({ a, b }) { return a + b; }\n" });
 
   it("session survives 2000 random lines and still answers", async () => {
     const client = new LineClient(bin, ["session", "tools.ts"], { cwd: dir });

@@ -3,8 +3,8 @@
  * restriction is given), never in a thread of the CLI, so fd 1 and the CLI's pid stay out of reach.
  * Both modes contain the same failures with the same messages.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, LineClient, scratch } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cliSuite, LineClient } from "./helpers.ts";
 
 const TOOLS = `
 export function where() {
@@ -54,14 +54,7 @@ const FAILURES: [string, string][] = [
 ];
 
 describe("tool host", () => {
-  let bin: string;
-  let cleanup: () => void;
-  let dir: string;
-  beforeAll(async () => {
-    ({ bin, cleanup } = await buildTestCli());
-    dir = scratch({ "tools.js": TOOLS });
-  });
-  afterAll(() => cleanup());
+  const { bin, dir } = cliSuite({ "tools.js": TOOLS });
 
   it("runs tools in a child process with or without permission options", async () => {
     for (const flags of [[], ["--sandbox"], ["--deny-net"], ["--allow-read", "."]]) {

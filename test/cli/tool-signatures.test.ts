@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, cleanEnv, LineClient, NODE, runCli, scratch } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { cleanEnv, cliSuite, frame, LineClient, listeningUrl, NODE, runCli, scratch } from "./helpers.ts";
 
 const TOOLS = `
 /**
@@ -42,22 +42,9 @@ export function odd({ x }: { x: number }, ...more: number[]) {
 }
 `;
 
-const frame = (message: unknown) => {
-  const body = JSON.stringify(message);
-  return `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-};
-
 describe("tool signatures", () => {
-  let bin: string;
-  let cleanup: () => void;
-  let dir: string;
-  let env: Record<string, string>;
-  beforeAll(async () => {
-    ({ bin, cleanup } = await buildTestCli());
-    dir = scratch({ "tools.ts": TOOLS });
-    env = { XDG_CACHE_HOME: join(dir, "cache") };
-  });
-  afterAll(() => cleanup());
+  const { bin, dir } = cliSuite({ "tools.ts": TOOLS });
+  const env = { XDG_CACHE_HOME: join(dir, "cache") };
 
   it("session spreads arguments into positional parameters and keeps the single-object form", async () => {
     const client = new LineClient(bin, ["session", "tools.ts"], { cwd: dir, env });
@@ -191,15 +178,7 @@ describe("tool signatures", () => {
       env: cleanEnv(env),
     });
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        let stderr = "";
-        child.stderr!.on("data", (chunk: Buffer) => {
-          stderr += chunk.toString();
-          const match = /listening on (http:\/\/\S+)/.exec(stderr);
-          if (match) resolve(match[1]!);
-        });
-        child.on("exit", () => reject(new Error(`serve exited: ${stderr}`)));
-      });
+      const base = await listeningUrl(child);
       const sum = await fetch(`${base}/add`, { method: "POST", body: '{"a":2,"b":40}' });
       expect(await sum.json()).toBe(42);
       const bad = await fetch(`${base}/add`, { method: "POST", body: '{"a":2}' });

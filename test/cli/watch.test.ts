@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, cleanEnv, NODE, scratch } from "./helpers.ts";
+import { buildTestCli, cleanEnv, listeningUrl, NODE, scratch } from "./helpers.ts";
 
 const V1 = `
 /** Add two numbers. */
@@ -117,15 +117,7 @@ describe("--watch", () => {
       env: cleanEnv({ XDG_CACHE_HOME: join(dir, "cache") }),
     });
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        let stderr = "";
-        child.stderr!.on("data", (chunk: Buffer) => {
-          stderr += chunk.toString();
-          const match = /listening on (http:\/\/\S+)/.exec(stderr);
-          if (match) resolve(match[1]!);
-        });
-        child.on("exit", () => reject(new Error(`serve exited: ${stderr}`)));
-      });
+      const base = await listeningUrl(child);
       const names = async () =>
         ((await (await fetch(`${base}/tools`)).json()) as { tools: { name: string }[] }).tools.map(
           (t) => t.name,

@@ -242,6 +242,49 @@ describe("answer memory per isolate", () => {
     expect((await usage(a)).agent_tool_calls).toBe(usageBefore);
   });
 
+  it("an app addressed by its hostname reads in the same share as by its id; a developer's platform requests in one share of their own", async () => {
+    const slug = `share-${crypto.randomUUID().slice(0, 8)}`;
+    const config = await call(`/v1/admin/projects/${a.projectId}/app-mcp/config`, {
+      method: "PATCH",
+      headers: auth(a),
+      body: JSON.stringify({ slug }),
+    });
+    expect(config.status, JSON.stringify(config.body)).toBe(200);
+    const byHost = () =>
+      call(`http://${slug}.mcp.amba.host/mcp`, {
+        method: "POST",
+        headers: mcpPostHeaders(a.token),
+        body: JSON.stringify(listCall(1)),
+      });
+    const free = await byHost();
+    expect(free.body.result.isError, JSON.stringify(free.body)).toBeFalsy();
+
+    const other = answerMemory.open(a.projectId);
+    answerMemory.charge(other, 1 * MiB);
+    try {
+      // Was its own share ("host:<slug>"): a second 1 MiB for the same app.
+      const tool = await byHost();
+      expect(tool.status).toBe(200);
+      expect(tool.body.result.isError).toBe(true);
+      expect(JSON.parse(tool.body.result.content[0].text).error).toMatchObject({ code: "server_busy" });
+    } finally {
+      answerMemory.release(other);
+    }
+
+    // The developer's platform requests (no project in the path) are theirs, not everyone's.
+    const developerShare = answerMemory.open(`developer:${a.developerId}`);
+    answerMemory.charge(developerShare, 1 * MiB);
+    try {
+      expectBusy(await call("/v1/admin/projects", { headers: auth(a) }));
+      const theirs = await call("/v1/admin/projects", { headers: auth(b) });
+      expect(theirs.status, JSON.stringify(theirs.body)).toBe(200);
+    } finally {
+      answerMemory.release(developerShare);
+    }
+    expect(answerMemory.held()).toBe(0);
+    expect((await byHost()).body.result.isError).toBeFalsy();
+  });
+
   it("past the isolate's budget every app's large read is refused", async () => {
     const first = answerMemory.open("some-app");
     const second = answerMemory.open("another-app");

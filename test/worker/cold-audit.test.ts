@@ -22,14 +22,13 @@ import {
   authorizeUrl,
   BASE,
   call,
-  codeFrom,
   listedGrantId,
   openAuthorizePage,
   pkce,
   rawToolsList,
   registerClient,
   setupApp,
-  submitSignIn,
+  signedInCode,
   tokenRequest,
 } from "./oauth/oauth-client.ts";
 
@@ -261,15 +260,13 @@ describe("cold audit", () => {
 
   it("keeps a project's OAuth grants out of another developer's reach", async () => {
     const { verifier, challenge } = await pkce();
-    const code = await codeFrom(
-      await submitSignIn(
-        authorizeUrl({ client_id: clientId, code_challenge: challenge, resource: app.url }),
-        {
-          mode: "end_user",
-          email: app.alice.email,
-          password: app.alice.password,
-        },
-      ),
+    const code = await signedInCode(
+      { client_id: clientId, code_challenge: challenge, resource: app.url },
+      {
+        mode: "end_user",
+        email: app.alice.email,
+        password: app.alice.password,
+      },
     );
     const { body } = await tokenRequest({
       grant_type: "authorization_code",

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { connectClient, resultJson } from "./app-mcp/mcp-client.ts";
-import { apiJson, freshIp, mcpPostHeaders, uniqueEmail } from "./helpers.ts";
+import { apiJson, developerWithNotes, freshIp, mcpPostHeaders, uniqueEmail } from "./helpers.ts";
 
 const IP = { "cf-connecting-ip": freshIp() };
 
@@ -25,22 +25,10 @@ async function appToolCall(headers: Record<string, string>, name: string, args: 
 }
 
 beforeAll(async () => {
-  const signup = await apiJson("/v1/developers/signup", {
-    headers: IP,
-    json: { email: uniqueEmail("blackbox-dev"), project_name: "Black Box" },
-  });
-  expect(signup.status, JSON.stringify(signup.body)).toBe(201);
-  ({ token, client_key: clientKey } = signup.body);
-  projectId = signup.body.project.id;
-  const notes = { name: "notes", columns: [{ name: "body", type: "text", required: true }] };
-  expect((await apiJson(admin("/collections"), { token, headers: IP, json: notes })).status).toBe(201);
-  const exposed = await apiJson(admin("/app-mcp/exposure"), {
-    method: "PUT",
-    token,
-    headers: IP,
-    json: { collections: ["notes"] },
-  });
-  expect(exposed.status).toBe(200);
+  ({ token, projectId, clientKey } = await developerWithNotes(IP, {
+    email: uniqueEmail("blackbox-dev"),
+    project_name: "Black Box",
+  }));
 });
 
 describe("black-box contract", () => {

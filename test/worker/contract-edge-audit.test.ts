@@ -4,7 +4,7 @@
  * A developer and project of its own, from a client address of its own.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, apiJson, freshIp, uniqueEmail } from "./helpers.ts";
+import { api, apiJson, developerWithNotes, freshIp, uniqueEmail } from "./helpers.ts";
 
 const IP = { "cf-connecting-ip": freshIp() };
 
@@ -16,22 +16,10 @@ const MCP_HEADERS = { accept: "application/json, text/event-stream", ...IP };
 const toolsList = { jsonrpc: "2.0", id: 1, method: "tools/list" };
 
 beforeAll(async () => {
-  const signup = await apiJson("/v1/developers/signup", {
-    headers: IP,
-    json: { email: uniqueEmail("edge-audit-dev"), project_name: "Edge Audit" },
-  });
-  expect(signup.status, JSON.stringify(signup.body)).toBe(201);
-  token = signup.body.token;
-  projectId = signup.body.project.id;
-  const notes = { name: "notes", columns: [{ name: "body", type: "text", required: true }] };
-  expect((await apiJson(admin("/collections"), { token, headers: IP, json: notes })).status).toBe(201);
-  const exposed = await apiJson(admin("/app-mcp/exposure"), {
-    method: "PUT",
-    token,
-    headers: IP,
-    json: { collections: ["notes"] },
-  });
-  expect(exposed.status).toBe(200);
+  ({ token, projectId } = await developerWithNotes(IP, {
+    email: uniqueEmail("edge-audit-dev"),
+    project_name: "Edge Audit",
+  }));
   slug = `edge-${crypto.randomUUID().slice(0, 8)}`;
   const config = await apiJson(admin("/app-mcp/config"), {
     method: "PATCH",

@@ -13,6 +13,7 @@ import {
   apiJson,
   endUserHeaders,
   expectError,
+  INITIALIZE,
   mcpPostHeaders,
   type TestUser,
   uniqueEmail,
@@ -38,12 +39,7 @@ function initialize(headers: Record<string, string>) {
   const { authorization: _, ...rest } = mcpPostHeaders("x");
   return apiJson(url, {
     headers: { ...rest, ...headers },
-    json: {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-    },
+    json: INITIALIZE,
   });
 }
 

@@ -5,7 +5,14 @@
  * messages are what is tested.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, apiJson, developerExposing, mcpPostHeaders, type TestDeveloper } from "./helpers.ts";
+import {
+  api,
+  apiJson,
+  developerExposing,
+  mcpPostHeaders,
+  mcpToolCall,
+  type TestDeveloper,
+} from "./helpers.ts";
 
 const FOODS = {
   name: "foods",
@@ -41,15 +48,7 @@ describe("CPU bounds: limits checked before the expensive step", () => {
       code: "invalid_input",
       message: "where.or.100: more than 100 conditions",
     });
-    const call = await apiJson(mcpUrl, {
-      headers: mcpPostHeaders(dev.token),
-      json: {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "foods_find", arguments: { where: invalidConditions(5_000) } },
-      },
-    });
+    const call = await mcpToolCall(mcpUrl, dev.token, "foods_find", { where: invalidConditions(5_000) });
     expect(call.status).toBe(200);
     expect(call.body.result.isError).toBe(true);
     expect(call.body.result.content[0].text).toContain("where.or.100: more than 100 conditions");

@@ -17,8 +17,8 @@
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
+import { listenOnLoopback } from "../mcp/fixtures/node-http.ts";
 
 /** What `…/reply` answers (see the module comment). */
 interface Reply {
@@ -116,14 +116,5 @@ export async function startEchoServer(): Promise<{ url: string; close(): Promise
     res.writeHead(200, { "content-type": "application/json" });
     res.end(payload);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server);
 }

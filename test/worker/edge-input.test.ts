@@ -12,6 +12,7 @@ import {
   api,
   apiJson,
   endUserHeaders,
+  INITIALIZE,
   signupDeveloper,
   signupUser,
   type TestDeveloper,
@@ -349,38 +350,30 @@ describe("issue 8: input limits, batches, 401s, Origin/CORS, capabilities", () =
     });
 
     it("lets only the platform's own origin (and loopback in local dev) call /mcp", async () => {
-      const init = {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-      };
-      expect((await mcp("/mcp", { origin: "https://evil.example" }, init)).status).toBe(403);
-      expect((await mcp("/mcp", { origin: "http://localhost:5173" }, init)).status).toBe(403);
-      const own = await mcp("/mcp", { origin: "https://mcp.amba.dev" }, init);
+      expect((await mcp("/mcp", { origin: "https://evil.example" }, INITIALIZE)).status).toBe(403);
+      expect((await mcp("/mcp", { origin: "http://localhost:5173" }, INITIALIZE)).status).toBe(403);
+      const own = await mcp("/mcp", { origin: "https://mcp.amba.dev" }, INITIALIZE);
       expect(own.status).toBe(200);
       expect(own.headers.get("access-control-allow-origin")).toBe("https://mcp.amba.dev");
-      const local = await mcp("http://127.0.0.1:8787/mcp", { origin: "http://localhost:6274" }, init);
+      const local = await mcp("http://127.0.0.1:8787/mcp", { origin: "http://localhost:6274" }, INITIALIZE);
       expect(local.status).toBe(200);
-      const rebound = await mcp("http://evil.example:8787/mcp", { origin: "http://evil.example:8787" }, init);
+      const rebound = await mcp(
+        "http://evil.example:8787/mcp",
+        { origin: "http://evil.example:8787" },
+        INITIALIZE,
+      );
       expect(rebound.status).toBe(403);
     });
   });
 
   it("finding 11: initialize declares only tools, and the undeclared methods are -32601", async () => {
-    const init = {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-    };
     const user = await signupUser(dev.projectId, dev.clientKey);
     for (const [url, headers] of [
       [appUrl, auth],
       [appUrl, endUserHeaders(dev.clientKey, user.sessionToken)],
       ["/mcp", {}],
     ] as const) {
-      const res = await mcp(url, headers, init);
+      const res = await mcp(url, headers, INITIALIZE);
       expect(res.body.result.capabilities).toEqual({ tools: {} });
       for (const method of ["resources/list", "resources/read", "prompts/list", "prompts/get"]) {
         const other = await mcp(url, headers, { jsonrpc: "2.0", id: 2, method, params: {} });

@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_CLIENT_KEYS_PER_PROJECT } from "../../src/accounts/projects.ts";
 import { createCollection, type DataProject, data, dataProject, insert } from "./data/fixtures.ts";
-import { apiJson, expectError, mcpPostHeaders, testDb } from "./helpers.ts";
+import { apiJson, expectError, mcpToolCall, testDb } from "./helpers.ts";
 
 describe("edge red team", () => {
   let p: DataProject;
@@ -85,15 +85,8 @@ describe("edge red team", () => {
     };
     const rest = await data(p, p.userA, "flags", "aggregate", { json: { metrics } });
     expect(rest.body).toEqual({ rows: [own] });
-    const tool = await apiJson(`/app/${p.dev.projectId}/mcp`, {
-      method: "POST",
-      headers: mcpPostHeaders(p.dev.token),
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "flags_aggregate", arguments: { metrics: metrics.slice(0, 4) } },
-      }),
+    const tool = await mcpToolCall(`/app/${p.dev.projectId}/mcp`, p.dev.token, "flags_aggregate", {
+      metrics: metrics.slice(0, 4),
     });
     // The developer sees both rows: false < true, and uuids in their byte order.
     expect(tool.body.result.structuredContent).toEqual({
@@ -138,18 +131,10 @@ describe("edge red team", () => {
     for (const version of [2 ** 31, 2 ** 53, 1e20]) {
       const promote = await apiJson(`${functions}/f/promote`, { token: dev.token, json: { version } });
       expectError(promote, 400, "version");
-      const tool = await apiJson("/mcp", {
-        method: "POST",
-        headers: mcpPostHeaders(dev.token),
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/call",
-          params: {
-            name: "amba_functions_promote",
-            arguments: { project_id: dev.projectId, name: "f", version },
-          },
-        }),
+      const tool = await mcpToolCall("/mcp", dev.token, "amba_functions_promote", {
+        project_id: dev.projectId,
+        name: "f",
+        version,
       });
       expect(tool.body.result.isError).toBe(true);
       expect(tool.body.result.content[0].text).toContain("invalid_input");
@@ -172,16 +157,7 @@ describe("edge red team", () => {
     const refused = await apiJson(keys, { token: dev.token, json: { name: "one too many" } });
     expectError(refused, 403, `a project holds at most ${MAX_CLIENT_KEYS_PER_PROJECT} client keys`);
     expect(refused.body.error.code).toBe("quota_exceeded");
-    const tool = await apiJson("/mcp", {
-      method: "POST",
-      headers: mcpPostHeaders(dev.token),
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "amba_client_keys_create", arguments: { project_id: projectId } },
-      }),
-    });
+    const tool = await mcpToolCall("/mcp", dev.token, "amba_client_keys_create", { project_id: projectId });
     expect(tool.body.result.content[0].text).toContain("quota_exceeded");
     // Another project of the developer has its own.
     const key = await apiJson(`/v1/admin/projects/${dev.projectId}/client-keys`, {

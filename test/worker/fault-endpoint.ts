@@ -9,7 +9,7 @@
  * Postgres' statement-timeout error), which also turns holding off; `GET /control/held` counts them.
  */
 import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenOnLoopback } from "../mcp/fixtures/node-http.ts";
 
 /** A collection whose queries hang on the `/sql` path. */
 export const HANG_MARKER = "hang_rows";
@@ -68,14 +68,5 @@ export async function startFaultEndpoint(upstream: string): Promise<{ url: strin
     }
     await forward();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server);
 }

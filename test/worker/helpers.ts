@@ -131,6 +131,22 @@ export const mcpPostHeaders = (token: string): Record<string, string> => ({
   "mcp-protocol-version": "2025-06-18",
 });
 
+/** A client's first JSON-RPC message: `initialize` at protocol 2025-06-18. */
+export const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+};
+
+/** One JSON-RPC `tools/call` POSTed by hand to an MCP endpoint (`/mcp` or an app's) with a Bearer. */
+export const mcpToolCall = (path: string, token: string, name: string, args: Record<string, unknown>) =>
+  apiJson(path, {
+    method: "POST",
+    headers: mcpPostHeaders(token),
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+  });
+
 /** A fresh developer whose project has `collection` (created through the API) exposed on its app MCP. */
 export async function developerExposing(collection: {
   name: string;
@@ -147,6 +163,32 @@ export async function developerExposing(collection: {
   });
   expect(exposed.status).toBe(200);
   return dev;
+}
+
+/**
+ * A developer signed up with `signup` (email and project name) from the client address in
+ * `headers`, every request sent from it, whose project has a `notes` collection (a required text
+ * `body`) exposed on its app MCP.
+ */
+export async function developerWithNotes(
+  headers: Record<string, string>,
+  signup: { email: string; project_name: string },
+): Promise<{ token: string; projectId: string; clientKey: string }> {
+  const res = await apiJson("/v1/developers/signup", { headers, json: signup });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  const { token, client_key: clientKey } = res.body;
+  const projectId: string = res.body.project.id;
+  const admin = `/v1/admin/projects/${projectId}`;
+  const notes = { name: "notes", columns: [{ name: "body", type: "text", required: true }] };
+  expect((await apiJson(`${admin}/collections`, { token, headers, json: notes })).status).toBe(201);
+  const exposed = await apiJson(`${admin}/app-mcp/exposure`, {
+    method: "PUT",
+    token,
+    headers,
+    json: { collections: ["notes"] },
+  });
+  expect(exposed.status).toBe(200);
+  return { token, projectId, clientKey };
 }
 
 /** drizzle on the test database (same local endpoint the Worker uses), for raw checks. */

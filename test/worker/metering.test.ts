@@ -73,19 +73,21 @@ describe("usage meter", () => {
     expect(await usage(dev.projectId)).toEqual({
       agent_tool_calls: 8,
       function_invocations: 2,
+      events: 0,
       mau: 0,
       storage_bytes: 0,
     });
     expect(meter.pending()).toEqual([]);
     const today = usageDay();
     expect((await dailyUsage(testDb(), dev.projectId, { from: today, to: today })).days).toEqual([
-      { day: today, usage: { agent_tool_calls: 8, function_invocations: 2 } },
+      { day: today, usage: { agent_tool_calls: 8, function_invocations: 2, events: 0 } },
     ]);
     // Nothing left to write twice.
     await meter.flush(testDb());
     expect(await usage(dev.projectId)).toEqual({
       agent_tool_calls: 8,
       function_invocations: 2,
+      events: 0,
       mau: 0,
       storage_bytes: 0,
     });

@@ -13,7 +13,9 @@ import {
   apiJson,
   expectError,
   freshIp,
+  INITIALIZE,
   mcpPostHeaders,
+  mcpToolCall,
   requestRoundTrips,
   signupDeveloper,
   withinOneRateLimitWindow,
@@ -66,15 +68,8 @@ describe("tenant red team", () => {
       method: "PUT",
       json: { collections: ["aliases"] },
     });
-    const tool = await apiJson(`/app/${p.dev.projectId}/mcp`, {
-      method: "POST",
-      headers: mcpPostHeaders(p.dev.token),
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "aliases_find", arguments: { where: { r: "changed" } } },
-      }),
+    const tool = await mcpToolCall(`/app/${p.dev.projectId}/mcp`, p.dev.token, "aliases_find", {
+      where: { r: "changed" },
     });
     expect(tool.body.result.isError, JSON.stringify(tool.body)).toBe(false);
     expect(tool.body.result.structuredContent.rows).toHaveLength(1);
@@ -85,12 +80,6 @@ describe("tenant red team", () => {
     // `x.login.mcp.amba.host` sits under the suffix too: both named the platform's console, sign-in
     // and admin API — and `/mcp`, the platform MCP — under a label a tenant picked, where the
     // hostname check refuses them for `login.mcp.amba.host` itself (app-host.test.ts).
-    const initialize = {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-    };
     for (const host of [
       "login.mcp.amba.host.",
       "LOGIN.mcp.amba.host..",
@@ -109,7 +98,7 @@ describe("tenant red team", () => {
           method,
           token: p.dev.token,
           headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-          body: method === "POST" ? JSON.stringify(initialize) : undefined,
+          body: method === "POST" ? JSON.stringify(INITIALIZE) : undefined,
         });
         const text = await res.text();
         expect(res.status, `${host}${path}: ${text.slice(0, 200)}`).toBe(404);

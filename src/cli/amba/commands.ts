@@ -91,6 +91,16 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
       "replace the signing secret (the old one stops at once, or --previous-valid-for-seconds N later)",
   },
   {
+    path: ["events", "list"],
+    tool: "amba_events_list",
+    summary: "events your app sent, the last received first (--name, --limit, --cursor next_cursor)",
+  },
+  {
+    path: ["events", "delete"],
+    tool: "amba_events_delete",
+    summary: "delete events received before --before <ISO time> (--name N; run again while more: true)",
+  },
+  {
     path: ["oauth", "grants", "list"],
     tool: "amba_oauth_grants_list",
     summary: "assistants connected through OAuth (--limit N users a page, --cursor next_cursor)",

@@ -8,7 +8,7 @@
 import { createInterface } from "node:readline/promises";
 import { Writable } from "node:stream";
 import { clientConfig, isMcpClient, MCP_CLIENTS, serverName } from "../../platform-mcp/client-configs.ts";
-import { printable, printableJson } from "../printable.ts";
+import { printable, printableJson } from "../../printable.ts";
 import {
   booleanProperties,
   flagHelp,

@@ -4,7 +4,7 @@
  * `--json` bypasses this and prints the result as JSON. Keys and values are the server's: every
  * piece is printed escaped (printable.ts), so a name cannot drive the terminal or break a row.
  */
-import { printable } from "../printable.ts";
+import { printable } from "../../printable.ts";
 import { CliError } from "./errors.ts";
 
 const isObject = (v: unknown): v is Record<string, unknown> =>

@@ -14,10 +14,10 @@ import {
   serveStdioLoop,
   supportsStructuredContent,
 } from "../../mcp/index.ts";
+import { printable } from "../../printable.ts";
 import { CallRegistry } from "../cancellation.ts";
 import { defineCommand } from "../command.ts";
 import { renderToolTable } from "../inspect.ts";
-import { printable } from "../printable.ts";
 import type { CancelSignal } from "../sandbox/tool-process.ts";
 import {
   closeIfStdoutFails,

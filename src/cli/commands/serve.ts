@@ -6,9 +6,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { MAX_SIGNATURES, SIGNATURE_TOLERANCE_SECONDS, verifySignature } from "../../functions/signing.ts";
 import { handleMcpHttpRequest } from "../../mcp/index.ts";
+import { printable } from "../../printable.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { renderToolsJson } from "../export-tools.ts";
-import { printable } from "../printable.ts";
 import {
   MODEL_FACING_OPTIONS,
   openToolServer,

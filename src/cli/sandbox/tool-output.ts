@@ -14,7 +14,7 @@
  * written synchronously by Node, as for any program.
  */
 import { StringDecoder } from "node:string_decoder";
-import { printable, printableLines } from "../printable.ts";
+import { printable, printableLines } from "../../printable.ts";
 
 /** The most of a tool's output forwarded per window. */
 export const MAX_TOOL_OUTPUT_BYTES = 1024 * 1024;

@@ -12,10 +12,10 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
+import { printable } from "../../printable.ts";
 import type { AuditSink } from "../audit-log.ts";
 import { amberCacheDir } from "../compile.ts";
 import { isUnrestricted, type Policy } from "../permissions.ts";
-import { printable } from "../printable.ts";
 import { Judge } from "./judge.ts";
 import { nodePermissionArgs } from "./node-flags.ts";
 import type {

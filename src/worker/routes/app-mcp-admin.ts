@@ -7,8 +7,8 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import {
   connectionBase,
-  exposureView,
   readAppMcpConfig,
+  readExposure,
   setExposure,
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
@@ -21,7 +21,7 @@ import { requireProjectAdmin } from "../require.ts";
 export const appMcpAdminRoutes = new Hono<AppEnv>();
 
 appMcpAdminRoutes.get("/v1/admin/projects/:id/app-mcp/exposure", requireProjectAdmin(), async (c) => {
-  return c.json(exposureView(c.var.appConfig));
+  return c.json(await readExposure(c.var.db, c.var.project.id, c.var.appConfig));
 });
 
 appMcpAdminRoutes.put("/v1/admin/projects/:id/app-mcp/exposure", requireProjectAdmin(), async (c) => {

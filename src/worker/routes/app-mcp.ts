@@ -24,7 +24,7 @@ import {
   presentedCredentials,
 } from "../auth.ts";
 import { cachedCredential, cachedOrigins, credentialKey } from "../credential-cache.ts";
-import type { AppEnv } from "../hono.ts";
+import { type AppEnv, answerAs } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
 import { noteActiveUser, requestMeter } from "../metering.ts";
@@ -100,6 +100,7 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   const access = await authenticate(c, selector);
   if (access instanceof Response) return access;
   const { principal, config } = access;
+  answerAs(c, principal.project.id);
   if (!config.enabled)
     throw forbidden("the app MCP endpoint of this project is disabled (config.enabled = false)");
   if (config.authMode === "client_only" && principal.scope === "developer") {

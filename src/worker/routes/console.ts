@@ -19,7 +19,6 @@ import {
   type AppMcpSettings,
   AUTH_MODES,
   connectionBase,
-  exposureView,
   readAppMcpConfig,
   setExposure,
   updateAppMcpConfig,
@@ -29,6 +28,8 @@ import { loadAppMeta } from "../../app-mcp/surface.ts";
 import type { Scope } from "../../app-mcp/tools.ts";
 import {
   type CreatedToken,
+  type EventsPageData,
+  eventsPage,
   grantsPage,
   type Notice,
   projectPage,
@@ -50,6 +51,7 @@ import {
 import { collectionView } from "../../data/collections.ts";
 import { listCollections } from "../../data/service.ts";
 import { AppError, forbidden, unauthorized } from "../../errors.ts";
+import { deleteEvents, listEvents } from "../../events/service.ts";
 import { listFunctions } from "../../functions/service.ts";
 import { grantPageInput } from "../../oauth/grant-page.ts";
 import { listProjectGrants } from "../../oauth/grants.ts";
@@ -57,7 +59,7 @@ import { allClientConfigs, serverName } from "../../platform-mcp/client-configs.
 import { RATE_LIMIT_TIERS } from "../../rate-limit.ts";
 import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
-import type { AppEnv } from "../hono.ts";
+import { type AppEnv, answerAs } from "../hono.ts";
 import { settleUsage } from "../metering.ts";
 import { enforceDeveloperRateLimit } from "../rate-limit.ts";
 import { formBody } from "../request.ts";
@@ -120,6 +122,7 @@ async function signedIn(c: C): Promise<Session | null> {
     return null;
   }
   c.set("credentialHolder", { developerId });
+  answerAs(c, `developer:${developerId}`);
   // Every signed-in console request counts against the developer's control-plane rate limit.
   await enforceDeveloperRateLimit(c.env, developerId);
   return { developerId, token, tokenId };
@@ -220,7 +223,7 @@ async function showProject(c: C, token: string, notices: ProjectPageData["notice
     csrf,
     collections: collections.map(collectionView),
     functions,
-    exposure: exposureView(config),
+    exposure: { collections: config.exposedCollections, functions: config.exposedFunctions },
     config: view,
     authModes: AUTH_MODES,
     rateLimitTiers: RATE_LIMIT_TIERS,
@@ -332,6 +335,78 @@ consoleRoutes.get("/console/projects/:id/grants", async (c) => {
       resumed: input.cursor !== undefined,
     }),
   );
+});
+
+/** What the events page says about a delete: its answer, or the service's refusal of the form. */
+type Deletion = NonNullable<EventsPageData["deletion"]>;
+
+/**
+ * Render the project's events page: one page read exactly as `GET /v1/admin/projects/:id/events`
+ * reads it (`listEvents`, `?limit=&cursor=&name=`). The name filter is a form on the page, so the
+ * listing's refusal of a query (a bad name, limit or cursor) is shown there as its message (400),
+ * not as the API's JSON error; so is a refused delete form (`deletion.notice`).
+ */
+async function showEvents(
+  c: C,
+  token: string,
+  project: { id: string; name: string },
+  query: { limit?: string; cursor?: string; name?: string },
+  deletion?: Deletion,
+  status = 200,
+) {
+  const csrf = await csrfToken(token);
+  const data = {
+    project: { id: project.id, name: project.name },
+    csrf,
+    query: { name: query.name, limit: query.limit },
+    resumed: Boolean(query.cursor),
+    deletion,
+  };
+  try {
+    const page = await listEvents(c.var.db, project.id, query);
+    return render(c, (nonce) => eventsPage(nonce, { ...data, ...page }), status);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status !== 400) throw err;
+    const notice: Notice = { kind: "error", text: err.message };
+    return render(c, (nonce) => eventsPage(nonce, { ...data, events: [], next_cursor: null, notice }), 400);
+  }
+}
+
+/** The project's events: the listing, a name filter and the delete form. */
+consoleRoutes.get("/console/projects/:id/events", async (c) => {
+  const session = await signedIn(c);
+  if (!session) return c.redirect("/console", 303);
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const query = { limit: c.req.query("limit"), cursor: c.req.query("cursor"), name: c.req.query("name") };
+  return showEvents(c, session.token, project, query);
+});
+
+/** A date input's `YYYY-MM-DD`: that UTC day's midnight. */
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * "Delete events received before <date>": the REST delete's own `deleteEvents` (`DELETE
+ * /v1/admin/projects/:id/events?before=&name=`), CSRF-checked like every console form. `before` is
+ * a date (the form's date input: its UTC midnight) or an ISO-8601 date-time, taken as given. The
+ * answer is the events page with what was deleted and, when `more`, a button deleting the next batch
+ * with the same arguments; a refused `before` or `name` is the service's message there (400).
+ */
+consoleRoutes.post("/console/projects/:id/events/delete", async (c) => {
+  const checked = await checkedForm(c);
+  if (!checked) return c.redirect("/console", 303);
+  const { project } = await authenticateProjectAdmin(c, c.req.param("id"));
+  const given = typeof checked.form.before === "string" ? checked.form.before.trim() : "";
+  const before = DATE_ONLY.test(given) ? `${given}T00:00:00Z` : given;
+  const name =
+    typeof checked.form.name === "string" && checked.form.name.trim() ? checked.form.name.trim() : undefined;
+  try {
+    const result = await deleteEvents(c.var.db, project.id, { before, name });
+    return showEvents(c, checked.token, project, {}, { before, name, result });
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status !== 400) throw err;
+    const notice: Notice = { kind: "error", text: err.message };
+    return showEvents(c, checked.token, project, {}, { before: given, name, notice }, 400);
+  }
 });
 
 /**

@@ -30,6 +30,7 @@ import {
   documentAcceptedRecently,
   fetchesMetadataDocument,
   isMetadataDocumentUrl,
+  refusedRedirect,
   rememberAcceptedDocument,
 } from "../../oauth/cimd.ts";
 import { grantPageInput } from "../../oauth/grant-page.ts";
@@ -63,6 +64,7 @@ import {
   MAX_CLIENT_METADATA_BYTES,
   OAUTH_PATHS,
   type OAuthProps,
+  readAccessTokenRecord,
   readGrantRecord,
   validateAccessToken,
 } from "../../oauth/server.ts";
@@ -80,6 +82,7 @@ import {
   isUuid,
   type ProjectSelector,
   projectForSignin,
+  recordRevokedAccessToken,
   recordRevokedGrant,
   verifyDeveloperToken,
 } from "../auth.ts";
@@ -122,7 +125,7 @@ export function oauthHelpers<E extends AppEnv>(c: Context<E>): OAuthHelpers {
 /** Platform MCP: the developer an OAuth Bearer names, or null when the Bearer is not an OAuth token. */
 export async function authenticatePlatformMcpOAuth(
   c: Ctx,
-): Promise<{ developerId: string; tokenId: string; grantId: string } | null> {
+): Promise<{ developerId: string; tokenId: string; grantId: string; accessTokenId: string } | null> {
   const token = bearerToken(c);
   if (!token || !isOAuthToken(token)) return null;
   const caller = await validateAccessToken(c.env, issuer(c), mcpResource(c, "platform"), token);
@@ -132,6 +135,7 @@ export async function authenticatePlatformMcpOAuth(
     developerId: caller.props.developerId,
     tokenId: caller.props.tokenId,
     grantId: caller.grantId,
+    accessTokenId: caller.accessTokenId,
   };
   await authenticateOAuthDeveloper(c.var.db, grant);
   return grant;
@@ -338,6 +342,30 @@ oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next
   await next();
 });
 
+/** What a client whose metadata document URL answered with redirect `status` is told. */
+const redirectedDocument = (status: number) =>
+  `the client metadata document (the client_id URL) answered with a redirect (HTTP ${status}), which is not followed: serve the document at its client_id URL itself`;
+
+/**
+ * A token request whose client's metadata document URL answered with a redirect (refused, not
+ * followed: src/oauth/cimd.ts `refuseMetadataDocumentRedirects`) gets the provider's
+ * `invalid_client`, with a description that says why instead of "Client not found".
+ */
+oauthRoutes.use(OAUTH_PATHS.token, async function redirectedDocumentError(c, next) {
+  await next();
+  if (c.req.method !== "POST" || c.res.status !== 401) return;
+  const client = requestClientId(await tokenRequestForm(c.req.raw), c.req.header("authorization"));
+  const status = client !== null && isMetadataDocumentUrl(client) ? refusedRedirect(client) : undefined;
+  if (status === undefined || (await oauthErrorCode(c.res)) !== "invalid_client") return;
+  const res = Response.json(
+    { error: "invalid_client", error_description: redirectedDocument(status) },
+    { status: 401, headers: c.res.headers },
+  );
+  res.headers.delete("content-length");
+  c.res = undefined; // replaced, not merged
+  c.res = res;
+});
+
 /**
  * The request as the provider must see it: on the issuer's origin. The provider answers its
  * endpoints (RFC 8414 metadata, registration, token) only at URLs on its issuer's origin and
@@ -530,7 +558,8 @@ type GrantBefore = RotationRecord & { authCodeId?: unknown; authCodeWrappedKey?:
  * answered 200), or its client presenting its already exchanged authorization code again (RFC 6749
  * §4.1.2, answered `invalid_grant`). The library deletes the grant from `OAUTH_KV` on its own
  * there, so the revocation is recorded in `revoked_oauth_grants` once it has answered (as
- * {@link grantRevoker} records this Worker's own). An access token revoked alone ends no grant.
+ * {@link grantRevoker} records this Worker's own). An access token revoked alone ends no grant
+ * (it is recorded in `revoked_oauth_tokens` instead: {@link revokedAccessToken}).
  */
 async function revokedByProvider(
   form: FormData | null,
@@ -552,6 +581,32 @@ async function revokedByProvider(
   );
 }
 
+/** An access token's KV record as read before a revocation request (`readAccessTokenRecord`). */
+type AccessTokenBefore = NonNullable<Awaited<ReturnType<typeof readAccessTokenRecord>>>;
+
+/**
+ * Whether the provider revoked an access token alone in answering this revocation request `res`
+ * (RFC 7009, answered 200): the token (`record`, as read before the request) was one of its access
+ * tokens, issued to the client the request authenticated as (`clientId`, {@link requestClientId};
+ * the provider answers 200 without revoking a token of another client, and an unauthenticated
+ * request is answered 401). The library deletes it from `OAUTH_KV` only, so it is recorded in
+ * `revoked_oauth_tokens` once the library has answered (as {@link revokedByProvider} records a
+ * grant), until it would have expired.
+ */
+function revokedAccessToken(
+  form: FormData | null,
+  record: AccessTokenBefore | null,
+  grant: GrantBefore,
+  clientId: string | null,
+  res: Response,
+): record is AccessTokenBefore & { expiresAt: number } {
+  if (record === null || clientId === null || res.status !== 200) return false;
+  const grantType = form?.get("grant_type");
+  if (grantType !== null && grantType !== undefined) return false;
+  const owner = record.grant?.clientId ?? grant.clientId;
+  return owner === clientId && typeof record.expiresAt === "number" && record.expiresAt * 1000 > Date.now();
+}
+
 oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
   // A code, refresh token or revoked token names its grant; the grant names its one resource.
   let resource = platformResource(issuer(c));
@@ -570,7 +625,14 @@ oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
     // A revocation, or a refused code or refresh token (which revokes its grant), ends tokens of
     // the subject the presented one names: its resolutions cached here are forgotten.
     if (ref) c.set("credentialHolder", { subject: ref.subject });
-    const grant = ref ? await readGrantRecord(c.env, ref.subject, ref.grantId) : null;
+    // A revocation (RFC 7009: a token, no grant type) may name an access token, revoked alone: its
+    // record is read alongside the grant's, before the library deletes it.
+    const revocation = token !== null && ref !== null && !form?.get("grant_type");
+    const tokenId = revocation && token ? await sha256Hex(token) : null;
+    const [grant, accessBefore] = await Promise.all([
+      ref ? readGrantRecord(c.env, ref.subject, ref.grantId) : null,
+      ref && tokenId ? readAccessTokenRecord(c.env, ref.subject, ref.grantId, tokenId) : null,
+    ]);
     if (typeof grant?.resource === "string") resource = grant.resource;
     const clientId = requestClientId(form, c.req.header("authorization"));
     if (token && ref && grant && form?.get("grant_type") === "refresh_token")
@@ -579,6 +641,8 @@ oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
       const res = await asFetch(c, resource);
       if (await revokedByProvider(form, token, grant, clientId, res))
         await recordRevokedGrant(c.var.db, ref.grantId);
+      else if (tokenId && revokedAccessToken(form, accessBefore, grant, clientId, res))
+        await recordRevokedAccessToken(c.var.db, tokenId, accessBefore.expiresAt);
       return res;
     }
   }
@@ -758,13 +822,17 @@ async function parseRequest(
   } catch (err) {
     // A client_id that is a URL (Client ID Metadata Document) whose document cannot be fetched
     // names no client we can check: the client's fault, told to the person, not a 500.
-    if (err instanceof CimdFetchError)
+    if (err instanceof CimdFetchError) {
+      const status = refusedRedirect(err.metadataUrl);
       return refuse(
         c,
         400,
         "This sign-in request is not valid",
-        "The assistant's client metadata document (its client_id URL) could not be fetched.",
+        status === undefined
+          ? "The assistant's client metadata document (its client_id URL) could not be fetched."
+          : `The assistant's client metadata document (its client_id URL) answered with a redirect (HTTP ${status}), which is not followed: a client metadata document must be served at its client_id URL itself.`,
       );
+    }
     // Shown here, never redirected (even when the provider offers `redirectTo`): registration is
     // open, so a redirect URI is whatever its registrant chose, and an automatic redirect on a
     // malformed request would make this origin an open redirector (RFC 9700 §4.11.2). Only a person

@@ -33,8 +33,8 @@ import { type AnswerBudget, answerBudget, answerWithin, checkAnswerBudget } from
 import {
   type AppMcpSettings,
   connectionBase,
-  exposureView,
   readAppMcpConfig,
+  readExposure,
   setExposure,
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
@@ -45,6 +45,7 @@ import {
   listCollectionViews,
 } from "../../data/collections.ts";
 import { AppError, forbidden, invalidInput, toolFailure, unauthorized } from "../../errors.ts";
+import { deleteEvents, listEvents } from "../../events/service.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import {
   deleteFunction,
@@ -83,7 +84,7 @@ import {
   type ProjectRef,
 } from "../auth.ts";
 import type { Db } from "../db.ts";
-import type { AppEnv } from "../hono.ts";
+import { type AppEnv, answerAs } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
 import { settleUsage } from "../metering.ts";
@@ -100,7 +101,7 @@ export interface PlatformMcpContext {
   developerId: string | null;
   tokenId: string | null;
   /** Set when the developer came with an OAuth access token instead of their developer token. */
-  oauth?: { developerId: string; tokenId: string; grantId: string };
+  oauth?: { developerId: string; tokenId: string; grantId: string; accessTokenId: string };
   /** What this HTTP request's tool results have answered so far (src/answer-budget.ts). */
   answers: AnswerBudget;
 }
@@ -160,7 +161,7 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
   amba_functions_signing_secret: async (_call, { config }) => signingSecretView(config.functionSigning),
   amba_functions_rotate_signing_secret: ({ body }, { db, project }) =>
     rotateSigningSecret(db, project.id, body),
-  amba_app_mcp_get_exposure: async (_call, { config }) => exposureView(config),
+  amba_app_mcp_get_exposure: (_call, { db, project, config }) => readExposure(db, project.id, config),
   amba_app_mcp_set_exposure: ({ body }, { db, project, config }) => setExposure(db, project.id, config, body),
   amba_app_mcp_get_config: (_call, { c, db, project, config }) =>
     readAppMcpConfig(db, connectionBase(c.env, c.req.url), project.id, config),
@@ -174,6 +175,16 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
     await settleUsage(db);
     return dailyUsage(db, project.id, { from: params.from, to: params.to });
   },
+  // The REST listing's query, as its strings: `listEvents` checks limit, cursor and name for both.
+  amba_events_list: ({ params }, { db, project }) =>
+    listEvents(db, project.id, {
+      limit: params.limit === undefined ? undefined : String(params.limit),
+      cursor: params.cursor,
+      name: params.name,
+    }),
+  // The REST delete's query: `deleteEvents` checks before and name for both.
+  amba_events_delete: ({ params }, { db, project }) =>
+    deleteEvents(db, project.id, { before: params.before, name: params.name }),
   amba_oauth_grants_list: ({ params }, { c, project }) =>
     listProjectGrants(c.env, oauthHelpers(c), project.id, grantPageInput(params.limit, params.cursor)),
   amba_oauth_grants_revoke: ({ params }, { c, project }) =>
@@ -276,6 +287,7 @@ platformMcpRoutes.all("/mcp", async (c) => {
       return mcpUnauthorized(c, mcpResource(c, "platform"), err);
     }
     c.set("credentialHolder", { developerId });
+    answerAs(c, `developer:${developerId}`);
   }
   return handleMcpHttpRequest(c.req.raw, {
     handlers: platformMcpHandlers,

@@ -1,6 +1,6 @@
 /**
  * The isolate's storage gauge (src/data/storage-quota.ts): when a project's size is measured again,
- * with the clock passed in. The Worker test (test/worker/data/storage-quota.test.ts) covers the
+ * with the clock passed in, and what it knows after a delete of events freed bytes. The Worker test (test/worker/data/storage-quota.test.ts) covers the
  * refusals through REST and the app MCP.
  */
 import { describe, expect, it } from "vitest";
@@ -35,6 +35,36 @@ describe("StorageGauge", () => {
     gauge.settle(P, undefined, 10_000);
     expect(gauge.read(P, 15_000)).toEqual({ bytes: 5_000, due: false });
     expect(gauge.read(P, 20_000)).toEqual({ bytes: 5_000, due: true });
+  });
+});
+
+describe("StorageGauge.freed (a delete of events)", () => {
+  it("lowers the known size at once and measures again on the next write", () => {
+    const gauge = new StorageGauge(10_000);
+    gauge.read(P, 0);
+    gauge.settle(P, 5_000, 0);
+    gauge.freed(P, 3_000);
+    expect(gauge.read(P, 1_000)).toEqual({ bytes: 2_000, due: true });
+    gauge.settle(P, 2_500, 1_100);
+    expect(gauge.read(P, 1_200)).toEqual({ bytes: 2_500, due: false });
+    // A project this isolate never measured stays unknown (its first write measures it).
+    gauge.freed("other", 1_000);
+    expect(gauge.read("other", 1_200)).toEqual({ bytes: undefined, due: true });
+  });
+
+  it("does not let a measurement that ran across the delete bring the freed bytes back", () => {
+    const gauge = new StorageGauge(10_000);
+    gauge.read(P, 0);
+    gauge.settle(P, 5_000, 0);
+    expect(gauge.read(P, 10_000).due).toBe(true);
+    // The delete lands while that measurement runs; it may have read the size before the delete.
+    gauge.freed(P, 3_000);
+    expect(gauge.read(P, 10_100)).toEqual({ bytes: 2_000, due: false });
+    gauge.settle(P, 5_000, 10_200);
+    // The lower bound, and measured again on the next write.
+    expect(gauge.read(P, 10_300)).toEqual({ bytes: 2_000, due: true });
+    gauge.settle(P, 2_100, 10_400);
+    expect(gauge.read(P, 10_500)).toEqual({ bytes: 2_100, due: false });
   });
 });
 

@@ -67,12 +67,15 @@ describe("platform tool catalogue", () => {
       "amba_app_mcp_get_config",
       "amba_billing_status",
       "amba_billing_daily",
+      "amba_events_list",
       "amba_oauth_grants_list",
     ]);
   });
 
   it("merges params and the REST body schema into one input schema, with field descriptions", () => {
     const schema = toolInputSchema(PLATFORM_TOOLS.amba_app_mcp_set_exposure);
+    // An exposed name, existing or not yet (the kinds' finer rules are checked by the service).
+    const NAME = { type: "string", minLength: 1, maxLength: 63, pattern: "^[a-z][a-z0-9_]*$" };
     expect(schema).toEqual({
       $schema: "http://json-schema.org/draft-07/schema#",
       type: "object",
@@ -80,14 +83,14 @@ describe("platform tool catalogue", () => {
         project_id: { type: "string", description: expect.stringContaining("project's id") },
         collections: {
           type: "array",
-          items: { type: "string", minLength: 1 },
+          items: NAME,
           maxItems: 1000,
           description: "The complete set of collection names to expose.",
         },
         functions: {
           type: "array",
-          items: { type: "string", minLength: 1 },
-          maxItems: 1000,
+          items: NAME,
+          maxItems: 100,
           description: "The complete set of function names to expose.",
         },
       },

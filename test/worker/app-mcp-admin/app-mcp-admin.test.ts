@@ -13,7 +13,7 @@ async function metaRev(projectId: string): Promise<number> {
   return Number((rows[0] as { meta_rev: string }).meta_rev);
 }
 
-/** A collection's metadata row (exposure only checks that the name exists). */
+/** A collection's metadata row (exposure only looks at the name). */
 async function addCollection(projectId: string, name: string) {
   await testDb().execute(
     sql`insert into collections (project_id, name, access) values (${projectId}::uuid, ${name}, '{"read":"owner","write":"owner"}'::jsonb)`,
@@ -76,7 +76,7 @@ describe("/v1/admin/projects/:id/app-mcp/exposure", () => {
     expect(await metaRev(dev.projectId)).toBe(rev);
   });
 
-  it("rejects unknown names with a 400 listing them, and changes nothing", async () => {
+  it("keeps names that do not exist yet and lists them as pending (decision 6: an allowlist of names)", async () => {
     const dev = await signupDeveloper();
     await addCollection(dev.projectId, "recipes");
     await deployFunction(dev, "ping");
@@ -84,13 +84,47 @@ describe("/v1/admin/projects/:id/app-mcp/exposure", () => {
     const rev = await metaRev(dev.projectId);
 
     const res = await put(dev, { collections: ["recipes", "nope", "missing"], functions: ["ping", "ghost"] });
-    expectError(res, 400, "unknown collections: nope, missing");
-    expect(res.body.error.message).toContain("unknown functions: ghost");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      collections: ["recipes", "nope", "missing"],
+      functions: ["ping", "ghost"],
+      pending: { collections: ["nope", "missing"], functions: ["ghost"] },
+    });
+    expect((await apiJson(path(dev), { token: dev.token })).body).toEqual(res.body);
+    expect(await metaRev(dev.projectId)).toBe(rev + 1);
+  });
+
+  it("refuses invalid names with a 400 naming them, and changes nothing", async () => {
+    const dev = await signupDeveloper();
+    await put(dev, { collections: ["recipes"] });
+    const rev = await metaRev(dev.projectId);
+    expectError(
+      await put(dev, { collections: ["recipes", "Bad-Name"] }),
+      400,
+      "collections.1: must be a lowercase",
+    );
+    const res = await put(dev, { collections: ["recipes", "select"], functions: ["ok_fn", "f".repeat(41)] });
+    expectError(res, 400, 'collections.1: "select" is a reserved word');
+    expect(res.body.error.message).toContain("functions.1: function name must be at most 40 characters");
     expect((await apiJson(path(dev), { token: dev.token })).body).toEqual({
       collections: ["recipes"],
       functions: [],
+      pending: { collections: ["recipes"], functions: [] },
     });
     expect(await metaRev(dev.projectId)).toBe(rev);
+  });
+
+  it("accepts an existing collection whose name a later rule would refuse (only missing names are checked)", async () => {
+    const dev = await signupDeveloper();
+    await addCollection(dev.projectId, "select"); // a reserved word: refused for a new collection
+    const res = await put(dev, { collections: ["select"] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ collections: ["select"], functions: [] });
+    expectError(
+      await put(dev, { collections: ["select", "from"] }),
+      400,
+      'collections.1: "from" is a reserved word',
+    );
   });
 
   it("does not see another project's collections or functions", async () => {
@@ -99,7 +133,7 @@ describe("/v1/admin/projects/:id/app-mcp/exposure", () => {
     await addCollection(other.projectId, "theirs");
     await deployFunction(other, "their_fn");
     const res = await put(dev, { collections: ["theirs"], functions: ["their_fn"] });
-    expectError(res, 400, "unknown collections: theirs");
+    expect(res.body.pending).toEqual({ collections: ["theirs"], functions: ["their_fn"] });
   });
 
   it("rejects malformed bodies and foreign developers", async () => {
@@ -220,7 +254,7 @@ describe("/v1/admin/projects/:id/billing", () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       period: new Date().toISOString().slice(0, 7),
-      usage: { agent_tool_calls: 0, function_invocations: 0, mau: 0, storage_bytes: 0 },
+      usage: { agent_tool_calls: 0, function_invocations: 0, events: 0, mau: 0, storage_bytes: 0 },
     });
   });
 
@@ -243,7 +277,7 @@ describe("/v1/admin/projects/:id/billing", () => {
     const past = await apiJson(path(dev, "?period=2001-01"), { token: dev.token });
     expect(past.body).toEqual({
       period: "2001-01",
-      usage: { agent_tool_calls: 0, function_invocations: 0, mau: 0 },
+      usage: { agent_tool_calls: 0, function_invocations: 0, events: 0, mau: 0 },
     });
     expectError(await apiJson(path(dev, "?period=2001-13"), { token: dev.token }), 400, "period");
     expectError(await apiJson(path(dev), { token: other.token }), 404);

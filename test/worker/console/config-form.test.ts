@@ -5,6 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, apiJson, signupDeveloper, type TestDeveloper } from "../helpers.ts";
+import { consoleLogin, csrfOf } from "./console-session.ts";
 
 let dev: TestDeveloper;
 let cookie: string;
@@ -29,17 +30,11 @@ const validForm = (allowed_origins: string) => ({ csrf, auth_mode: "all", enable
 
 beforeAll(async () => {
   dev = await signupDeveloper();
-  const login = await api("/console/login", {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ token: dev.token }).toString(),
-  });
-  expect(login.status).toBe(303);
-  cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  const login = await consoleLogin(dev.token);
+  expect(login.res.status).toBe(303);
+  cookie = login.cookie;
   expect(cookie).toMatch(/^amba_console=amba_dev_/);
-  const page = await (await api(projectPath(), { headers: { cookie } })).text();
-  csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] as string;
+  csrf = csrfOf(await (await api(projectPath(), { headers: { cookie } })).text());
   expect(csrf).toBeTruthy();
 });
 

@@ -12,13 +12,14 @@ import { api, apiJson, type TestDeveloper, type TestUser, testDb } from "../help
 import {
   type Authorized,
   authorized,
-  call,
   listedGrantId,
   REDIRECT_URI,
   rawToolsList,
+  registerClient,
   type SignIn,
   setupApp,
 } from "../oauth/oauth-client.ts";
+import { consoleLogin, csrfOf } from "./console-session.ts";
 
 const HOSTILE = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`;
 
@@ -36,20 +37,7 @@ let carol: Authorized;
 const endUser = (u: TestUser): SignIn => ({ mode: "end_user", email: u.email, password: u.password });
 
 /** A client registered under `name` (RFC 7591: the name is the client's own choice). */
-async function clientNamed(name: string): Promise<string> {
-  const res = await call("/oauth/register", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      client_name: name,
-      redirect_uris: [REDIRECT_URI],
-      token_endpoint_auth_method: "none",
-      grant_types: ["authorization_code", "refresh_token"],
-    }),
-  });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { client_id: string }).client_id;
-}
+const clientNamed = (name: string) => registerClient([REDIRECT_URI], name);
 
 const grantsPath = (projectId = p.dev.projectId) => `/console/projects/${projectId}/grants`;
 
@@ -81,17 +69,12 @@ beforeAll(async () => {
     authorized(p.url, { mode: "developer", developer_token: p.dev.token }),
     authorized(q.url, endUser(q.alice)),
   ]);
-  const login = await api("/console/login", {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ token: p.dev.token }).toString(),
-  });
-  expect(login.status).toBe(303);
-  cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  const login = await consoleLogin(p.dev.token);
+  expect(login.res.status).toBe(303);
+  cookie = login.cookie;
   const res = await page();
   expect(res.status).toBe(200);
-  csrf = /name="csrf" value="([^"]+)"/.exec(await res.text())?.[1] as string;
+  csrf = csrfOf(await res.text());
   expect(csrf).toBeTruthy();
 });
 
@@ -201,13 +184,7 @@ describe("console: connected apps (OAuth grants)", () => {
 
   it("says so when no assistant is connected", async () => {
     const lone = await setupApp();
-    const login = await api("/console/login", {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ token: lone.dev.token }).toString(),
-    });
-    const session = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
+    const { cookie: session } = await consoleLogin(lone.dev.token);
     const html = await (await page(grantsPath(lone.dev.projectId), session)).text();
     expect(html).toContain("No assistant is connected");
     expect(html).not.toContain('id="next-page"');

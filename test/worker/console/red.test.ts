@@ -7,6 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, apiJson, signupDeveloper, type TestDeveloper } from "../helpers.ts";
+import { consoleLogin, csrfOf } from "./console-session.ts";
 
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 /** Markup that would run script if any field reached the page unescaped. */
@@ -49,15 +50,8 @@ beforeAll(async () => {
     }),
   ];
   for (const res of created) expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
-  const login = await api("/console/login", {
-    method: "POST",
-    redirect: "manual",
-    headers: FORM,
-    body: new URLSearchParams({ token: dev.token }).toString(),
-  });
-  cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
-  const page = await (await api(projectPath(), { headers: { cookie } })).text();
-  csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] as string;
+  ({ cookie } = await consoleLogin(dev.token));
+  csrf = csrfOf(await (await api(projectPath(), { headers: { cookie } })).text());
   expect(csrf).toBeTruthy();
 });
 
@@ -147,12 +141,7 @@ describe("console red team", () => {
   });
 
   it("held: the session cookie's flags, CSRF on every form (sign-out too), no sign-out by GET", async () => {
-    const login = await api("/console/login", {
-      method: "POST",
-      redirect: "manual",
-      headers: FORM,
-      body: new URLSearchParams({ token: dev.token }).toString(),
-    });
+    const { res: login } = await consoleLogin(dev.token);
     const flags = (login.headers.get("set-cookie") ?? "").split(/;\s*/).slice(1);
     expect(flags.sort()).toEqual(["HttpOnly", "Max-Age=28800", "Path=/console", "SameSite=Strict", "Secure"]);
 

@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, apiJson, signupDeveloper, type TestDeveloper } from "../helpers.ts";
+import { consoleLogin, csrfOf } from "./console-session.ts";
 
 let dev: TestDeveloper;
 let cookie: string;
@@ -13,14 +14,9 @@ let csrf: string;
 
 /** Sign the console in with `token`; the session cookie. */
 async function signIn(token: string): Promise<string> {
-  const login = await api("/console/login", {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ token }).toString(),
-  });
-  expect(login.status).toBe(303);
-  return (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  const { res, cookie } = await consoleLogin(token);
+  expect(res.status).toBe(303);
+  return cookie;
 }
 
 const page = async (withCookie = cookie) => api("/console/tokens", { headers: { cookie: withCookie } });
@@ -49,7 +45,7 @@ beforeAll(async () => {
   cookie = await signIn(dev.token);
   const res = await page();
   expect(res.status).toBe(200);
-  csrf = /name="csrf" value="([^"]+)"/.exec(await res.text())?.[1] as string;
+  csrf = csrfOf(await res.text());
   expect(csrf).toBeTruthy();
 });
 
@@ -125,10 +121,8 @@ describe("console: tokens page", () => {
     expect((await post(path, { csrf: "not-the-token" })).status).toBe(403);
     // Another session's CSRF token does not do either.
     const other = await signupDeveloper();
-    const otherCsrf = /name="csrf" value="([^"]+)"/.exec(
-      await (await page(await signIn(other.token))).text(),
-    )?.[1];
-    expect((await post(path, { csrf: otherCsrf as string })).status).toBe(403);
+    const otherCsrf = csrfOf(await (await page(await signIn(other.token))).text());
+    expect((await post(path, { csrf: otherCsrf })).status).toBe(403);
     expect(await status(created.body.token)).toBe(200);
     expect((await restTokens()).find((t) => t.id === created.body.id)?.revoked).toBe(false);
   });
@@ -155,7 +149,7 @@ describe("console: tokens page", () => {
       json: { name: "session" },
     });
     const session = await signIn(created.body.token);
-    const sessionCsrf = /name="csrf" value="([^"]+)"/.exec(await (await page(session)).text())?.[1] as string;
+    const sessionCsrf = csrfOf(await (await page(session)).text());
     const res = await post(`/console/tokens/${created.body.id}/revoke`, { csrf: sessionCsrf }, session);
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console");
@@ -170,7 +164,7 @@ describe("console: tokens page", () => {
     const lone = await signupDeveloper();
     const session = await signIn(lone.token);
     const html = await (await page(session)).text();
-    const sessionCsrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] as string;
+    const sessionCsrf = csrfOf(html);
     const [own] = await restTokens(lone.token);
     const res = await post(`/console/tokens/${own?.id}/revoke`, { csrf: sessionCsrf }, session);
     expect(res.status).toBe(409);

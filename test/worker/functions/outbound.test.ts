@@ -126,46 +126,24 @@ describe("function URLs: invoke", () => {
   it("checks the stored URL again before every call: refused under the strict policy, nothing sent", async () => {
     const { dev, principal } = await setup(`${echoUrl}/hook`);
     const fn = await loadFunction(testDb(), dev.projectId, "f");
-    const error = await invokeFunction(
-      {
-        policy: "strict",
-        limit: unlimited,
-        meter: unmetered,
-        signing: { secret: "amba_fsig_test", previous: null },
-      },
-      principal,
-      fn,
-      {},
-    ).catch((err: unknown) => err);
+    // The execution path itself, unlimited and unmetered, under the policy named.
+    const invokeUnder = (policy: "strict" | "dev", target: typeof fn) =>
+      invokeFunction(
+        { policy, limit: unlimited, meter: unmetered, signing: { secret: "amba_fsig_test", previous: null } },
+        principal,
+        target,
+        {},
+      );
+    const error = await invokeUnder("strict", fn).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ status: 400, code: "invalid_url" });
     expect((error as AppError).message).toContain("scheme http is not allowed (https only)");
     const https = { ...fn, url: fn.url.replace("http:", "https:") };
-    const refused = await invokeFunction(
-      {
-        policy: "strict",
-        limit: unlimited,
-        meter: unmetered,
-        signing: { secret: "amba_fsig_test", previous: null },
-      },
-      principal,
-      https,
-      {},
-    ).catch((err: unknown) => err);
+    const refused = await invokeUnder("strict", https).catch((err: unknown) => err);
     expect((refused as AppError).message).toBe(
       "function url refused: loopback address 127.0.0.1 is not allowed",
     );
-    const ok = await invokeFunction(
-      {
-        policy: "dev",
-        limit: unlimited,
-        meter: unmetered,
-        signing: { secret: "amba_fsig_test", previous: null },
-      },
-      principal,
-      fn,
-      {},
-    );
+    const ok = await invokeUnder("dev", fn);
     expect(ok.status).toBe(200);
   });
 });

@@ -24,7 +24,7 @@ import {
   registerClient,
   type SignIn,
   setupApp,
-  submitSignIn,
+  signedInCode,
   tokenRequest,
 } from "./oauth-client.ts";
 
@@ -123,12 +123,7 @@ describe("the authorization server, attacked again", () => {
     const first = await pkce();
     const second = await pkce();
     const codeFor = async (client: string, challenge: string) =>
-      codeFrom(
-        await submitSignIn(
-          authorizeUrl({ client_id: client, code_challenge: challenge, resource: url }),
-          aliceSignIn,
-        ),
-      );
+      signedInCode({ client_id: client, code_challenge: challenge, resource: url }, aliceSignIn);
     // (A second code of the same client would end the first one's grant: another client's.)
     await codeFor(await registerClient(), second.challenge);
     const code1 = await codeFor(clientId, first.challenge);
@@ -195,11 +190,9 @@ describe("the authorization server, attacked again", () => {
     two.searchParams.append("resource", other.url);
     expect((await authorize(two.toString())).status).toBe(400);
 
-    const code = await codeFrom(
-      await submitSignIn(
-        authorizeUrl({ client_id: clientId, code_challenge: challenge, resource: url }),
-        aliceSignIn,
-      ),
+    const code = await signedInCode(
+      { client_id: clientId, code_challenge: challenge, resource: url },
+      aliceSignIn,
     );
     const tokens = await tokenRequest({
       grant_type: "authorization_code",
@@ -227,11 +220,9 @@ describe("the authorization server, attacked again", () => {
   it("held: a token presented as another kind, a scope widened on refresh, two client authentications", async () => {
     const clientId = await registerClient();
     const { verifier, challenge } = await pkce();
-    const code = await codeFrom(
-      await submitSignIn(
-        authorizeUrl({ client_id: clientId, code_challenge: challenge, resource: url, scope: "read" }),
-        aliceSignIn,
-      ),
+    const code = await signedInCode(
+      { client_id: clientId, code_challenge: challenge, resource: url, scope: "read" },
+      aliceSignIn,
     );
     const exchange = { grant_type: "authorization_code", code, client_id: clientId, code_verifier: verifier };
     // The code is no access token, before or after its exchange.

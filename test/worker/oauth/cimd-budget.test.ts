@@ -17,12 +17,11 @@ import { freshIp, type TestDeveloper, type TestUser, withinOneRateLimitWindow } 
 import {
   authorizeUrl,
   call,
-  codeFrom,
   pkce,
   REDIRECT_URI,
   registerClient,
   setupApp,
-  submitSignIn,
+  signedInCode,
 } from "./oauth-client.ts";
 
 /** AUTH_IP_RATE_LIMITER's limit in vitest.config.ts (and wrangler.toml). */
@@ -168,12 +167,13 @@ describe("client metadata document fetches are bounded per address", () => {
     const clientId = `https://assistant.example/${dev.projectId}/client.json`;
     const cache = await cacheDocument(clientId, "Hosted Assistant");
     const { verifier, challenge } = await pkce();
-    const code = await codeFrom(
-      await submitSignIn(authorizeUrl({ client_id: clientId, code_challenge: challenge, resource: url }), {
+    const code = await signedInCode(
+      { client_id: clientId, code_challenge: challenge, resource: url },
+      {
         mode: "end_user",
         email: alice.email,
         password: alice.password,
-      }),
+      },
     );
     const issued = await tokenFrom(ip, {
       grant_type: "authorization_code",

@@ -10,39 +10,14 @@ import { createApp } from "../../../src/worker/app.ts";
 import type { Env } from "../../../src/worker/env.ts";
 import { connectClient } from "../app-mcp/mcp-client.ts";
 import { apiJson, signupDeveloper, signupUser, type TestDeveloper } from "../helpers.ts";
-import {
-  authorizeUrl,
-  BASE,
-  codeFrom,
-  listedGrantId,
-  pkce,
-  rawToolsList,
-  registerClient,
-  resultJson,
-  submitSignIn,
-  tokenRequest,
-} from "./oauth-client.ts";
+import { authorized, BASE, listedGrantId, rawToolsList, registerClient, resultJson } from "./oauth-client.ts";
 
 /** A fresh end user of `dev`'s project who authorized `clientId` at its app MCP: the access token. */
 async function authorizedUser(dev: TestDeveloper, clientId: string): Promise<string> {
   const user = await signupUser(dev.projectId, dev.clientKey);
   const resource = `${BASE}/app/${dev.projectId}/mcp`;
-  const { verifier, challenge } = await pkce();
-  const code = await codeFrom(
-    await submitSignIn(authorizeUrl({ client_id: clientId, code_challenge: challenge, resource }), {
-      mode: "end_user",
-      email: user.email,
-      password: user.password,
-    }),
-  );
-  const res = await tokenRequest({
-    grant_type: "authorization_code",
-    code,
-    code_verifier: verifier,
-    client_id: clientId,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.access_token as string;
+  const signIn = { mode: "end_user", email: user.email, password: user.password } as const;
+  return (await authorized(resource, signIn, clientId)).access_token;
 }
 
 /**

@@ -197,13 +197,16 @@ export async function pkce(): Promise<{ verifier: string; challenge: string }> {
   return { verifier, challenge: b64url(digest) };
 }
 
-/** RFC 7591 registration of a public client; its client_id. */
-export async function registerClient(redirectUris = [REDIRECT_URI]): Promise<string> {
+/** RFC 7591 registration of a public client (named `clientName`); its client_id. */
+export async function registerClient(
+  redirectUris = [REDIRECT_URI],
+  clientName = "Hand Client",
+): Promise<string> {
   const res = await call("/oauth/register", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({
-      client_name: "Hand Client",
+      client_name: clientName,
       redirect_uris: redirectUris,
       token_endpoint_auth_method: "none",
       grant_types: ["authorization_code", "refresh_token"],
@@ -225,6 +228,11 @@ export function authorizeUrl(params: Record<string, string | null>): string {
   };
   for (const [k, v] of Object.entries(all)) if (v !== null) url.searchParams.set(k, v);
   return url.toString();
+}
+
+/** Sign in on the authorize page for these parameters ({@link authorizeUrl}'s): the code it redirects back with. */
+export async function signedInCode(params: Record<string, string | null>, signIn: SignIn): Promise<string> {
+  return codeFrom(await submitSignIn(authorizeUrl(params), signIn));
 }
 
 /** The id a grant is listed and revoked under (`<subject>.<grant id>`), from one of its tokens. */
@@ -250,19 +258,24 @@ export interface Authorized {
 
 /**
  * Sign in on the page for `resource` (with `clientId`, else a client registered for this) and
- * exchange the code: the client and its tokens (throws unless the exchange answers 200).
+ * exchange the code, with `exchange`'s fields added to the token request: the client and its
+ * tokens (throws unless the exchange answers 200).
  */
-export async function authorized(resource: string, signIn: SignIn, clientId?: string): Promise<Authorized> {
+export async function authorized(
+  resource: string,
+  signIn: SignIn,
+  clientId?: string,
+  exchange: Record<string, string> = {},
+): Promise<Authorized> {
   const client = clientId ?? (await registerClient());
   const { verifier, challenge } = await pkce();
-  const code = await codeFrom(
-    await submitSignIn(authorizeUrl({ client_id: client, code_challenge: challenge, resource }), signIn),
-  );
+  const code = await signedInCode({ client_id: client, code_challenge: challenge, resource }, signIn);
   const res = await tokenRequest({
     grant_type: "authorization_code",
     code,
     code_verifier: verifier,
     client_id: client,
+    ...exchange,
   });
   if (res.status !== 200) throw new Error(`code exchange ${res.status}: ${JSON.stringify(res.body)}`);
   return { clientId: client, ...(res.body as { access_token: string; refresh_token: string }) };

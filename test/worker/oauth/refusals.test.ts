@@ -17,6 +17,7 @@ import {
   testDb,
 } from "../helpers.ts";
 import {
+  authorized,
   authorizeUrl,
   BASE,
   call,
@@ -31,28 +32,14 @@ import {
   resultJson,
   type SignIn,
   setupApp,
+  signedInCode,
   submitSignIn,
   tokenRequest,
 } from "./oauth-client.ts";
 
-/** Sign in on the page for `resource` and exchange the code: the token response. */
-async function tokensFor(resource: string, signIn: SignIn) {
-  const clientId = await registerClient();
-  const { verifier, challenge } = await pkce();
-  const code = await codeFrom(
-    await submitSignIn(authorizeUrl({ client_id: clientId, code_challenge: challenge, resource }), signIn),
-  );
-  const res = await tokenRequest({
-    grant_type: "authorization_code",
-    code,
-    code_verifier: verifier,
-    client_id: clientId,
-    redirect_uri: "http://127.0.0.1:33418/callback",
-    resource,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body as { access_token: string; refresh_token: string };
-}
+/** Sign in on the page for `resource` and exchange the code, naming the redirect URI and resource again. */
+const tokensFor = (resource: string, signIn: SignIn) =>
+  authorized(resource, signIn, undefined, { redirect_uri: "http://127.0.0.1:33418/callback", resource });
 
 /** A JSON-RPC tools/call by hand with a Bearer. */
 const rawToolCall = (url: string, token: string, name: string, args: Record<string, unknown> = {}) =>
@@ -142,11 +129,9 @@ describe("MCP authorization refusals", () => {
   it("refuses a token revoked by its client (RFC 7009)", async () => {
     const clientId = await registerClient();
     const { verifier, challenge } = await pkce();
-    const code = await codeFrom(
-      await submitSignIn(
-        authorizeUrl({ client_id: clientId, code_challenge: challenge, resource: url }),
-        aliceSignIn,
-      ),
+    const code = await signedInCode(
+      { client_id: clientId, code_challenge: challenge, resource: url },
+      aliceSignIn,
     );
     const { body } = await tokenRequest({
       grant_type: "authorization_code",
@@ -234,11 +219,9 @@ describe("MCP authorization refusals", () => {
   it("refuses a wrong PKCE verifier and a reused code (which also revokes what the code gave)", async () => {
     const clientId = await registerClient();
     const first = await pkce();
-    const code1 = await codeFrom(
-      await submitSignIn(
-        authorizeUrl({ client_id: clientId, code_challenge: first.challenge, resource: url }),
-        aliceSignIn,
-      ),
+    const code1 = await signedInCode(
+      { client_id: clientId, code_challenge: first.challenge, resource: url },
+      aliceSignIn,
     );
     const wrong = await tokenRequest({
       grant_type: "authorization_code",
@@ -250,11 +233,9 @@ describe("MCP authorization refusals", () => {
     expect(wrong.body.error).toBe("invalid_grant");
 
     const second = await pkce();
-    const code2 = await codeFrom(
-      await submitSignIn(
-        authorizeUrl({ client_id: clientId, code_challenge: second.challenge, resource: url }),
-        aliceSignIn,
-      ),
+    const code2 = await signedInCode(
+      { client_id: clientId, code_challenge: second.challenge, resource: url },
+      aliceSignIn,
     );
     const exchange = {
       grant_type: "authorization_code",
@@ -321,11 +302,9 @@ describe("MCP authorization refusals", () => {
     expect(wrongApp.status).toBe(401);
     expect(await wrongApp.text()).toContain("Invalid email or password.");
 
-    const code = await codeFrom(
-      await submitSignIn(
-        authorizeUrl({ client_id: clientId, code_challenge: challenge, resource: url }),
-        aliceSignIn,
-      ),
+    const code = await signedInCode(
+      { client_id: clientId, code_challenge: challenge, resource: url },
+      aliceSignIn,
     );
     const retarget = await tokenRequest({
       grant_type: "authorization_code",

@@ -7,17 +7,20 @@
  * were — what such a location reads — and expect its tokens refused and its refresh token to give
  * nothing: the revocation is also recorded in Postgres (`revoked_oauth_grants`), which the one
  * statement resolving an OAuth caller checks (src/worker/auth.ts), and so does the liveness check
- * at every refresh (src/oauth/server.ts `endDeadGrants`).
+ * at every refresh (src/oauth/server.ts `endDeadGrants`). An access token revoked alone (RFC 7009)
+ * is recorded likewise (`revoked_oauth_tokens`), and refused by the same statement.
  */
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import { sha256Hex } from "../../../src/accounts/crypto.ts";
 import { connectClient } from "../app-mcp/mcp-client.ts";
 import {
   apiJson,
   endUserHeaders,
   mcpPostHeaders,
   requestRoundTrips,
+  signupUser,
   type TestDeveloper,
   type TestUser,
   testDb,
@@ -70,6 +73,17 @@ async function expectRefreshRefused(clientId: string, refreshToken: string): Pro
   expect(res.body.access_token).toBeUndefined();
 }
 
+/** An RFC 7009 revocation request at the token endpoint. */
+const revoke = (fields: Record<string, string>) =>
+  call("/oauth/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(fields),
+  });
+
+/** The provider's id for a token (SHA-256 of the whole token, hex): its KV key's last part. */
+const tokenHash = (token: string): Promise<string> => sha256Hex(token);
+
 const platformToolCall = (token: string, name: string, args: Record<string, unknown> = {}) =>
   call(`${BASE}/mcp`, {
     method: "POST",
@@ -88,6 +102,12 @@ describe("a revoked grant while KV elsewhere still holds it", () => {
     ({ dev, alice, bob, url } = await setupApp());
     aliceSignIn = { mode: "end_user", email: alice.email, password: alice.password };
   });
+
+  /** A new end user of the app, signed in on the page (each email has its own sign-in budget). */
+  const freshSignIn = async (): Promise<SignIn> => {
+    const user = await signupUser(dev.projectId, dev.clientKey);
+    return { mode: "end_user", email: user.email, password: user.password };
+  };
 
   it("developer revocation (REST): the token is refused, the refresh gives nothing, other grants work", async () => {
     const revoked = await authorized(url, aliceSignIn);
@@ -229,6 +249,117 @@ describe("a revoked grant while KV elsewhere still holds it", () => {
     const next = await refresh(grant.clientId, grant.refresh_token);
     expect(next.status).toBe(200);
     expect((await rawToolsList(url, next.body.access_token)).status).toBe(200);
+  });
+
+  it("an access token revoked alone (RFC 7009) is refused where KV still holds it; its grant lives on", async () => {
+    const grant = await authorized(url, await freshSignIn());
+    const other = await refresh(grant.clientId, grant.refresh_token);
+    expect(other.status).toBe(200);
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(200);
+    const records = await grantRecords(grant.access_token);
+    const res = await revoke({ token: grant.access_token, client_id: grant.clientId });
+    expect(res.status).toBe(200);
+    await staleKv(records);
+    // The token and grant records read as before the revocation, byte for byte.
+    for (const [key, value] of records) expect(await env.OAUTH_KV.get(key)).toBe(value);
+    const refused = await rawToolsList(url, grant.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    expect(await refused.text()).toContain("access token was revoked");
+    // Only that token: the grant's other access token and its refresh token still work.
+    expect((await rawToolsList(url, other.body.access_token)).status).toBe(200);
+    const next = await refresh(grant.clientId, other.body.refresh_token);
+    expect(next.status).toBe(200);
+    expect((await rawToolsList(url, next.body.access_token)).status).toBe(200);
+    // Kept until the token would have expired (its KV record's expiresAt), not longer.
+    const [subject, grantId] = grant.access_token.split(":");
+    const id = await tokenHash(grant.access_token);
+    const record = records.find(([key]) => key === `token:${subject}:${grantId}:${id}`);
+    expect(record).toBeDefined();
+    const rows = await testDb().execute(sql`
+      select extract(epoch from expires_at)::float8 as expires_at from revoked_oauth_tokens
+      where token_id = ${id}
+    `);
+    expect(Number((rows.rows[0] as { expires_at: number }).expires_at)).toBe(
+      (JSON.parse((record as [string, string])[1]) as { expiresAt: number }).expiresAt,
+    );
+  });
+
+  it("an access token revoked alone through the platform MCP's token is refused there too", async () => {
+    const grant = await authorized(`${BASE}/mcp`, { mode: "developer", developer_token: dev.token });
+    expect((await platformToolCall(grant.access_token, "amba_whoami")).status).toBe(200);
+    const records = await grantRecords(grant.access_token);
+    expect((await revoke({ token: grant.access_token, client_id: grant.clientId })).status).toBe(200);
+    await staleKv(records);
+    expect((await platformToolCall(grant.access_token, "amba_whoami")).status).toBe(401);
+    const next = await refresh(grant.clientId, grant.refresh_token);
+    expect(next.status).toBe(200);
+    expect((await platformToolCall(next.body.access_token, "amba_whoami")).status).toBe(200);
+  });
+
+  it("another client's revocation of an access token revokes and records nothing", async () => {
+    const grant = await authorized(url, await freshSignIn());
+    const stranger = await registerClient();
+    expect((await revoke({ token: grant.access_token, client_id: stranger })).status).toBe(200);
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(200);
+    const rows = await testDb().execute(sql`
+      select 1 from revoked_oauth_tokens where token_id = ${await tokenHash(grant.access_token)}
+    `);
+    expect(rows.rows).toHaveLength(0);
+  });
+
+  it("keeps a revoked access token until it would have expired: each such revocation prunes expired ones", async () => {
+    const tag = crypto.randomUUID();
+    const db = testDb();
+    await db.execute(sql`
+      insert into revoked_oauth_tokens (token_id, expires_at) values
+        (${`expired-${tag}`}, now() - interval '1 second'), (${`live-${tag}`}, now() + interval '1 minute')
+    `);
+    const grant = await authorized(url, await freshSignIn());
+    const id = await tokenHash(grant.access_token);
+    expect((await revoke({ token: grant.access_token, client_id: grant.clientId })).status).toBe(200);
+    const rows = await db.execute(sql`
+      select token_id from revoked_oauth_tokens where token_id in (${`expired-${tag}`}, ${`live-${tag}`}, ${id})
+    `);
+    expect(rows.rows.map((r) => (r as { token_id: string }).token_id).sort()).toEqual(
+      [`live-${tag}`, id].sort(),
+    );
+  });
+
+  it("a refresh token revoked without a hint (RFC 7009) ends the whole grant, also where KV is stale", async () => {
+    const grant = await authorized(url, await freshSignIn());
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(200);
+    const records = await grantRecords(grant.access_token);
+    expect((await revoke({ token: grant.refresh_token, client_id: grant.clientId })).status).toBe(200);
+    await staleKv(records);
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(401);
+    await expectRefreshRefused(grant.clientId, grant.refresh_token);
+  });
+
+  it("the previous refresh token, revoked by its client, ends the grant too; another client's revocation ends nothing", async () => {
+    const grant = await authorized(url, await freshSignIn());
+    const rotated = await refresh(grant.clientId, grant.refresh_token);
+    expect(rotated.status).toBe(200);
+    // Another client presenting it: 200 (RFC 7009 §2.2), and the grant lives on.
+    const stranger = await registerClient();
+    expect(
+      (await revoke({ token: grant.refresh_token, token_type_hint: "refresh_token", client_id: stranger }))
+        .status,
+    ).toBe(200);
+    expect((await rawToolsList(url, rotated.body.access_token)).status).toBe(200);
+    const records = await grantRecords(rotated.body.access_token);
+    expect(
+      (
+        await revoke({
+          token: grant.refresh_token,
+          token_type_hint: "refresh_token",
+          client_id: grant.clientId,
+        })
+      ).status,
+    ).toBe(200);
+    await staleKv(records);
+    expect((await rawToolsList(url, rotated.body.access_token)).status).toBe(401);
+    await expectRefreshRefused(grant.clientId, rotated.body.refresh_token);
   });
 
   it("checks the revocation in the one statement that resolves an OAuth caller (no added round trip)", async () => {

@@ -24,6 +24,7 @@ import {
   registerClient,
   type SignIn,
   setupApp,
+  signedInCode,
   submitSignIn,
   tokenRequest,
 } from "./oauth-client.ts";
@@ -235,11 +236,9 @@ describe("OAuth grants across tenants", () => {
       return { status: res.status, body: (await res.json()) as Record<string, string> };
     };
     const { verifier, challenge } = await pkce();
-    const code = await codeFrom(
-      await submitSignIn(
-        authorizeUrl({ client_id: client_id as string, code_challenge: challenge, resource: p.url }),
-        signInOf(p.bob),
-      ),
+    const code = await signedInCode(
+      { client_id: client_id as string, code_challenge: challenge, resource: p.url },
+      signInOf(p.bob),
     );
     const issued = await token({ grant_type: "authorization_code", code, code_verifier: verifier });
     expect(issued.status, JSON.stringify(issued.body)).toBe(200);

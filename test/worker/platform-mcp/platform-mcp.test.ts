@@ -39,6 +39,8 @@ const ALL_TOOLS = [
   "amba_app_mcp_update_config",
   "amba_billing_status",
   "amba_billing_daily",
+  "amba_events_list",
+  "amba_events_delete",
   "amba_oauth_grants_list",
   "amba_oauth_grants_revoke",
 ];
@@ -403,7 +405,8 @@ describe("platform MCP with a developer token", () => {
     expect(await fails(client, "amba_functions_deploy", { project_id, ...badDeploy })).toEqual(
       (await rest("/functions/deploy", { json: badDeploy })).body.error,
     );
-    const badExposure = { collections: ["no_such_collection"] };
+    // A name that does not exist yet is kept (pending); one that could never be a collection is not.
+    const badExposure = { collections: ["No-Such-Collection"] };
     expect(await fails(client, "amba_app_mcp_set_exposure", { project_id, ...badExposure })).toEqual(
       (await rest("/app-mcp/exposure", { method: "PUT", json: badExposure })).body.error,
     );
@@ -461,6 +464,8 @@ describe("platform MCP with a developer token", () => {
       ["amba_app_mcp_get_config", {}],
       ["amba_billing_status", {}],
       ["amba_billing_daily", {}],
+      ["amba_events_list", {}],
+      ["amba_events_delete", { before: "2999-01-01T00:00:00Z" }],
       ["amba_client_keys_create", {}],
     ] as const) {
       expect(await fails(otherClient, name, { project_id, ...args })).toEqual(foreign.body.error);
@@ -497,6 +502,8 @@ describe("platform MCP: every tool names its bad argument", () => {
       name: "nothing_here",
       grant_id: "u_0:nothing_here",
       token_id: crypto.randomUUID(),
+      // Before any event: deletes nothing.
+      before: "2000-01-01T00:00:00Z",
     };
     return Object.fromEntries(
       Object.keys(PLATFORM_TOOLS[name].params)

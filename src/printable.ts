@@ -1,6 +1,7 @@
 /**
- * Text from others made safe to print on a terminal (pure): the names, descriptions and messages a
- * server (`amba`) or a tool file (`amber`) chose. A terminal acts on control characters — ESC starts
+ * Text from others made safe to print on a terminal, or to show as one line on a page (pure): the
+ * names, descriptions and messages a server (`amba`) or a tool file (`amber`) chose, the properties
+ * an app's client code sent with an event (the console). A terminal acts on control characters — ESC starts
  * sequences that move the cursor, retitle the window, write the clipboard (OSC 52) or hide links
  * (OSC 8), `\r` overwrites a line, and in UTF-8 some terminals take C1 (U+0080–U+009F) as controls
  * too — and bidi controls reorder what is shown (U+202E makes `exe.txt` read `txt.exe`). These are
