@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createCollection, data, dataProject, insert } from "./data/fixtures.ts";
-import { apiJson, mcpPostHeaders } from "./helpers.ts";
+import { apiJson, freshIp, mcpPostHeaders } from "./helpers.ts";
 
 interface Transport {
   invoke: (...args: unknown[]) => Promise<unknown>;
@@ -57,6 +57,12 @@ describe("module loads", () => {
           body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
         }),
         apiJson("/v1/admin/projects", { token: p.dev.token }),
+        apiJson("/v1/events", {
+          json: { name: "warm" },
+          apiKey: p.dev.clientKey,
+          headers: { "cf-connecting-ip": freshIp() },
+        }),
+        apiJson(`/v1/admin/projects/${p.dev.projectId}/events`, { token: p.dev.token }),
         // A made-up OAuth access token: the OAuth provider is loaded to refuse it.
         apiJson(`/app/${p.dev.projectId}/mcp`, {
           method: "POST",
