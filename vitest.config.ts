@@ -50,15 +50,13 @@ export default defineConfig({
           include: ["test/worker/**/*.test.ts"],
           // One file at a time: the files share the embedded database and the rate-limit buckets.
           maxWorkers: 1,
-          // An isolate per file. One isolate for all files (`isolate: false`) was ≈ 2.5× faster
-          // (≈ 120 s against ≈ 300 s here), but files leave state in it that the Worker's requests
-          // then share — test code calls the Worker's modules outside any request (caches, the
-          // usage meter, the database handle), fakes timers, spies on fetch — and from 2026-12-01
-          // a later file's concurrent requests hung on it ("Cannot perform I/O on behalf of a
-          // different request (RefcountedFulfiller)", i.e. a waitUntil of one request resolved from
-          // another context), in whichever file came after, depending on the order. An isolate per
-          // file ends that; every file still works on projects and developers of its own.
-          isolate: true,
+          // One isolate for all files (≈ 120 s here; an isolate per file took ≈ 300 s): module
+          // state carries over between files, so every file works on projects, developers and
+          // client IPs of its own. The Worker must not make a request wait on another's I/O: a
+          // lazily loaded module is imported once per isolate (src/lazy-module.ts; in this pool
+          // each import() is a round trip to the runner that concurrent requests shared, and the
+          // waiting one was cancelled as hung — README "Test database").
+          isolate: false,
           // After the node files (a group of its own: groups differing in maxWorkers run in turn).
           sequence: { groupOrder: 1 },
           globalSetup: ["./test/worker/global-setup.ts"],

@@ -11,10 +11,14 @@ import { internCollection, listCollections } from "../data/service.ts";
 import type { Db } from "../db.ts";
 import { notFound } from "../errors.ts";
 import { loadFunctions } from "../functions/service.ts";
+import { lazyModule } from "../lazy-module.ts";
 import type { ToolList } from "../mcp/index.ts";
 import { SizeClassedLru } from "../mcp/lru.ts";
 import type { AppExposure } from "./admin.ts";
 import { type AppMeta, type AppTool, buildAppTools, type Scope } from "./tools.ts";
+
+/** The tool definitions' renderer, loaded with the first `tools/list`. */
+const definitionsModule = lazyModule(() => import("./definitions.ts"));
 
 /** The project a surface is generated for, as resolved with the credentials. */
 export interface SurfaceProject {
@@ -201,7 +205,7 @@ function surfaceOf(meta: AppMeta): AppSurface {
       let list = definitions.get(scope);
       if (!list) {
         const tools = this.tools(scope);
-        list = import("./definitions.ts").then(({ toolDefinition, definitionWeight }) => ({
+        list = definitionsModule().then(({ toolDefinition, definitionWeight }) => ({
           length: tools.length,
           slice: (start, end) => tools.slice(start, end).map((tool) => toolDefinition(tool, meta, scope)),
           weight: (index) => definitionWeight(tools[index]!, meta),

@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import type { ProjectSelector } from "./auth.ts";
 import { cachedOrigins } from "./credential-cache.ts";
 import type { AppEnv } from "./hono.ts";
+import { dbModule, hotServices } from "./lazy.ts";
 import { failedCredentialGuard } from "./rate-limit.ts";
 
 /** The origins of the app `selector` names; null for an unknown app. */
@@ -21,10 +22,10 @@ export async function allowedOriginsOf<E extends AppEnv>(
     // address's budget of failed checks, which refuses it (429) before the database past that.
     const guard = failedCredentialGuard(c.env, c.req.raw.headers, (p) => c.executionCtx.waitUntil(p));
     guard.before();
-    const { appAllowedOrigins } = await import("./hot-services.ts");
+    const { appAllowedOrigins } = await hotServices();
     // Before the `database` middleware (a preflight answered ahead of the body limit): a handle of
     // the request's own, as that middleware would have made.
-    const db = c.var.db ?? (await import("./db.ts")).createDb(c.env, c.var.answerHold);
+    const db = c.var.db ?? (await dbModule()).createDb(c.env, c.var.answerHold);
     const app = await appAllowedOrigins(db, selector);
     if (app === null) guard.failed();
     return app;

@@ -19,6 +19,7 @@ import { renderError, renderNotFound } from "./errors.ts";
 import { databaseHealth } from "./health.ts";
 import type { AppEnv } from "./hono.ts";
 import { withStoreDeadlines } from "./kv-deadline.ts";
+import { dbModule } from "./lazy.ts";
 import { pathGuard } from "./path-guard.ts";
 import { appMcpRoutes, slugFromHost } from "./routes/app-mcp.ts";
 import { dataRoutes } from "./routes/data.ts";
@@ -201,7 +202,7 @@ export function buildApp(
   // A request the Worker's entry serves gets a handle of its own, whose answers stay charged to the
   // request's answer hold until it has answered (src/answer-memory.ts).
   app.use("*", async function database(c, next) {
-    const { createDb } = await import("./db.ts");
+    const { createDb } = await dbModule();
     c.set("db", createDb(c.env, c.var.answerHold));
     await next();
   });

@@ -7,6 +7,7 @@
  */
 import type { Context } from "hono";
 import { AppError } from "../errors.ts";
+import { lazyModule } from "../lazy-module.ts";
 import { wwwAuthenticate } from "../oauth/challenge.ts";
 import {
   appResource,
@@ -19,6 +20,9 @@ import type { OAuthProps } from "../oauth/server.ts";
 import { isOAuthToken } from "../oauth/tokens.ts";
 import { authenticateOAuthProject, bearerToken, type ProjectAccess, type ProjectSelector } from "./auth.ts";
 import type { AppEnv } from "./hono.ts";
+
+/** The OAuth provider, loaded with the first OAuth token presented. */
+const oauthServer = lazyModule(() => import("../oauth/server.ts"));
 
 type Ctx = Context<AppEnv>;
 
@@ -85,7 +89,7 @@ export async function authenticateAppMcpOAuth(
 ): Promise<ProjectAccess | null> {
   const token = bearerToken(c);
   if (!token || !isOAuthToken(token)) return null;
-  const { validateAccessToken } = await import("../oauth/server.ts");
+  const { validateAccessToken } = await oauthServer();
   const caller = await validateAccessToken(c.env, issuer(c), resource, token);
   if (!caller || caller.props.projectId === null) throw new AppError(401, "unauthorized", INVALID_OAUTH);
   const access = await authenticateOAuthProject(

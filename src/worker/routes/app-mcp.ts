@@ -25,6 +25,7 @@ import {
 } from "../auth.ts";
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import { type AppEnv, answerAs } from "../hono.ts";
+import { hotServices } from "../lazy.ts";
 import { mcpOrigin } from "../mcp-edge.ts";
 import { authenticateAppMcpOAuth, mcpResource, mcpUnauthorized } from "../mcp-oauth.ts";
 import { noteActiveUser, requestMeter } from "../metering.ts";
@@ -100,7 +101,7 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   if (principal.scope === "end_user") noteActiveUser(c, principal.project.id, principal.user.id);
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   // Not at start-up: the handlers and the surface come with the first request that gets this far.
-  const { appMcpHandlers, appSurface, storageGuard, storageQuotaBytes } = await import("../hot-services.ts");
+  const { appMcpHandlers, appSurface, storageGuard, storageQuotaBytes } = await hotServices();
   // Lazy: only tools/list and tools/call need the surface (initialize, ping, notifications do not).
   let surface: Promise<AppSurface> | undefined;
   const loadSurface = () => {

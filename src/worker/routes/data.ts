@@ -11,6 +11,7 @@ import { invalidInput, notFound } from "../../errors.ts";
 import { appCallerKey } from "../../rate-limit.ts";
 import { actorOf, isUuid } from "../auth.ts";
 import type { AppEnv, Authenticated } from "../hono.ts";
+import { hotServices } from "../lazy.ts";
 import { appLimiter, TIER_LIMITERS } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 import { requireProjectCaller } from "../require.ts";
@@ -47,7 +48,7 @@ async function resolve(c: Context<Authenticated<"principal" | "appRuntime">>, ac
   else await limit(key, "this app's caller");
   const actor = actorOf(principal);
   const name = c.req.param("name") as string;
-  const { data, projectCollection, storageGuard, storageQuotaBytes } = await import("../hot-services.ts");
+  const { data, projectCollection, storageGuard, storageQuotaBytes } = await hotServices();
   const meta = await projectCollection(c.env.META_KV, c.var.db, principal.project, name, waitUntil);
   const storage = storageGuard(c.var.db, storageQuotaBytes(c.env.STORAGE_QUOTA_MIB), waitUntil);
   return { actor, meta, data, storage };

@@ -9,12 +9,17 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
+import { lazyModule } from "../../lazy-module.ts";
 import { appClientKey } from "../../rate-limit.ts";
 import type { AppEnv } from "../hono.ts";
+import { hotServices } from "../lazy.ts";
 import { requestMeter } from "../metering.ts";
 import { appLimiter, clientIp, TIER_LIMITERS } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 import { requireAppClient, requireProjectAdmin } from "../require.ts";
+
+/** The events service, loaded with the developer's first listing or delete. */
+const eventService = lazyModule(() => import("../../events/service.ts"));
 
 /** The hot half: ingestion. */
 export const eventRoutes = new Hono<AppEnv>();
@@ -29,7 +34,7 @@ eventRoutes.post("/v1/events", requireAppClient(), async (c) => {
   );
   await limit(appClientKey(appClient, clientIp(c.req.raw.headers)), "this app's caller");
   const body = await jsonBody(c, v.unknown());
-  const { ingestEvents, storageGuard, storageQuotaBytes } = await import("../hot-services.ts");
+  const { ingestEvents, storageGuard, storageQuotaBytes } = await hotServices();
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const storage = storageGuard(c.var.db, storageQuotaBytes(c.env.STORAGE_QUOTA_MIB), waitUntil);
   const sender = { projectId: appClient.project.id, userId: appClient.user?.id ?? null };
@@ -40,13 +45,13 @@ eventRoutes.post("/v1/events", requireAppClient(), async (c) => {
 export const eventAdminRoutes = new Hono<AppEnv>();
 
 eventAdminRoutes.get("/v1/admin/projects/:id/events", requireProjectAdmin(), async (c) => {
-  const { listEvents } = await import("../../events/service.ts");
+  const { listEvents } = await eventService();
   const query = { limit: c.req.query("limit"), cursor: c.req.query("cursor"), name: c.req.query("name") };
   return c.json(await listEvents(c.var.db, c.var.project.id, query));
 });
 
 eventAdminRoutes.delete("/v1/admin/projects/:id/events", requireProjectAdmin(), async (c) => {
-  const { deleteEvents } = await import("../../events/service.ts");
+  const { deleteEvents } = await eventService();
   const query = { before: c.req.query("before"), name: c.req.query("name") };
   return c.json(await deleteEvents(c.var.db, c.var.project.id, query));
 });

@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import type { AppEnv } from "../hono.ts";
+import { hotServices } from "../lazy.ts";
 import { requestMeter } from "../metering.ts";
 import { appLimiter } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
@@ -16,7 +17,7 @@ export const functionInvokeRoutes = new Hono<AppEnv>();
 
 functionInvokeRoutes.post("/v1/projects/:id/functions/:name/invoke", requireProjectCaller(), async (c) => {
   const { principal } = c.var;
-  const { invokeFunction, loadFunction } = await import("../hot-services.ts");
+  const { invokeFunction, loadFunction } = await hotServices();
   const fn = await loadFunction(c.var.db, principal.project.id, c.req.param("name"));
   const input = await jsonBody(c, v.unknown());
   const ports = {

@@ -87,6 +87,7 @@ import {
 } from "../auth.ts";
 import type { Env } from "../env.ts";
 import type { AppEnv } from "../hono.ts";
+import { dbModule } from "../lazy.ts";
 import { grantPrincipal, INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
 import { clientIp, enforceRateLimit, RateLimitedError, RateLimiterUnavailableError } from "../rate-limit.ts";
 import { formBody } from "../request.ts";
@@ -170,7 +171,7 @@ export async function revokeProjectGrantOr404<E extends AppEnv>(
 // or refresh (src/oauth/server.ts `endDeadGrants`): the same checks as at every MCP request, in one
 // statement.
 checkGrantsWith(async (env, props, grantId) => {
-  const { createDb } = await import("../db.ts");
+  const { createDb } = await dbModule();
   const db = createDb(env as Env);
   try {
     if (props.projectId !== null)
