@@ -132,6 +132,32 @@ export const CONSOLE_OPERATIONS: readonly OperationSpec[] = [
   },
   {
     method: "post",
+    path: "/console/projects/{id}/events/delete",
+    tag: "console",
+    summary:
+      "Delete the project's events received before a date (at most 10,000 a post; the Events page shows the result)",
+    access: "console",
+    form: {
+      type: "object",
+      properties: {
+        csrf: CSRF,
+        before: {
+          type: "string",
+          description: "A date (YYYY-MM-DD, that day's 00:00 UTC) or an ISO-8601 date-time with a time zone.",
+        },
+        name: { type: "string", description: "Only events with this name." },
+      },
+      required: ["csrf", "before"],
+    },
+    response: {
+      status: 200,
+      schema: "html",
+      description:
+        "The Events page with how many were deleted (400 with the page and the message for a bad date or name)",
+    },
+  },
+  {
+    method: "post",
     path: "/console/projects/{id}/grants/{grantId}/revoke",
     tag: "console",
     summary: "Revoke a connected app's OAuth grant (404 unless it is this project's)",

@@ -158,7 +158,9 @@ describe("GET /openapi.json", () => {
     const registered = registeredRoutes();
     const missing = registered.filter((route) => {
       const [method, path] = route.split(" ");
-      return method === "ALL" ? !documented.includes(`POST ${path}`) : !documented.includes(route);
+      // ALL: an `.all()` route (the MCP endpoints, documented as POST) or a path's own middleware
+      // (the SDK routes' CORS, src/worker/sdk-cors.ts): some operation of that path is documented.
+      return method === "ALL" ? !documented.some((d) => d.endsWith(` ${path}`)) : !documented.includes(route);
     });
     expect(missing).toEqual([]);
     const extra = documented.filter((route) => {
