@@ -4,12 +4,9 @@
  * `{deleted, more, freed_bytes}` answer as `key: value` lines or `--json`, and a refusal of `before`
  * as one `error:` line with the server's message.
  */
-import { execFile } from "node:child_process";
-import { createServer, type Server } from "node:http";
-import { dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findCommand } from "../../src/cli/amba/commands.ts";
-import { cleanEnv, NODE } from "../cli/helpers.ts";
+import { type StandIn, startStandIn, type ToolCall } from "./stand-in.ts";
 
 const TOKEN = "amba_dev_events-delete-token";
 const ANSWER = { deleted: 10000, more: true, freed_bytes: 2060000 };
@@ -17,74 +14,24 @@ const ANSWER = { deleted: 10000, more: true, freed_bytes: 2060000 };
 const BAD_BEFORE =
   "before: required, an ISO-8601 date-time with a time zone (2026-12-01T12:00:00Z); events received before it are deleted";
 
+let standIn: StandIn;
 /** The `tools/call` requests the server saw. */
-const calls: { name: string; arguments: Record<string, unknown> }[] = [];
-let server: Server;
-let url: string;
+let calls: ToolCall[];
+const amba = (args: string[]) => standIn.amba(args);
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk) => {
-      body += chunk;
-    });
-    req.on("end", () => {
-      const rpc = JSON.parse(body) as {
-        id: number;
-        params: { name: string; arguments: Record<string, unknown> };
-      };
-      calls.push(rpc.params);
-      if (rpc.params.name === "amba_projects_list") {
-        const projects = { projects: [{ id: "p1" }, { id: "p2" }] };
-        res.setHeader("content-type", "application/json");
-        res.end(
-          JSON.stringify({
-            jsonrpc: "2.0",
-            id: rpc.id,
-            result: {
-              content: [{ type: "text", text: JSON.stringify(projects) }],
-              structuredContent: projects,
-            },
-          }),
-        );
-        return;
-      }
-      // The service refuses what is no ISO date-time with a time zone; here, anything not ending in Z.
-      const refused = !String(rpc.params.arguments.before ?? "").endsWith("Z");
-      const value = refused ? { error: { code: "invalid_input", message: BAD_BEFORE } } : ANSWER;
-      res.setHeader("content-type", "application/json");
-      res.end(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: rpc.id,
-          result: {
-            content: [{ type: "text", text: JSON.stringify(value) }],
-            structuredContent: value,
-            ...(refused ? { isError: true } : {}),
-          },
-        }),
-      );
-    });
+  standIn = await startStandIn(TOKEN, (call) => {
+    if (call.name === "amba_projects_list") return { value: { projects: [{ id: "p1" }, { id: "p2" }] } };
+    // The service refuses what is no ISO date-time with a time zone; here, anything not ending in Z.
+    const refused = !String(call.arguments.before ?? "").endsWith("Z");
+    return refused
+      ? { value: { error: { code: "invalid_input", message: BAD_BEFORE } }, isError: true }
+      : { value: ANSWER };
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  calls = standIn.calls;
 });
 
-afterAll(() => {
-  server.closeAllConnections();
-  server.close();
-});
-
-/** Run the built `amba` with `args`; its stdout, stderr and exit status. */
-function amba(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  const bin = join(dirname(inject("amberBin")), "amba.mjs");
-  const env = cleanEnv({ AMBA_URL: url, AMBA_TOKEN: TOKEN, XDG_CONFIG_HOME: "/nonexistent" });
-  return new Promise((resolve) =>
-    execFile(NODE, [bin, ...args], { env, timeout: 20_000 }, (error, stdout, stderr) =>
-      resolve({ stdout, stderr, code: error ? Number(error.code ?? 1) : 0 }),
-    ),
-  );
-}
+afterAll(() => standIn.close());
 
 describe("amba events delete", () => {
   it("is the amba_events_delete operation", () => {

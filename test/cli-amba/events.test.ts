@@ -4,13 +4,10 @@
  * by an app's client code (its client key is public), so the server's answer here is hostile: the
  * terminal must get every control character escaped, in the table and in `--json`.
  */
-import { execFile } from "node:child_process";
-import { createServer, type Server } from "node:http";
-import { dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findCommand } from "../../src/cli/amba/commands.ts";
 import { render } from "../../src/cli/amba/output.ts";
-import { cleanEnv, NODE } from "../cli/helpers.ts";
+import { type StandIn, startStandIn, type ToolCall } from "./stand-in.ts";
 
 const TOKEN = "amba_dev_events-token";
 /** Writes the clipboard (OSC 52), clears the screen, CSI as one C1 byte, reverses the line. */
@@ -40,52 +37,17 @@ const PAGE = {
   next_cursor: "WyJldmVudHMi",
 };
 
+let standIn: StandIn;
 /** The `tools/call` requests the server saw. */
-const calls: { name: string; arguments: Record<string, unknown> }[] = [];
-let server: Server;
-let url: string;
+let calls: ToolCall[];
+const amba = (args: string[]) => standIn.amba(args);
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk) => {
-      body += chunk;
-    });
-    req.on("end", () => {
-      const rpc = JSON.parse(body) as {
-        id: number;
-        params: { name: string; arguments: Record<string, unknown> };
-      };
-      calls.push(rpc.params);
-      res.setHeader("content-type", "application/json");
-      res.end(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: rpc.id,
-          result: { content: [{ type: "text", text: JSON.stringify(PAGE) }], structuredContent: PAGE },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  standIn = await startStandIn(TOKEN, () => ({ value: PAGE }));
+  calls = standIn.calls;
 });
 
-afterAll(() => {
-  server.closeAllConnections();
-  server.close();
-});
-
-/** Run the built `amba` with `args`; its stdout, stderr and exit status. */
-function amba(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  const bin = join(dirname(inject("amberBin")), "amba.mjs");
-  const env = cleanEnv({ AMBA_URL: url, AMBA_TOKEN: TOKEN, XDG_CONFIG_HOME: "/nonexistent" });
-  return new Promise((resolve) =>
-    execFile(NODE, [bin, ...args], { env, timeout: 20_000 }, (error, stdout, stderr) =>
-      resolve({ stdout, stderr, code: error ? Number(error.code ?? 1) : 0 }),
-    ),
-  );
-}
+afterAll(() => standIn.close());
 
 describe("amba events list", () => {
   it("is the amba_events_list operation", () => {

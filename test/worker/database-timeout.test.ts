@@ -13,11 +13,11 @@ import type { Env } from "../../src/worker/env.ts";
 import { HANG_MARKER } from "./fault-endpoint.ts";
 import {
   apiJson,
+  billingUsage,
   developerExposing,
   expectError,
   mcpPostHeaders,
   signupDeveloper,
-  type TestDeveloper,
 } from "./helpers.ts";
 
 const faultDbUrl = inject("faultDbUrl");
@@ -47,9 +47,7 @@ const TIMEOUT = {
   message: "the database did not answer within 1500 ms; try again",
 };
 
-async function usage(dev: TestDeveloper) {
-  return (await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token })).body.usage;
-}
+const usage = billingUsage;
 
 /** A developer whose project exposes a `hang_rows` collection (created through the healthy database). */
 const setup = () => developerExposing({ name: HANG_MARKER, columns: [{ name: "title", type: "text" }] });

@@ -11,6 +11,7 @@ import { describe, expect, it, vi } from "vitest";
 import { EVENT_ROW_OVERHEAD_BYTES, MAX_EVENTS_DELETED } from "../../src/events/service.ts";
 import {
   apiJson,
+  billingUsage,
   endUserHeaders,
   expectError,
   freshIp,
@@ -22,11 +23,7 @@ import {
 
 const admin = (dev: TestDeveloper, path = "") => `/v1/admin/projects/${dev.projectId}${path}`;
 
-async function usage(dev: TestDeveloper): Promise<Record<string, number>> {
-  const res = await apiJson(admin(dev, "/billing"), { token: dev.token });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.usage;
-}
+const usage = billingUsage;
 
 /** `POST /v1/events` with the project's client key, from an address of its own (its own rate-limit bucket). */
 const send = (dev: TestDeveloper, json: unknown, session?: string) =>

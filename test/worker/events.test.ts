@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import {
   apiJson,
+  billingUsage,
   endUserHeaders,
   expectError,
   freshIp,
@@ -20,12 +21,7 @@ import {
 
 const admin = (dev: TestDeveloper, path = "") => `/v1/admin/projects/${dev.projectId}${path}`;
 
-/** The project's usage of the current period, as `GET …/billing` answers it. */
-async function usage(dev: TestDeveloper): Promise<Record<string, number>> {
-  const res = await apiJson(admin(dev, "/billing"), { token: dev.token });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.usage;
-}
+const usage = billingUsage;
 
 /** Every event of the project, newest first (one page of at most 100). */
 async function listed(dev: TestDeveloper, query = "") {

@@ -232,3 +232,10 @@ export async function withinOneRateLimitWindow(periodSeconds = 60, needMs = 20_0
  */
 export const freshIp = (): string =>
   `2001:db8:${Array.from(crypto.getRandomValues(new Uint16Array(3)), (n) => n.toString(16)).join(":")}::1`;
+
+/** The project's usage this period, as `GET /v1/admin/projects/:id/billing` answers it (200 asserted). */
+export async function billingUsage(dev: TestDeveloper): Promise<Record<string, number>> {
+  const res = await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.usage;
+}

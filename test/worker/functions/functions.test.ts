@@ -17,6 +17,7 @@ import { rateLimiter } from "../../../src/worker/rate-limit.ts";
 import { WELCOME_EMAIL_MCP } from "../../fixtures.ts";
 import {
   apiJson,
+  billingUsage,
   endUserHeaders,
   expectError,
   signupDeveloper,
@@ -284,9 +285,7 @@ async function setupInvoke() {
   return { dev, user, headers, invoke };
 }
 
-async function usage(dev: TestDeveloper) {
-  return (await apiJson(`/v1/admin/projects/${dev.projectId}/billing`, { token: dev.token })).body.usage;
-}
+const usage = billingUsage;
 
 describe("POST /v1/projects/:id/functions/:name/invoke", () => {
   it("forwards validated arguments with identity headers and never the caller's credentials", async () => {
