@@ -326,7 +326,16 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     );
     expect(table.stdout).toMatch(/^next_cursor: -$/m);
 
-    expect(json(amba(["oauth", "grants", "revoke", assistant.grantId, "--json"]))).toEqual({
+    // This developer has two projects by now: a revoke names its project, never the "first" one.
+    const unnamed = amba(["oauth", "grants", "revoke", assistant.grantId]);
+    expect(unnamed.status).toBe(1);
+    expect(unnamed.stderr).toBe(
+      "error: --project is required for a command that deletes or replaces: you have 2 projects (amba projects list)\n",
+    );
+    expect(await appMcpStatus(assistant.accessToken)).toBe(200);
+    expect(
+      json(amba(["oauth", "grants", "revoke", assistant.grantId, "--project", dev.projectId, "--json"])),
+    ).toEqual({
       id: assistant.grantId,
       revoked: true,
     });
@@ -334,7 +343,7 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     expect(json(amba(["oauth", "grants", "list", "--json"])).grants).toEqual([]);
 
     // Gone now, never there, or another developer's project: one readable line, exit 1.
-    const again = amba(["oauth", "grants", "revoke", assistant.grantId]);
+    const again = amba(["oauth", "grants", "revoke", assistant.grantId, "--project", dev.projectId]);
     expect(again.status).toBe(1);
     expect(again.stdout).toBe("");
     expect(again.stderr).toBe("error: grant not found\n");
@@ -342,7 +351,7 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     expect(foreign.status).toBe(1);
     expect(foreign.stderr).toBe("error: project not found\n");
     // No id: the catalogue's own message for the missing argument, as for every command.
-    const missing = amba(["oauth", "grants", "revoke"]);
+    const missing = amba(["oauth", "grants", "revoke", "--project", dev.projectId]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/^error: .*grant_id.*\n$/);
   });
