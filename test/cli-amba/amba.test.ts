@@ -351,7 +351,7 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     expect(foreign.status).toBe(1);
     expect(foreign.stderr).toBe("error: project not found\n");
     // No id: the catalogue's own message for the missing argument, as for every command.
-    const missing = amba(["oauth", "grants", "revoke", "--project", dev.projectId]);
+    const missing = amba(["oauth", "grants", "revoke"]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/^error: .*grant_id.*\n$/);
   });

@@ -74,6 +74,13 @@ describe("amba events delete", () => {
     );
     expect(calls.map((c) => c.name)).toEqual(["amba_projects_list"]);
 
+    // A missing argument is reported before the project is asked for (and nothing is sent).
+    calls.length = 0;
+    const noBefore = await amba(["events", "delete"]);
+    expect(noBefore.code).toBe(1);
+    expect(noBefore.stderr).toBe("error: before: is required\n");
+    expect(calls).toEqual([]);
+
     calls.length = 0;
     // (This stand-in answers every other tool as the delete: only the arguments sent matter here.)
     await amba(["events", "list", "--json"]);

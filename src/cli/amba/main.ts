@@ -96,6 +96,9 @@ async function runToolCommand(command: ToolCommand, argv: string[]): Promise<num
     return 0;
   }
   const args = toolArguments(tool.inputSchema, raw, command.positionals);
+  // Before any round trip (and before asking which project): the server would refuse it the same way.
+  const missing = (tool.inputSchema.required ?? []).find((key) => key !== "project_id" && !(key in args));
+  if (missing !== undefined) throw new CliError(`${missing}: is required`);
   const conn = connection(raw);
   if (needsProject(tool)) args.project_id = await projectId(conn, raw, destroys(tool));
   print(raw, await callTool(conn, command.tool, args));
