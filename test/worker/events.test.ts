@@ -6,6 +6,7 @@
  * tier as the SDK data routes.
  */
 import { describe, expect, it } from "vitest";
+import type { EventView } from "../../src/events/service.ts";
 import {
   apiJson,
   billingUsage,
@@ -27,14 +28,7 @@ const usage = billingUsage;
 async function listed(dev: TestDeveloper, query = "") {
   const res = await apiJson(admin(dev, `/events?limit=100${query}`), { token: dev.token });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.events as {
-    id: string;
-    name: string;
-    properties: Record<string, unknown>;
-    user_id: string | null;
-    occurred_at: string;
-    received_at: string;
-  }[];
+  return res.body.events as EventView[];
 }
 
 /** `POST /v1/events` with the project's client key (and a session, when given). */

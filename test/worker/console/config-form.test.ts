@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, apiJson, signupDeveloper, type TestDeveloper } from "../helpers.ts";
-import { consoleLogin, csrfOf } from "./console-session.ts";
+import { consoleLogin, csrfOf, postForm } from "./console-session.ts";
 
 let dev: TestDeveloper;
 let cookie: string;
@@ -18,12 +18,7 @@ const storedOrigins = async () =>
 
 /** POST the config form (`application/x-www-form-urlencoded`, as a browser sends it). */
 function postConfig(fields: Record<string, string>, headers: Record<string, string> = {}) {
-  return api(`${projectPath()}/config`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { cookie, "content-type": "application/x-www-form-urlencoded", ...headers },
-    body: new URLSearchParams(fields).toString(),
-  });
+  return postForm(`${projectPath()}/config`, cookie, fields, headers);
 }
 
 const validForm = (allowed_origins: string) => ({ csrf, auth_mode: "all", enabled: "on", allowed_origins });

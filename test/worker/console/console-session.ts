@@ -17,3 +17,18 @@ export async function consoleLogin(token: string): Promise<{ res: Response; cook
 
 /** The CSRF token in a console page's forms. */
 export const csrfOf = (html: string): string => /name="csrf" value="([^"]+)"/.exec(html)?.[1] as string;
+
+/** POST a console form as a browser sends it (urlencoded, the session `cookie`, no redirect followed). */
+export function postForm(
+  path: string,
+  cookie: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return api(path, {
+    method: "POST",
+    redirect: "manual",
+    headers: { cookie, "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}

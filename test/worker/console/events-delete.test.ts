@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EVENT_ROW_OVERHEAD_BYTES, MAX_EVENTS_DELETED } from "../../../src/events/service.ts";
 import { api, apiJson, signupDeveloper, type TestDeveloper, testDb } from "../helpers.ts";
-import { consoleLogin, csrfOf } from "./console-session.ts";
+import { consoleLogin, csrfOf, postForm } from "./console-session.ts";
 
 /** Markup that would run script if `before` were echoed unescaped. */
 const HOSTILE = `"><script>alert(1)</script><img src=x onerror=alert(2)>`;
@@ -39,12 +39,7 @@ async function sessionCsrf(withCookie: string, projectId: string): Promise<strin
 }
 
 function post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  return api(path, {
-    method: "POST",
-    redirect: "manual",
-    headers: { cookie, "content-type": "application/x-www-form-urlencoded", ...headers },
-    body: new URLSearchParams(fields).toString(),
-  });
+  return postForm(path, cookie, fields, headers);
 }
 
 /** The names of a project's events by the REST listing, newest first. */

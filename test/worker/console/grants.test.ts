@@ -19,7 +19,7 @@ import {
   type SignIn,
   setupApp,
 } from "../oauth/oauth-client.ts";
-import { consoleLogin, csrfOf } from "./console-session.ts";
+import { consoleLogin, csrfOf, postForm } from "./console-session.ts";
 
 const HOSTILE = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`;
 
@@ -44,12 +44,7 @@ const grantsPath = (projectId = p.dev.projectId) => `/console/projects/${project
 const page = (path = grantsPath(), withCookie = cookie) => api(path, { headers: { cookie: withCookie } });
 
 function post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  return api(path, {
-    method: "POST",
-    redirect: "manual",
-    headers: { cookie, "content-type": "application/x-www-form-urlencoded", ...headers },
-    body: new URLSearchParams(fields).toString(),
-  });
+  return postForm(path, cookie, fields, headers);
 }
 
 const revokePath = (grantId: string, projectId = p.dev.projectId) =>
