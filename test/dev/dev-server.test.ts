@@ -185,6 +185,19 @@ async function readmeExamples(base: string, output: string) {
   );
   expect((await onHost.listTools()).tools.map((t) => t.name)).toContain("recipes_find_nearest");
   await onHost.close();
+  // DESIGN.md's address, `<slug>.mcp.amba.host/mcp`, sent to the dev server as a `Host` header is
+  // the same app (APP_MCP_HOST_ALIAS), not the platform MCP.
+  const byDesignHost = await loopbackFetch(`${base}/mcp`, {
+    method: "POST",
+    headers: {
+      ...endUser,
+      host: "demo.mcp.amba.host",
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+  });
+  expect(JSON.stringify(await byDesignHost.json())).toContain('"recipes_find_nearest"');
 
   const admin = (path: string, method: string, body?: unknown) =>
     fetch(`${base}/v1/admin/projects/${project}${path}`, {
