@@ -89,3 +89,30 @@ describe("the production hostname on a Worker whose suffix is another (npm run d
     expect(names(res.body)).toContain("amba_developer_signup");
   });
 });
+
+/**
+ * `npm run dev` (wrangler dev) sets `cf-connecting-ip` to the loopback address of every local
+ * client, so one machine's test suite shared the per-IP budgets: the 11th developer sign-up in a
+ * minute — a suite written from DESIGN.md signs up one per test — was a 429. Loopback is no
+ * per-IP caller (Cloudflare never reports one); other addresses keep their budgets.
+ */
+describe("per-IP limits and the local machine", () => {
+  it("signs up more than 10 developers a minute from 127.0.0.1, and still 10 from another address", async () => {
+    const from = async (ip: string, n: number) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const res = await apiJson("/v1/developers/signup", {
+          headers: { "cf-connecting-ip": ip },
+          json: { email: uniqueEmail(`loopback-${i}`) },
+        });
+        statuses.push(res.status);
+      }
+      return statuses;
+    };
+    expect(await from("127.0.0.1", 12)).toEqual(Array(12).fill(201));
+    expect(await from("::1", 2)).toEqual([201, 201]);
+    const elsewhere = await from(freshIp(), 11);
+    expect(elsewhere.slice(0, 10)).toEqual(Array(10).fill(201));
+    expect(elsewhere[10]).toBe(429);
+  });
+});
