@@ -198,6 +198,18 @@ async function readmeExamples(base: string, output: string) {
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
   });
   expect(JSON.stringify(await byDesignHost.json())).toContain('"recipes_find_nearest"');
+  // A local test suite signs up a developer per test: more than the per-IP 10 a minute, all 201
+  // (wrangler dev reports every local client as a loopback address, which no per-IP limit counts).
+  const signups = await Promise.all(
+    Array.from({ length: 12 }, (_, i) =>
+      fetch(`${base}/v1/developers/signup`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: `local-suite-${i}-${Date.now()}@example.com` }),
+      }).then((res) => res.status),
+    ),
+  );
+  expect(signups).toEqual(Array(12).fill(201));
 
   const admin = (path: string, method: string, body?: unknown) =>
     fetch(`${base}/v1/admin/projects/${project}${path}`, {
