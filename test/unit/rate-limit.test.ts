@@ -5,12 +5,12 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
+  clientIp,
   enforceRateLimit,
   RATE_LIMIT_DEADLINE_MS,
   RateLimitedError,
   RateLimiterUnavailableError,
   REFUSAL_MEMORY_MS,
-  clientIp,
   rateLimitAddress,
   rateLimiter,
   withProjectLimit,

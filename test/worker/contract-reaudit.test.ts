@@ -11,7 +11,11 @@ import type { Env } from "../../src/worker/env.ts";
 import { apiJson, developerWithNotes, freshIp, uniqueEmail } from "./helpers.ts";
 
 const IP = { "cf-connecting-ip": freshIp() };
-const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream", ...IP };
+const MCP_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  ...IP,
+};
 const toolsList = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
 
 let token: string;
@@ -52,7 +56,11 @@ describe("the production hostname on a Worker whose suffix is another (npm run d
     if (host !== undefined) headers.host = host;
     if (withToken) headers.authorization = `Bearer ${token}`;
     const ctx = createExecutionContext();
-    const res = await app.fetch(new Request(url, { method: "POST", headers, body: toolsList }), bindings, ctx);
+    const res = await app.fetch(
+      new Request(url, { method: "POST", headers, body: toolsList }),
+      bindings,
+      ctx,
+    );
     await waitOnExecutionContext(ctx);
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
