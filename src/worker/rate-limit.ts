@@ -276,7 +276,8 @@ export function clientIp(headers: Headers): string | null {
   const ip = headers.get("cf-connecting-ip")?.trim();
   if (!ip) return null;
   const key = rateLimitAddress(ip);
-  return key.startsWith("127.") || ipv6Hextets(ip)?.join(":") === "0:0:0:0:0:0:0:1" ? null : key;
+  const loopback = /^127(\.\d{1,3}){3}$/.test(key) || ipv6Hextets(ip)?.join(":") === "0:0:0:0:0:0:0:1";
+  return loopback ? null : key;
 }
 
 /** Hextets of an IPv6 address (`::` expanded, an embedded IPv4 tail as two), or null when it is none. */

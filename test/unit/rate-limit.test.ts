@@ -155,6 +155,7 @@ describe("clientIp", () => {
     }
     expect(of("203.0.113.7")).toBe("203.0.113.7");
     expect(of("128.0.0.1")).toBe("128.0.0.1");
+    expect(of("127.evil")).toBe("127.evil");
     expect(of("::2")).toBe("0:0:0:0::/64");
     expect(of("::ffff:198.51.100.4")).toBe("198.51.100.4");
     expect(clientIp(new Headers())).toBeNull();
