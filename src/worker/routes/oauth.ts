@@ -93,7 +93,7 @@ import { clientIp, enforceRateLimit, RateLimitedError, RateLimiterUnavailableErr
 import { formBody } from "../request.ts";
 import { requireEndUser, requireProjectAdmin } from "../require.ts";
 import { checkSigninPassword } from "./auth.ts";
-import { authorizePage, errorPage, shownName } from "./oauth-pages.ts";
+import { authorizePage, errorPage, shownName } from "../../oauth/pages.ts";
 
 type Ctx = Context<AppEnv>;
 
