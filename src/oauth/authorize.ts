@@ -62,12 +62,13 @@ export function authorizeTarget(
  * goes to no client: the page would name a first-party host as where the browser goes back to, and
  * the code would land in a URL of ours (another sign-in page's query, kept in its transaction).
  * A loopback redirect URI is the person's own computer (RFC 8252), also under `npm run dev`, whose
- * issuer is `http://localhost:8787`.
+ * issuer is `http://localhost:8787`. A host is compared without trailing dots: `mcp.amba.dev.` is the
+ * fully qualified spelling of `mcp.amba.dev` (`URL` keeps the dot), and a browser reaches it alike.
  */
 export function onOwnHost(redirectUri: string, issuer: string, hostSuffix: string): boolean {
   let host: string;
   try {
-    host = new URL(redirectUri).hostname;
+    host = new URL(redirectUri).hostname.replace(/\.+$/, "");
   } catch {
     return false;
   }

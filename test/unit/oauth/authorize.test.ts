@@ -74,6 +74,12 @@ describe("onOwnHost", () => {
     expect(onOwnHost("https://any-app.mcp.amba.host/cb", ISSUER, "MCP.amba.host")).toBe(true);
   });
 
+  it("is true for the same hosts spelled with a trailing dot (the fully qualified name a browser reaches alike)", () => {
+    expect(onOwnHost("https://mcp.amba.dev./cb", ISSUER, SUFFIX)).toBe(true);
+    expect(onOwnHost("https://mcp.amba.host./cb", ISSUER, SUFFIX)).toBe(true);
+    expect(onOwnHost("https://any-app.mcp.amba.host../cb", ISSUER, SUFFIX)).toBe(true);
+  });
+
   it("is false for loopback, look-alikes, other hosts and URIs that do not parse", () => {
     expect(onOwnHost("http://localhost:3000/cb", "http://localhost:8787", "")).toBe(false);
     expect(onOwnHost("http://127.0.0.1/cb", ISSUER, SUFFIX)).toBe(false);
