@@ -24,7 +24,7 @@ export type AccessTokenBefore = NonNullable<Awaited<ReturnType<typeof readAccess
  * answered 200), or its client presenting its already exchanged authorization code again (RFC 6749
  * §4.1.2, answered `invalid_grant`). The library deletes the grant from `OAUTH_KV` on its own
  * there, so the revocation is recorded in `revoked_oauth_grants` once it has answered (as the
- * Worker's `grantRevoker` records its own). An access token revoked alone ends no grant (it is
+ * Worker's `recordingRevoker` records its own). An access token revoked alone ends no grant (it is
  * recorded in `revoked_oauth_tokens` instead: {@link revokedAccessToken}). `clientId` is the client
  * the request authenticates as (`requestClientId`, src/oauth/token-request.ts).
  */

@@ -68,6 +68,11 @@ import {
   protectedResourceMetadata,
   type ResourceTarget,
 } from "../../oauth/resources.ts";
+import {
+  recordingRevoker,
+  recordRevokedAccessToken,
+  recordRevokedGrant,
+} from "../../oauth/revocation-records.ts";
 import { revokedAccessToken, revokedByProvider } from "../../oauth/revocations.ts";
 import {
   authorizationServer,
@@ -104,8 +109,6 @@ import {
   bearerToken,
   isUuid,
   projectForSignin,
-  recordRevokedAccessToken,
-  recordRevokedGrant,
   verifyDeveloperToken,
 } from "../auth.ts";
 import type { Env } from "../env.ts";
@@ -161,20 +164,13 @@ export async function authenticatePlatformMcpOAuth(
 // ── Grants ──────────────────────────────────────────────────────────────────────────────────────
 
 /**
- * Every revocation this Worker makes (developer, end user, reuse detection): the grant is recorded
- * in `revoked_oauth_grants` first, then the provider deletes it from `OAUTH_KV`. KV reads at other
- * locations may show the grant for up to 60 s after the delete; the record, read in the statement
- * that resolves an OAuth caller and at every refresh, refuses it everywhere from the moment it is
- * written. Recorded first, so a revocation whose record fails (503) changes nothing and can be
- * retried. This isolate's cached resolutions of it are forgotten once the request is answered (the
- * `credentialHolder` its route sets, src/worker/app.ts).
+ * Every revocation this Worker makes (developer, end user, reuse detection): recorded first, then
+ * deleted by the provider (`recordingRevoker`, src/oauth/revocation-records.ts). This isolate's
+ * cached resolutions of it are forgotten once the request is answered (the `credentialHolder` its
+ * route sets, src/worker/app.ts).
  */
-export const grantRevoker =
-  <E extends AppEnv>(c: Context<E>): GrantRevoker =>
-  async ({ subject, grantId }) => {
-    await recordRevokedGrant(c.var.db, grantId);
-    await oauthHelpers(c).revokeGrant(grantId, subject);
-  };
+export const grantRevoker = <E extends AppEnv>(c: Context<E>): GrantRevoker =>
+  recordingRevoker(c.var.db, oauthHelpers(c));
 
 /** Revoke a project's grant, or 404. */
 export async function revokeProjectGrantOr404<E extends AppEnv>(
