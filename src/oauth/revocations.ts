@@ -4,7 +4,8 @@
  * Worker can record it where every location reads it at once (`revoked_oauth_grants`,
  * `revoked_oauth_tokens`): the library deletes it from `OAUTH_KV` only, whose reads elsewhere may
  * show it for up to 60 s more. Pure: the request's form, the records as read before it, and the
- * provider's answer in; a decision out.
+ * provider's answer in; a decision out. A revocation is what the provider takes for one: a token and
+ * no grant type, an empty `grant_type=` included (its `!body.grant_type`).
  */
 import { sha256Hex } from "../accounts/crypto.ts";
 import type { RotationRecord } from "./refresh-reuse.ts";
@@ -37,7 +38,7 @@ export async function revokedByProvider(
 ): Promise<boolean> {
   if (clientId === null || clientId !== grant.clientId) return false;
   const grantType = form?.get("grant_type");
-  if (grantType === null || grantType === undefined) {
+  if (!grantType) {
     if (res.status !== 200) return false;
     const hash = await sha256Hex(token);
     return hashMatches(hash, grant.refreshTokenId) || hashMatches(hash, grant.previousRefreshTokenId);
@@ -66,8 +67,7 @@ export function revokedAccessToken(
   now = Date.now(),
 ): record is AccessTokenBefore & { expiresAt: number } {
   if (record === null || clientId === null || res.status !== 200) return false;
-  const grantType = form?.get("grant_type");
-  if (grantType !== null && grantType !== undefined) return false;
+  if (form?.get("grant_type")) return false;
   const owner = record.grant?.clientId ?? grant.clientId;
   return owner === clientId && typeof record.expiresAt === "number" && record.expiresAt * 1000 > now;
 }

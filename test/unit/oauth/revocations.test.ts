@@ -28,6 +28,9 @@ describe("revokedByProvider", () => {
     expect(await revokedByProvider(revocation, CURRENT, GRANT, "client-1", ok())).toBe(true);
     expect(await revokedByProvider(form({ token: PREVIOUS }), PREVIOUS, GRANT, "client-1", ok())).toBe(true);
     expect(await revokedByProvider(null, CURRENT, GRANT, "client-1", ok())).toBe(true);
+    // An empty grant type is none: the provider takes the request for a revocation.
+    const empty = form({ grant_type: "", token: CURRENT });
+    expect(await revokedByProvider(empty, CURRENT, GRANT, "client-1", ok())).toBe(true);
   });
 
   it("is false for another client, no client, another answer, or a token that is no refresh token of the grant", async () => {
@@ -63,6 +66,8 @@ describe("revokedAccessToken", () => {
 
   it("is true for an unexpired access token of the requesting client, revoked alone (answered 200)", () => {
     expect(revokedAccessToken(revocation, record, GRANT, "client-1", ok(), NOW)).toBe(true);
+    const empty = form({ grant_type: "", token: "u_0123:g1:access" });
+    expect(revokedAccessToken(empty, record, GRANT, "client-1", ok(), NOW)).toBe(true);
     // A record without its grant's client is the grant's.
     expect(
       revokedAccessToken(revocation, { expiresAt: record.expiresAt }, GRANT, "client-1", ok(), NOW),
