@@ -292,10 +292,10 @@ const METADATA_FETCHES = "requests naming a client metadata document (a client_i
 
 /**
  * Client ID Metadata Documents (src/oauth/cimd.ts): a token request whose client (the one the
- * provider looks up, {@link requestClientId}) is a document URL the provider does not hold in its
- * cache makes the Worker fetch a URL the caller chose. Each address gets AUTH_IP_RATE_LIMITER's
- * budget of such requests, shared with /authorize (`oauth-client-metadata:<ip>`, see
- * {@link parseRequest}); over it, 429 before any fetch. A registered client, or a document in the
+ * provider looks up, `requestClientId` of src/oauth/token-request.ts) is a document URL the
+ * provider does not hold in its cache makes the Worker fetch a URL the caller chose. Each address
+ * gets AUTH_IP_RATE_LIMITER's budget of such requests, shared with /authorize
+ * (`oauth-client-metadata:<ip>`, see {@link parseRequest}); over it, 429 before any fetch. A registered client, or a document in the
  * cache, costs no fetch and is not counted; nor is a document whose client this isolate issued
  * tokens to lately (`documentAcceptedRecently`: a hosted assistant refreshing its users' tokens
  * from shared egress addresses is not the caller the budget is for).
