@@ -288,6 +288,9 @@ const oauthErrorBody = async (c: Ctx, next: Next) => {
 oauthRoutes.use(OAUTH_PATHS.token, oauthErrorBody);
 oauthRoutes.use(OAUTH_PATHS.register, oauthErrorBody);
 
+/** The token requests whose 200 issued tokens (the others that answer 200 are revocations). */
+const ISSUING_GRANTS: ReadonlySet<string> = new Set(["authorization_code", "refresh_token"]);
+
 const METADATA_FETCHES = "requests naming a client metadata document (a client_id URL) from this address";
 
 /**
@@ -295,9 +298,10 @@ const METADATA_FETCHES = "requests naming a client metadata document (a client_i
  * provider looks up, `requestClientId` of src/oauth/token-request.ts) is a document URL the
  * provider does not hold in its cache makes the Worker fetch a URL the caller chose. Each address
  * gets AUTH_IP_RATE_LIMITER's budget of such requests, shared with /authorize
- * (`oauth-client-metadata:<ip>`, see {@link parseRequest}); over it, 429 before any fetch. A registered client, or a document in the
- * cache, costs no fetch and is not counted; nor is a document whose client this isolate issued
- * tokens to lately (`documentAcceptedRecently`: a hosted assistant refreshing its users' tokens
+ * (`oauth-client-metadata:<ip>`, see {@link parseRequest}); over it, 429 before any fetch. A
+ * registered client, or a document in the cache, costs no fetch and is not counted; nor is a
+ * document whose client this isolate issued tokens to lately (an authorization-code or refresh
+ * grant answered 200; `documentAcceptedRecently`: a hosted assistant refreshing its users' tokens
  * from shared egress addresses is not the caller the budget is for).
  */
 oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next) {
@@ -320,7 +324,9 @@ oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next
       }
     }
     await next();
-    if (c.res.status === 200)
+    // Only a grant that issued tokens: a revocation answers 200 too (RFC 7009), for any token and a
+    // public client named by `client_id` alone, and would exempt any document that parses.
+    if (c.res.status === 200 && ISSUING_GRANTS.has(String(form?.get("grant_type") ?? "")))
       rememberAcceptedDocument(client, c.env.OAUTH_KV, (p) => c.executionCtx.waitUntil(p));
     return;
   }
