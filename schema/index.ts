@@ -170,7 +170,8 @@ export const functionVersions = pgTable(
       .notNull()
       .references(() => functions.id, { onDelete: "cascade" }),
     version: integer("version").notNull(),
-    url: text("url").notNull(),
+    /** Where calls are forwarded; null until a deploy gives one (the function exists, cannot run yet). */
+    url: text("url"),
     /** `{description, input_schema}` as declared at deploy time, or null. */
     mcp: jsonb("mcp"),
     createdAt: createdAt(),
