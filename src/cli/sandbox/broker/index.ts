@@ -40,8 +40,8 @@ import {
   type PermissionAction,
   PermissionDeniedError,
   type PermissionKind,
-} from "../permissions.ts";
-import { DEFAULT_SHELL } from "./judge.ts";
+} from "../../permissions.ts";
+import { DEFAULT_SHELL } from "../judge.ts";
 import {
   type Answer,
   type CheckMessage,
@@ -50,8 +50,8 @@ import {
   type OpError,
   opAction,
   type PinnedEntry,
-} from "./protocol.ts";
-import { makeWatchFile } from "./watchers.ts";
+} from "../protocol.ts";
+import { makeWatchFile } from "../watchers.ts";
 
 /** Forwards one check to the CLI and returns its answer (synchronously). */
 export type Ask = (
