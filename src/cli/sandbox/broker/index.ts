@@ -29,47 +29,60 @@ import {
   relative as relativePath,
   resolve as resolvePath,
 } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { types } from "node:util";
 import v8 from "node:v8";
 import vm from "node:vm";
 import wasi from "node:wasi";
 import workerThreads from "node:worker_threads";
-import {
-  canonicalPath,
-  type PermissionAction,
-  PermissionDeniedError,
-  type PermissionKind,
-} from "../../permissions.ts";
+import { canonicalPath, type PermissionAction, PermissionDeniedError } from "../../permissions.ts";
 import { DEFAULT_SHELL } from "../judge.ts";
-import {
-  type Answer,
-  type CheckMessage,
-  DIRENT,
-  type FileOp,
-  type OpError,
-  opAction,
-  type PinnedEntry,
-} from "../protocol.ts";
+import { DIRENT, type FileOp, type OpError, opAction, type PinnedEntry } from "../protocol.ts";
 import { makeWatchFile } from "../watchers.ts";
+import {
+  type AnyFunction,
+  type Ask,
+  allows,
+  type BrokerOptions,
+  createBroker,
+  replace,
+  type Target,
+  wrap,
+} from "./context.ts";
+import {
+  allocBuffer,
+  BlobClass,
+  bufferFrom,
+  canParseUrl,
+  chdirOriginal,
+  closeSyncOriginal,
+  cwdOriginal,
+  DirentClass,
+  dateGetTime,
+  decodeBytes,
+  FS_CONSTANTS,
+  fileUrlToPath,
+  fstatOriginal,
+  fstatSyncOriginal,
+  ftruncateSyncOriginal,
+  hasInstanceOriginal,
+  isBuiltin,
+  isDate,
+  isProxy,
+  nextTick,
+  O_PATH,
+  OWN_PID,
+  openOriginal,
+  openSyncOriginal,
+  pathToFileUrl,
+  promisesOpenOriginal,
+  readSyncOriginal,
+  realpathOriginal,
+  statSyncOriginal,
+  UrlClass,
+  writeSyncOriginal,
+} from "./originals.ts";
 
-/** Forwards one check to the CLI and returns its answer (synchronously). */
-export type Ask = (
-  kind: PermissionKind,
-  action: PermissionAction,
-  resource: string,
-  extra?: Pick<CheckMessage, "exec" | "denied" | "peek" | "fd" | "name" | "op">,
-) => Answer;
-
-type AnyFunction = (...args: unknown[]) => unknown;
-
-/**
- * Whether an answer allows: only the CLI's `Allow` does. Anything else refuses — tool code that
- * rewires the host's pipes (its own descriptors closed and a file opened in their place) has the
- * host read back its own check line, which echoes the nonce but decides nothing.
- */
-const allows = (answer: Answer): boolean => answer.d === "Allow";
-type Target = Record<string | symbol, unknown>;
+export type { Ask } from "./context.ts";
 
 /**
  * Makes a handle call's address (and port) arguments the one string (number) the check sees: native
@@ -474,41 +487,7 @@ const NODE_OWN_VARIABLES = new Set([
   "__MINIMATCH_TESTING_PLATFORM__",
 ]);
 
-// Captured before anything is patched: the broker's own file-system access.
-const realpathOriginal = fs.realpathSync.bind(fs);
-const statSyncOriginal = fs.statSync.bind(fs);
-const isBuiltin = moduleApi.isBuiltin;
-const openSyncOriginal = fs.openSync.bind(fs);
-const openOriginal = fs.open.bind(fs);
-const promisesOpenOriginal = fs.promises.open.bind(fs.promises);
-const closeSyncOriginal = fs.closeSync.bind(fs);
-const ftruncateSyncOriginal = fs.ftruncateSync.bind(fs);
-const fstatSyncOriginal = fs.fstatSync.bind(fs);
-const fstatOriginal = fs.fstat.bind(fs);
-const readSyncOriginal = fs.readSync.bind(fs);
-const writeSyncOriginal = fs.writeSync.bind(fs);
-const allocBuffer = Buffer.allocUnsafe.bind(Buffer);
-const cwdOriginal = process.cwd.bind(process);
-const fileUrlToPath = fileURLToPath;
-const pathToFileUrl = pathToFileURL;
-const UrlClass = URL;
-const canParseUrl = URL.canParse;
-const textDecoder = new TextDecoder();
-const decodeBytes = textDecoder.decode.bind(textDecoder);
-const FS_CONSTANTS = { ...fs.constants };
-const OWN_PID = process.pid;
-const nextTick = process.nextTick.bind(process);
-const isProxy = types.isProxy;
-const hasInstanceOriginal = Function.prototype[Symbol.hasInstance];
 const UV_EACCES = -13;
-/** Linux's `O_PATH`: a descriptor that names a file without opening it for reading or writing. */
-const O_PATH = 0o10000000;
-const bufferFrom = Buffer.from.bind(Buffer);
-const DirentClass = fs.Dirent as unknown as new (name: string, type: number, path: string) => fs.Dirent;
-const BlobClass = Blob;
-const isDate = types.isDate;
-const dateGetTime = Function.prototype.call.bind(Date.prototype.getTime) as (date: unknown) => number;
-const chdirOriginal = process.chdir.bind(process);
 /** Why `fs.watch` is refused under a file restriction (appended to the refusal's message). */
 const WATCH_REFUSED =
   " (fs.watch is not available under a file restriction: a watch cannot be tied to what was checked; poll with fs.watchFile or fs.stat)";
@@ -559,59 +538,16 @@ function isDirectory(path: string): boolean {
 }
 
 /** Installs the broker. Call once, before any tool code runs; `reserved` are the host's own pipes. */
-export function installBroker(
-  ask: Ask,
-  options: {
-    reserved: number[];
-    fsRestricted: boolean;
-    noWorkers: boolean;
-  },
-): void {
+export function installBroker(ask: Ask, options: BrokerOptions): void {
   // Tool code meets this class in every denial (`error.constructor`): a setter on its prototype would
   // run inside the broker's own paths, a `Symbol.hasInstance` would change what counts as a denial.
   Object.freeze(PermissionDeniedError.prototype);
   Object.freeze(PermissionDeniedError);
-  const check = (kind: PermissionKind, action: PermissionAction, resource: string, forceDeny = false) => {
-    const answer = ask(kind, action, resource, forceDeny ? { denied: true } : undefined);
-    if (!allows(answer)) throw new PermissionDeniedError(kind, action, answer.r ?? resource);
-  };
-  // The host's own pipes: tool code may neither write to them, read them nor close them.
-  const reserved = new Set(options.reserved);
-  const guardFd = (fd: unknown) => {
-    if (typeof fd === "number" && reserved.has(fd)) check("FileSystem", "Write", `fd:${fd}`, true);
-  };
-  // The numbers of the live FileHandles (counted: for a moment, a number closed and taken again is
-  // two handles'). A handle closes its number on libuv's pool, later: closed under it by number
-  // first, the number could be the broker's by then, confirmed and in use (see `fs.close` below).
-  const owned = new Map<number, number>();
-  /**
-   * Makes `fd` a number the tool may not close (a FileHandle's, or one the broker uses across
-   * ticks, between its confirmation and its close) until the returned function is called.
-   */
-  const hold = (fd: number): (() => void) => {
-    owned.set(fd, (owned.get(fd) ?? 0) + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const count = (owned.get(fd) ?? 1) - 1;
-      if (count > 0) owned.set(fd, count);
-      else owned.delete(fd);
-    };
-  };
-  /** Refuses closing a reserved number or a held one (or wrapping it in a handle that would). */
-  const guardClose = (fd: unknown) => {
-    guardFd(fd);
-    if (typeof fd === "number" && (owned.get(fd) ?? 0) > 0) check("FileSystem", "Write", `fd:${fd}`, true);
-  };
+  const broker = createBroker(ask, options);
+  const { check, guardFd, guardClose, hold, refuseIfDenied } = broker;
   // First, while net.Socket#connect is still Node's own.
   const handleFd = hookDial(ask, guardFd, guardClose);
   hookResolver(ask);
-  /** Refuses without auditing an allowed outcome (a later, lower check audits what really happens). */
-  const refuseIfDenied = (kind: PermissionKind, action: PermissionAction, resource: string) => {
-    const answer = ask(kind, action, resource, { peek: true });
-    if (!allows(answer)) throw new PermissionDeniedError(kind, action, answer.r ?? resource);
-  };
 
   // ---- file system -------------------------------------------------------------------------
   // `FileHandle.prototype`, learnt from the first handle `fs.promises.open` makes (the class is not
@@ -724,46 +660,6 @@ export function installBroker(
     }
     return /[wa+]/.test(String(flags));
   };
-
-  /** Replaces `target[name]` with what `make` builds around the original (its name and own keys kept). */
-  const replace = (target: Target, name: string, make: (original: AnyFunction) => AnyFunction) => {
-    const original = target[name];
-    if (typeof original !== "function") return;
-    const checked = make(original as AnyFunction);
-    for (const key of Reflect.ownKeys(original)) {
-      if (key === "length" || key === "name" || key === "prototype") continue;
-      const descriptor = Reflect.getOwnPropertyDescriptor(original, key);
-      if (descriptor) Reflect.defineProperty(checked, key, descriptor);
-    }
-    Object.defineProperty(checked, "name", { value: original.name });
-    Reflect.defineProperty(target, name, {
-      value: checked,
-      writable: true,
-      configurable: true,
-      enumerable: Object.getOwnPropertyDescriptor(target, name)?.enumerable ?? true,
-    });
-  };
-  /** Replaces `target[name]` with a version that runs `guard` first; `denied` answers a denial instead of throwing. */
-  const wrap = (
-    target: Target,
-    name: string,
-    guard: (args: unknown[]) => void,
-    denied?: (args: unknown[]) => unknown,
-  ) =>
-    replace(
-      target,
-      name,
-      (original) =>
-        function (this: unknown, ...args: unknown[]) {
-          try {
-            guard(args);
-          } catch (error) {
-            if (denied && error instanceof PermissionDeniedError) return denied(args);
-            throw error;
-          }
-          return Reflect.apply(original, this, args);
-        },
-    );
 
   const READ_1 = [
     "access",
