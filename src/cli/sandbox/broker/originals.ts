@@ -47,3 +47,4 @@ export const BlobClass = Blob;
 export const isDate = types.isDate;
 export const dateGetTime = Function.prototype.call.bind(Date.prototype.getTime) as (date: unknown) => number;
 export const chdirOriginal = process.chdir.bind(process);
+export const isArray = Array.isArray;
