@@ -17,12 +17,10 @@ import childProcess from "node:child_process";
 import fs from "node:fs";
 import inspector from "node:inspector";
 import moduleApi from "node:module";
-import net from "node:net";
 import os from "node:os";
 import {
   basename,
   dirname,
-  isAbsolute as isAbsolutePath,
   join as joinPath,
   relative as relativePath,
   resolve as resolvePath,
@@ -32,7 +30,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import wasi from "node:wasi";
 import workerThreads from "node:worker_threads";
-import { canonicalPath, type PermissionAction, PermissionDeniedError } from "../../permissions.ts";
+import { type PermissionAction, PermissionDeniedError } from "../../permissions.ts";
 import { DEFAULT_SHELL } from "../judge.ts";
 import { DIRENT, type FileOp, type OpError, opAction, type PinnedEntry } from "../protocol.ts";
 import { makeWatchFile } from "../watchers.ts";
@@ -46,40 +44,35 @@ import {
   type Target,
   wrap,
 } from "./context.ts";
+import { hookDescriptors } from "./fds.ts";
+import { createFileArgs } from "./fs-args.ts";
+import { hookFsPathCalls, hookFsPromisesPathCalls } from "./fs-paths.ts";
+import { hookModuleResolution } from "./modules.ts";
 import { hookNetCalls } from "./net.ts";
 import { hookDial, hookResolver } from "./net-handles.ts";
 import {
   allocBuffer,
   BlobClass,
   bufferFrom,
-  canParseUrl,
   chdirOriginal,
   closeSyncOriginal,
   cwdOriginal,
   DirentClass,
   dateGetTime,
-  decodeBytes,
   FS_CONSTANTS,
-  fileUrlToPath,
   fstatOriginal,
   fstatSyncOriginal,
   ftruncateSyncOriginal,
-  hasInstanceOriginal,
   isArray,
-  isBuiltin,
   isDate,
-  isProxy,
   nextTick,
   O_PATH,
   OWN_PID,
   openOriginal,
   openSyncOriginal,
-  pathToFileUrl,
   promisesOpenOriginal,
   readSyncOriginal,
-  realpathOriginal,
   statSyncOriginal,
-  UrlClass,
   writeSyncOriginal,
 } from "./originals.ts";
 
@@ -174,51 +167,6 @@ const NODE_OWN_VARIABLES = new Set([
 const WATCH_REFUSED =
   " (fs.watch is not available under a file restriction: a watch cannot be tied to what was checked; poll with fs.watchFile or fs.stat)";
 
-/** `module.registerHooks` (Node ≥ 22.15), as far as the broker uses it. */
-type RegisterHooks = (hooks: {
-  resolve: (
-    specifier: string,
-    context: { conditions?: string[]; parentURL?: string },
-    nextResolve: (specifier: string, context: unknown) => { url?: unknown },
-  ) => { url?: unknown };
-}) => unknown;
-
-/**
- * What an ES module specifier names, as Node's resolver reads it, before any file is looked at: a
- * path or `file:` URL (`/`, `./`, `../` against the importing module, else an absolute URL) is
- * that file; a package name is looked for in `node_modules` of the importing module's directory
- * and each one above. Undefined for `#imports`, builtins, other URLs and what Node refuses anyway.
- * `URL.prototype` is frozen by the host before tool code runs, so what is read here is what Node
- * reads.
- */
-function moduleTarget(
-  specifier: string,
-  parentURL: string | undefined,
-): { file: string } | { packageName: string; from: string } | undefined {
-  try {
-    const relative = /^\.{0,2}\//.test(specifier) || specifier === "." || specifier === "..";
-    if (relative || canParseUrl(specifier)) {
-      const url = relative ? new UrlClass(specifier, parentURL) : new UrlClass(specifier);
-      return url.protocol === "file:" ? { file: fileUrlToPath(url) } : undefined;
-    }
-    if (specifier.startsWith("#") || isBuiltin(specifier) || !parentURL?.startsWith("file:"))
-      return undefined;
-    const [first = "", second = ""] = specifier.split("/", 2);
-    return {
-      packageName: first.startsWith("@") ? `${first}/${second}` : first,
-      from: fileUrlToPath(parentURL),
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether `path` is a directory (the mode read from the stat, not through `Stats`' methods). */
-function isDirectory(path: string): boolean {
-  const mode = statSyncOriginal(path, { throwIfNoEntry: false })?.mode;
-  return mode !== undefined && (mode & FS_CONSTANTS.S_IFMT) === FS_CONSTANTS.S_IFDIR;
-}
-
 /** Installs the broker. Call once, before any tool code runs; `reserved` are the host's own pipes. */
 export function installBroker(ask: Ask, options: BrokerOptions): void {
   // Tool code meets this class in every denial (`error.constructor`): a setter on its prototype would
@@ -232,538 +180,22 @@ export function installBroker(ask: Ask, options: BrokerOptions): void {
   hookResolver(ask);
 
   // ---- file system -------------------------------------------------------------------------
-  // `FileHandle.prototype`, learnt from the first handle `fs.promises.open` makes (the class is not
-  // exported, and that is the only way tool code gets one): no object is a FileHandle before.
-  let fileHandle: object | undefined;
-  let fileHandleFd: AnyFunction | undefined;
-  const learnFileHandle = (handle: object) => {
-    if (fileHandle === undefined) setUpFileHandle(handle);
-    const fd = fileHandleFd ? Reflect.apply(fileHandleFd, handle, []) : undefined;
-    const closeOwn = (handle as Target).close;
-    if (typeof fd !== "number" || fd < 0 || typeof closeOwn !== "function") return handle;
-    // Its number is its own until its close is done (`close` is each handle's own function).
-    const release = hold(fd);
-    Reflect.defineProperty(handle, "close", {
-      value: function close(this: unknown) {
-        return (Reflect.apply(closeOwn as AnyFunction, this, []) as Promise<void>).then(
-          (value) => {
-            release();
-            return value;
-          },
-          (error) => {
-            release();
-            throw error;
-          },
-        );
-      },
-      writable: false,
-      configurable: false,
-      enumerable: true,
-    });
-    return handle;
-  };
-  const setUpFileHandle = (handle: object) => {
-    fileHandle = Object.getPrototypeOf(handle) as object;
-    fileHandleFd = Reflect.getOwnPropertyDescriptor(fileHandle, "fd")?.get as AnyFunction | undefined;
-    // Node itself tells a FileHandle by `instanceof`: tool code must not redefine that answer.
-    Reflect.defineProperty(fileHandle.constructor, Symbol.hasInstance, {
-      value: hasInstanceOriginal,
-      writable: false,
-      configurable: false,
-    });
-    // Node's permission model refuses `futimes`, `fchmod` and `fchown` (a descriptor opened for
-    // reading would do), but Node 20 not a FileHandle's `utimes`: refused alike, as a write.
-    if (options.fsRestricted) {
-      for (const name of ["utimes", "chmod", "chown"]) {
-        Reflect.defineProperty(fileHandle, name, {
-          value: function (this: object) {
-            try {
-              const fd = fileHandleFd ? Reflect.apply(fileHandleFd, this, []) : undefined;
-              check("FileSystem", "Write", `fd:${String(fd)}`, true);
-            } catch (error) {
-              return Promise.reject(error);
-            }
-          },
-          writable: false,
-          configurable: false,
-        });
-      }
-    }
-    Object.freeze(fileHandle);
-  };
-  /**
-   * The path a file call's argument names, read once. Node takes any object that looks like a URL
-   * (`href` and `protocol`, nothing more) as a file URL, so every object but a real FileHandle
-   * (whose descriptor is guarded instead) is read here as one — what is not a file URL fails the
-   * call, as Node would — and the call gets the string, never the object again.
-   */
-  const toPath = (value: unknown): string | null => {
-    if (typeof value === "string") return value;
-    if (value instanceof Uint8Array) return decodeBytes(value);
-    if ((typeof value !== "object" && typeof value !== "function") || value === null) return null;
-    if (fileHandle !== undefined && !isProxy(value) && Object.getPrototypeOf(value) === fileHandle) {
-      if (fileHandleFd) guardFd(Reflect.apply(fileHandleFd, value, []));
-      return null;
-    }
-    return fileUrlToPath(value as URL);
-  };
-  /** The canonical path a file check names, and whether resolving it went where Node hides things. */
-  const fileResource = (path: string): { resource: string; escaped: boolean } => {
-    try {
-      return { resource: canonicalPath(path, cwdOriginal(), realpathOriginal), escaped: false };
-    } catch {
-      // Resolving went through a place Node's permission model hides: out of the jail.
-      return { resource: canonicalPath(path, cwdOriginal(), (p) => p), escaped: true };
-    }
-  };
-  const checkPath = (value: unknown, action: "Read" | "Write") => {
-    // `readFile`, `writeFile`, `appendFile` also take a descriptor (Node 22 writes a string to it
-    // straight from C++, past every fd function).
-    if (typeof value === "number") guardFd(value);
-    const path = toPath(value);
-    if (path === null) return;
-    const { resource, escaped } = fileResource(path);
-    check("FileSystem", action, resource, escaped);
-  };
-  /**
-   * Checks argument `index` and passes on the path string that was checked: a URL (whose getters
-   * tool code may override) or bytes are read once, here, not again by Node after the check.
-   */
-  const checkArg = (a: unknown[], index: number, action: "Read" | "Write") => {
-    const path = toPath(a[index]);
-    if (path !== null) a[index] = path;
-    checkPath(a[index], action);
-  };
-  const isWriteFlag = (flags: unknown): boolean => {
-    if (flags === undefined || flags === null) return false;
-    if (typeof flags === "number") {
-      const c = FS_CONSTANTS;
-      return (flags & (c.O_WRONLY | c.O_RDWR | c.O_CREAT | c.O_TRUNC | c.O_APPEND)) !== 0;
-    }
-    return /[wa+]/.test(String(flags));
-  };
-
-  const READ_1 = [
-    "access",
-    "readdir",
-    "readlink",
-    "realpath",
-    "stat",
-    "lstat",
-    "statfs",
-    "opendir",
-    "watch",
-    "watchFile",
-    "openAsBlob",
-    "glob",
-  ];
-  const WRITE_1 = ["chmod", "chown", "lchown", "lchmod", "lutimes", "utimes", "mkdtemp"];
-  /**
-   * A glob's pattern, or each of its patterns (Node 22 takes an array), taken where the glob matches
-   * them: under its `cwd` option when it has one (read once, checked, and passed on as read), else
-   * the working directory. The walk itself goes through the checked `readdir`/`lstat` as well.
-   */
-  const checkPatterns = (a: unknown[]) => {
-    let base: string | null = null;
-    const o = a[1];
-    if (typeof o === "object" && o !== null) {
-      const { cwd, ...rest } = o as Record<string, unknown>;
-      const dir = cwd === undefined ? null : toPath(cwd);
-      a[1] = cwd === undefined ? rest : { ...rest, cwd: dir ?? cwd };
-      if (dir !== null) {
-        checkPath(dir, "Read");
-        base = resolvePath(cwdOriginal(), dir);
-      }
-    }
-    const many = Array.isArray(a[0]);
-    const patterns = many ? [...(a[0] as unknown[])] : [a[0]];
-    for (let i = 0; i < patterns.length; i++) {
-      const pattern = toPath(patterns[i]);
-      if (pattern !== null) patterns[i] = pattern;
-      checkPath(base !== null && pattern !== null ? resolvePath(base, pattern) : patterns[i], "Read");
-    }
-    a[0] = many ? patterns : patterns[0];
-  };
-  /**
-   * `readFile` opens with the `flag` of its options, which may truncate (`w`) or create (`a`) the
-   * file: such a flag is a write too. The flag is read once and Node gets the options as checked.
-   */
-  const checkReadFile = (a: unknown[]) => {
-    checkArg(a, 0, "Read");
-    const o = a[1];
-    if (typeof o !== "object" || o === null) return;
-    const { flag, ...rest } = o as Record<string, unknown>;
-    a[1] = flag === undefined ? rest : { ...rest, flag };
-    if (isWriteFlag(flag)) checkArg(a, 0, "Write");
-  };
-  // ---- calls on a directory entry: its directory pinned ----------------------------------------
-  // `rename`, `link`, `unlink`, `rm`, `rmdir`, `mkdir` and `symlink` act on a name in a directory,
-  // and a directory on the path can be swapped after the check (for one that links elsewhere: the
-  // audit log moved, erased or hard-linked where it can be written). With files unrestricted (so
-  // Node's permission model lets the host name `/proc/self/fd`), the directory is opened first, the
-  // CLI decides on its real path with the entry's name, and Node gets `/proc/self/fd/<dir>/<name>`,
-  // which no swap above the entry can redirect (none of these follows the entry itself if it is a
-  // link). Under a file restriction Node would refuse that path; there the tool can make no link.
-  const pinning = !options.fsRestricted;
-  /** Which arguments name an entry, and what is done to it. */
-  type Entries = [number, PermissionAction[]][];
-  const MOVED: Entries = [
-    [0, ["Read", "Write"]],
-    [1, ["Write"]],
-  ];
-  const REMOVED: Entries = [[0, ["Write"]]];
-  const LINKED: Entries = [[1, ["Write"]]];
-  interface Pin {
-    path: string;
-    fd: number;
-  }
-  /** `path`'s directory opened and decided on with the entry's name; undefined if there is none. */
-  const pinEntry = (path: string, actions: PermissionAction[]): Pin | undefined => {
-    const absolute = resolvePath(cwdOriginal(), path);
-    const name = basename(absolute);
-    if (name === "") return undefined;
-    let fd: number;
-    try {
-      fd = openSyncOriginal(dirname(absolute), FS_CONSTANTS.O_RDONLY | FS_CONSTANTS.O_DIRECTORY);
-    } catch {
-      return undefined; // no directory to pin: Node reports what is missing
-    }
-    for (const action of actions) {
-      const answer = ask("FileSystem", action, `fd:${fd}/${name}`, { fd, name, peek: true });
-      if (!allows(answer)) {
-        closeSyncOriginal(fd);
-        throw new PermissionDeniedError("FileSystem", action, answer.r);
-      }
-    }
-    return { path: `/proc/self/fd/${fd}/${name}`, fd };
-  };
-  /** Pins the entries of `a` (after its check): the pinned paths with the tool's, and the release. */
-  const pinAll = (a: unknown[], entries: Entries): [[string, string][], () => void] => {
-    const pins: Pin[] = [];
-    const names: [string, string][] = [];
-    const release = () => {
-      for (const pin of pins) closeSyncOriginal(pin.fd);
-    };
-    try {
-      for (const [index, actions] of entries) {
-        const given = a[index];
-        if (typeof given !== "string") continue;
-        const pin = pinEntry(given, actions);
-        if (pin === undefined) continue;
-        pins.push(pin);
-        names.push([pin.path, given]);
-        a[index] = pin.path;
-      }
-    } catch (error) {
-      release();
-      throw error;
-    }
-    return [names, release];
-  };
-  /** `value` (an error, or a result such as `mkdir`'s path) naming the tool's paths, not the pinned. */
-  const unpinned = (value: unknown, names: [string, string][]): unknown => {
-    if (typeof value === "string") {
-      let text = value;
-      for (const [pinned, given] of names) text = text.split(pinned).join(given);
-      return text;
-    }
-    if (typeof value !== "object" || value === null) return value;
-    const fields = value as Record<string, unknown>;
-    for (const key of ["message", "path", "dest"])
-      if (typeof fields[key] === "string") fields[key] = unpinned(fields[key], names);
-    return value;
-  };
-  /** `wrap` with `guard`, and, when pinning, the call run on its pinned entries (sync, callback, promise). */
-  const wrapPinned = (
-    target: Target,
-    base: string,
-    suffix: string,
-    entries: Entries,
-    guard: (a: unknown[]) => void,
-  ) => {
-    if (!pinning) return wrap(target, base + suffix, guard);
-    const promises = target === (fs.promises as unknown as Target);
-    replace(
-      target,
-      base + suffix,
-      (original) =>
-        function (this: unknown, ...a: unknown[]) {
-          guard(a);
-          const callback = a[a.length - 1];
-          if (!promises && suffix === "" && typeof callback !== "function")
-            return Reflect.apply(original, this, a);
-          const [names, release] = pinAll(a, entries);
-          const restore = (value: unknown) => unpinned(value, names);
-          if (!promises && suffix === "")
-            a[a.length - 1] = (...results: unknown[]) => {
-              release();
-              Reflect.apply(
-                callback as AnyFunction,
-                undefined,
-                results.map((result) => restore(result)),
-              );
-            };
-          let value: unknown;
-          try {
-            value = Reflect.apply(original, this, a);
-          } catch (error) {
-            release();
-            throw restore(error);
-          }
-          if (suffix === "Sync") {
-            release();
-            return restore(value);
-          }
-          if (!promises) return value;
-          return (value as Promise<unknown>).then(
-            (result) => {
-              release();
-              return restore(result);
-            },
-            (error) => {
-              release();
-              throw restore(error);
-            },
-          );
-        },
-    );
-  };
-  const checkCopy = (a: unknown[]) => {
-    checkArg(a, 0, "Read");
-    checkArg(a, 1, "Write");
-  };
-  const patchFsLike = (target: Target, suffixes: string[]) => {
-    for (const suffix of suffixes) {
-      for (const base of READ_1)
-        wrap(target, base + suffix, (a) => (base === "glob" ? checkPatterns(a) : checkArg(a, 0, "Read")));
-      for (const base of WRITE_1) wrap(target, base + suffix, (a) => checkArg(a, 0, "Write"));
-      wrap(target, `cp${suffix}`, checkCopy);
-      for (const base of ["rename", "link"]) {
-        wrapPinned(target, base, suffix, MOVED, (a) => {
-          checkArg(a, 0, "Read");
-          checkArg(a, 0, "Write");
-          checkArg(a, 1, "Write");
-        });
-      }
-      for (const base of ["mkdir", "rm", "rmdir", "unlink"])
-        wrapPinned(target, base, suffix, REMOVED, (a) => checkArg(a, 0, "Write"));
-      wrapPinned(target, "symlink", suffix, LINKED, (a) => {
-        const link = toPath(a[1]);
-        const linkTarget = toPath(a[0]);
-        if (link !== null) a[1] = link;
-        if (linkTarget !== null) a[0] = linkTarget;
-        // Node's permission model refuses every symlink unless all of the file system is granted:
-        // refuse it here first, so no Allow line is written for a link that is never made.
-        if (fsRestricted()) check("FileSystem", "Write", link ?? "symlink", true);
-        if (link !== null && linkTarget !== null) {
-          checkPath(
-            canonicalPath(
-              linkTarget,
-              canonicalPath(`${link}/..`, cwdOriginal(), (p) => p),
-              (p) => p,
-            ),
-            "Read",
-          );
-        }
-        checkArg(a, 1, "Write");
-      });
-    }
-  };
-  const FD_FUNCTIONS = [
-    "close",
-    "write",
-    "writev",
-    "read",
-    "readv",
-    "fstat",
-    "fsync",
-    "fdatasync",
-    "ftruncate",
-    "fchmod",
-    "fchown",
-    "futimes",
-  ];
-  for (const base of FD_FUNCTIONS)
-    for (const name of [base, `${base}Sync`]) wrap(fs as unknown as Target, name, (a) => guardFd(a[0]));
-  wrap(fs as unknown as Target, "closeSync", (a) => guardClose(a[0]));
-  // A close the tool queues runs on libuv's pool, later, when a thread is free — also while the
-  // broker holds a descriptor it opened and the CLI confirmed (a synchronous call blocks only this
-  // thread, not the pool): a close of that number, queued before it was opened, and an open of the
-  // tool's landing on it would have the broker read, write or truncate another file than the one
-  // confirmed. So `fs.close` closes at once, here, and answers on a later tick, as Node would.
-  replace(
-    fs as unknown as Target,
-    "close",
-    (original) =>
-      function close(this: unknown, ...a: unknown[]) {
-        const callback = a[1];
-        if (callback !== undefined && typeof callback !== "function") return Reflect.apply(original, this, a);
-        guardClose(a[0]);
-        try {
-          closeSyncOriginal(a[0] as number);
-        } catch (error) {
-          // Not a descriptor at all: thrown now, as Node does; a failed close goes to the callback.
-          if (typeof (error as NodeJS.ErrnoException).errno !== "number") throw error;
-          nextTick(
-            callback === undefined
-              ? () => {
-                  throw error;
-                }
-              : (callback as AnyFunction),
-            error,
-          );
-          return;
-        }
-        if (callback !== undefined) nextTick(callback as AnyFunction, null);
-      },
-  );
-  const streamFd = (a: unknown[]) => {
-    const o = a[1];
-    if (typeof o === "object" && o !== null) guardClose((o as { fd?: unknown }).fd);
-  };
-  const OriginalSocket = net.Socket;
-  const socketProxy = new Proxy(OriginalSocket, {
-    construct(target, args, newTarget) {
-      const o = args[0];
-      if (typeof o === "object" && o !== null) guardFd((o as { fd?: unknown }).fd);
-      return Reflect.construct(target, args, newTarget);
-    },
-    apply(target, thisArg, args) {
-      const o = args[0];
-      if (typeof o === "object" && o !== null) guardFd((o as { fd?: unknown }).fd);
-      return Reflect.apply(target, thisArg, args);
-    },
-  });
-  for (const name of ["Socket", "Stream"])
-    Reflect.defineProperty(net, name, {
-      value: socketProxy,
-      writable: true,
-      configurable: true,
-      enumerable: true,
-    });
-  const fsRestricted = () => options.fsRestricted;
+  const files = createFileArgs(broker);
+  const {
+    learnFileHandle,
+    toPath,
+    fileResource,
+    checkArg,
+    isWriteFlag,
+    checkReadFile,
+    checkCopy,
+    checkExists,
+  } = files;
+  hookDescriptors(broker);
+  hookFsPathCalls(broker, files);
+  hookModuleResolution(broker, files);
+  hookFsPromisesPathCalls(broker, files);
   const fsTarget = fs as unknown as Target;
-  const nativeRealpath = fs.realpath.native;
-  const nativeRealpathSync = fs.realpathSync.native;
-  patchFsLike(fsTarget, ["", "Sync"]);
-  // Node 22 copies a directory in C++ when `cpSync` has no filter — symlinks made (which Node
-  // otherwise refuses) and followed where the destination has one, past every check but the two
-  // top-level paths: a filter keeps each entry on Node's JavaScript path, through the checked calls.
-  wrap(fsTarget, "cpSync", (a) => {
-    const o = a[2];
-    const options = typeof o === "object" && o !== null ? { ...(o as Record<string, unknown>) } : {};
-    options.filter ??= () => true;
-    a[2] = options;
-  });
-  // `exists` answers, it does not throw: a path the tool may not read does not exist for it (audited
-  // as Deny), and neither does one that is not a path (Node's own answer).
-  const checkExists = (a: unknown[]) => {
-    try {
-      checkArg(a, 0, "Read");
-    } catch (error) {
-      if (error instanceof PermissionDeniedError) throw error;
-      a[0] = undefined;
-    }
-  };
-  wrap(fsTarget, "existsSync", checkExists, () => false);
-  wrap(fsTarget, "exists", checkExists, (a) => {
-    const callback = a.at(-1);
-    if (typeof callback === "function") nextTick(callback as AnyFunction, false);
-    return undefined;
-  });
-  wrap(fs.realpath as unknown as Target, "native", (a) => checkArg(a, 0, "Read"));
-  wrap(fs.realpathSync as unknown as Target, "native", (a) => checkArg(a, 0, "Read"));
-  (fs.realpath as unknown as Target).native ??= nativeRealpath;
-  (fs.realpathSync as unknown as Target).native ??= nativeRealpathSync;
-  wrap(fsTarget, "createReadStream", (a) => {
-    streamFd(a);
-    checkArg(a, 0, "Read");
-  });
-  wrap(fsTarget, "createWriteStream", (a) => {
-    streamFd(a);
-    checkArg(a, 0, "Write");
-  });
-  wrap(process as unknown as Target, "chdir", (a) => checkArg(a, 0, "Read"));
-  // CommonJS resolution (`require`, `require.resolve` with any `paths`, `Module._findPath`) asks
-  // `Module._stat` whether each candidate exists, which Node's permission model does not check: a
-  // file out of the grants would be told from a missing one, with no line. Each candidate the tool
-  // may not read is refused before it is looked at (audited; one it may read passes unaudited, like
-  // Node's own reads of modules). The loader calls whatever `_stat` is set to, so this replaces it.
-  const loader = moduleApi as unknown as { _stat?: (filename: string) => number };
-  const statOriginal = loader._stat;
-  if (typeof statOriginal === "function") {
-    loader._stat = function stat(filename: string) {
-      const file = String(filename);
-      const { resource, escaped } = fileResource(file);
-      if (escaped) check("FileSystem", "Read", resource, true);
-      else refuseIfDenied("FileSystem", "Read", resource);
-      return statOriginal(file);
-    };
-  }
-  // ES module resolution (`import()`, a `data:` module's imports, `import.meta.resolve`) looks at
-  // the file in Node's C++ before its permission model is asked: a missing file was told from a
-  // refused one (`ERR_MODULE_NOT_FOUND` against `ERR_ACCESS_DENIED`). A resolve hook (Node ≥ 22.15,
-  // in this thread, registered before any tool code, its handle kept here; tool code may register
-  // none ahead of it, below) decides before Node looks: on the file a path or URL names, and on
-  // each `node_modules/<package>` Node will look in for a package name, nearest first, up to the
-  // first directory there (as `_stat` does for CommonJS, which keeps that check); then on the file
-  // Node resolved to.
-  const checkModule = (file: string) => {
-    const { resource, escaped } = fileResource(file);
-    if (escaped) check("FileSystem", "Read", resource, true);
-    else refuseIfDenied("FileSystem", "Read", resource);
-  };
-  /** Checks what `specifier` names before Node looks (see above). */
-  const checkSpecifier = (specifier: string, parentURL: string | undefined) => {
-    const target = moduleTarget(specifier, parentURL);
-    if (target && "file" in target) checkModule(target.file);
-    else if (target) {
-      for (let dir = dirname(target.from), above = dirname(dir); ; dir = above, above = dirname(dir)) {
-        const candidate = resolvePath(dir, "node_modules", target.packageName);
-        checkModule(candidate);
-        if (isDirectory(candidate) || above === dir) break;
-      }
-    }
-  };
-  const registerHooks = (moduleApi as unknown as { registerHooks?: RegisterHooks }).registerHooks;
-  if (options.fsRestricted && typeof registerHooks === "function") {
-    registerHooks({
-      resolve(specifier, context, nextResolve) {
-        if (context.conditions?.includes("require")) return nextResolve(specifier, context);
-        checkSpecifier(specifier, context.parentURL);
-        const resolved = nextResolve(specifier, context);
-        const url = resolved?.url;
-        if (typeof url === "string" && url.startsWith("file:")) checkModule(fileUrlToPath(url));
-        return resolved;
-      },
-    });
-  }
-  // `module.findPackageJSON` (Node ≥ 22.14) looks, past Node's permission model, for a package the
-  // same way (checked the same way first; its base read once), or for the package.json nearest
-  // above a file, up past the grants: one found out of them is answered as none was found.
-  if (options.fsRestricted)
-    replace(
-      moduleApi as unknown as Target,
-      "findPackageJSON",
-      (original) =>
-        function findPackageJSON(this: unknown, ...a: unknown[]) {
-          const base = a[1] === undefined ? undefined : String(a[1]);
-          if (base !== undefined) a[1] = base;
-          const parentURL = base !== undefined && isAbsolutePath(base) ? pathToFileUrl(base).href : base;
-          if (typeof a[0] === "string") checkSpecifier(a[0], parentURL);
-          const found = Reflect.apply(original, this, a);
-          if (typeof found !== "string") return found;
-          try {
-            checkModule(found);
-          } catch (error) {
-            if (error instanceof PermissionDeniedError) return undefined;
-            throw error;
-          }
-          return found;
-        },
-    );
-  wrap(fsTarget, "unwatchFile", () => {});
-  patchFsLike(fs.promises as unknown as Target, [""]);
   // ---- watching ----------------------------------------------------------------------------
   // Under a file restriction a watched file is polled by the broker, each poll a look at what a
   // descriptor the CLI confirmed names (watchers.ts; by the checked path where there is no `O_PATH`),

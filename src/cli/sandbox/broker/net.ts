@@ -21,8 +21,9 @@ export function hookNetCalls(broker: Broker): void {
   };
   const normalize = (net as unknown as { _normalizeArgs: (a: unknown[]) => unknown[] })._normalizeArgs;
   const normalizedArgs = Reflect.ownKeys(normalize([{}])).find((k) => typeof k === "symbol");
-  // Up front, by name (the broker's message before anything happens); the dial hook (net-handles.ts) checks
-  // the address Node really connects to, whatever lookup or argument form got it there.
+  // Up front, by name (the broker's message before anything happens); the dial hook
+  // (net-handles.ts) checks the address Node really connects to, whatever lookup or argument form
+  // got it there.
   wrap(net.Socket.prototype as unknown as Target, "connect", (a) => {
     const first = a[0];
     const normalized =
