@@ -88,7 +88,7 @@ export function hookModuleResolution(broker: Broker, files: FileArgs): void {
   // the file in Node's C++ before its permission model is asked: a missing file was told from a
   // refused one (`ERR_MODULE_NOT_FOUND` against `ERR_ACCESS_DENIED`). A resolve hook (Node ≥ 22.15,
   // in this thread, registered before any tool code, its handle kept here; tool code may register
-  // none ahead of it, below) decides before Node looks: on the file a path or URL names, and on
+  // none ahead of it, process.ts) decides before Node looks: on the file a path or URL names, and on
   // each `node_modules/<package>` Node will look in for a package name, nearest first, up to the
   // first directory there (as `_stat` does for CommonJS, which keeps that check); then on the file
   // Node resolved to.
