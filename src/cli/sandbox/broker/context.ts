@@ -51,6 +51,8 @@ export interface Broker {
    * ticks, between its confirmation and its close) until the returned function is called.
    */
   hold: (fd: number) => () => void;
+  /** The real `process.env`, as it was at install (env.ts puts a checking proxy in its place). */
+  realEnv: NodeJS.ProcessEnv;
 }
 
 /** The shared checks and guards of one install. */
@@ -93,7 +95,8 @@ export function createBroker(ask: Ask, options: BrokerOptions): Broker {
     const answer = ask(kind, action, resource, { peek: true });
     if (!allows(answer)) throw new PermissionDeniedError(kind, action, answer.r ?? resource);
   };
-  return { ask, options, check, refuseIfDenied, guardFd, guardClose, hold };
+  const realEnv = process.env;
+  return { ask, options, check, refuseIfDenied, guardFd, guardClose, hold, realEnv };
 }
 
 /** Replaces `target[name]` with what `make` builds around the original (its name and own keys kept). */
