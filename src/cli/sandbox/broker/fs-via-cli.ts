@@ -310,21 +310,22 @@ export function hookFsViaCli(broker: Broker, files: FileArgs, opens: ConfirmedOp
       }
     };
     perform("realpath", readGuard, realpathOf("lstat"));
-    for (const [target, name] of [
-      [fs.realpath, "native"],
-      [fs.realpathSync, "native"],
+    // Which form each is, decided here: `fs.realpath` and `fs.realpathSync` are the tool's to rebind.
+    for (const [target, sync] of [
+      [fs.realpath, false],
+      [fs.realpathSync, true],
     ] as const) {
       replace(
         target as unknown as Target,
-        name,
+        "native",
         (original) =>
           function (this: unknown, ...a: unknown[]) {
-            const callback = target === fs.realpath ? a[a.length - 1] : undefined;
+            const callback = sync ? undefined : a[a.length - 1];
             const args = typeof callback === "function" ? a.slice(0, -1) : a;
             readGuard(args);
-            if (typeof args[0] !== "string" || (target === fs.realpath && typeof callback !== "function"))
+            if (typeof args[0] !== "string" || (!sync && typeof callback !== "function"))
               return Reflect.apply(original, this, a);
-            if (target === fs.realpathSync) return realpathOf("realpath")(args);
+            if (sync) return realpathOf("realpath")(args);
             later(() => realpathOf("realpath")(args), callback as AnyFunction);
           },
       );
