@@ -116,6 +116,24 @@ export async function blobAfterSwap() {
     fs.renameSync(OUT + "/cur", OUT + "/trap");
   }
 }
+/** realpath.native's two forms, taken before the tool rebinds fs.realpath and fs.realpathSync. */
+export async function realpathRebound() {
+  const { realpath, realpathSync } = fs;
+  const [sync, withCallback] = [realpathSync.native, realpath.native];
+  fs.realpath = () => "rebound";
+  fs.realpathSync = () => "rebound";
+  try {
+    const returned = sync(REAL + "/secret.txt");
+    let answered;
+    const given = withCallback(REAL + "/secret.txt", (error, value) => { answered = error ? "error " + error.code : value; });
+    await new Promise((resolve) => setImmediate(resolve));
+    const shown = (value) => (typeof value === "string" ? value.replaceAll(OUT, "OUT") : typeof value);
+    return { sync: shown(returned), callbackReturned: shown(given), answered: shown(answered) };
+  } finally {
+    fs.realpath = realpath;
+    fs.realpathSync = realpathSync;
+  }
+}
 const FLIP = OUT + "/flip/box";
 /** Each synchronous call many times while the user's process flips OUT/flip between the jail and the outside. */
 export function syncStorm({ rounds }) {
@@ -224,6 +242,15 @@ describe("sandbox races: path calls on a path swapped after their check", () => 
     const response = await session.call("blobAfterSwap");
     expect(JSON.stringify(response)).not.toContain(SECRET);
     expect(outsideState(dir)).toEqual(before);
+  });
+
+  it("realpath.native keeps its sync and callback forms when the tool rebinds fs.realpath and fs.realpathSync", async () => {
+    const response = await session.call("realpathRebound");
+    expect(response.result, JSON.stringify(response)).toEqual({
+      sync: "OUT/real/box/secret.txt",
+      callbackReturned: "undefined",
+      answered: "OUT/real/box/secret.txt",
+    });
   });
 
   describe("synchronous calls under a link flipped by another process", () => {

@@ -13,7 +13,7 @@ import net from "node:net";
 import path from "node:path";
 import vm from "node:vm";
 import { type PermissionAction, PermissionDeniedError, type PermissionKind } from "../permissions.ts";
-import { type Ask, installBroker } from "./broker.ts";
+import { type Ask, installBroker } from "./broker/index.ts";
 import {
   type Answer,
   type CallMessage,
