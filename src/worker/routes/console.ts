@@ -122,7 +122,7 @@ async function signedIn(c: C): Promise<Session | null> {
     return null;
   }
   c.set("credentialHolder", { developerId });
-  answerAs(c, `developer:${developerId}`);
+  answerAs(c, `developer:${developerId}`, developerId);
   // Every signed-in console request counts against the developer's control-plane rate limit.
   await enforceDeveloperRateLimit(c.env, developerId);
   return { developerId, token, tokenId };

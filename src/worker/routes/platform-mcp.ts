@@ -287,7 +287,7 @@ platformMcpRoutes.all("/mcp", async (c) => {
       return mcpUnauthorized(c, mcpResource(c, "platform"), err);
     }
     c.set("credentialHolder", { developerId });
-    answerAs(c, `developer:${developerId}`);
+    answerAs(c, `developer:${developerId}`, developerId);
   }
   return handleMcpHttpRequest(c.req.raw, {
     handlers: platformMcpHandlers,
