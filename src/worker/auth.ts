@@ -52,7 +52,9 @@ export type Principal =
 
 /** The data service's view of a principal: developer scope, or the signed-in end user. */
 export const actorOf = (principal: Principal): Actor =>
-  principal.scope === "developer" ? { scope: "developer" } : { scope: "end_user", userId: principal.user.id };
+  principal.scope === "developer"
+    ? { scope: "developer", tenant: principal.project.developerId }
+    : { scope: "end_user", userId: principal.user.id, tenant: principal.project.developerId };
 
 /** How a request names its project: by id (`/…/:id/…`) or by app-MCP hostname slug. */
 export type ProjectSelector = { projectId: string } | { slug: string };

@@ -13,6 +13,8 @@ import {
   answerMemory,
   setAnswerMemoryLimitsForTests,
 } from "../../src/answer-memory.ts";
+import { APP_SLOT_LIMITS } from "../../src/data/app-slots.ts";
+import { appSlots } from "../../src/data/service.ts";
 import { createApp } from "../../src/worker/app.ts";
 import type { Env } from "../../src/worker/env.ts";
 import { HOLD_MARKER } from "./fault-endpoint.ts";
@@ -20,76 +22,92 @@ import { mcpPostHeaders, signupDeveloper, type TestDeveloper } from "./helpers.t
 
 const MiB = 1024 * 1024;
 
-describe("answer memory per tenant", () => {
-  // The Worker app in this module's isolate, so the answer memory the test lowers is its own (as
-  // answer-memory.test.ts does).
-  const app = createApp();
-  const ROWS = 11;
+// The Worker app in this module's isolate, so the answer memory the tests lower and the database
+// slots they read are its own (as answer-memory.test.ts and data/db-cost.test.ts do).
+const app = createApp();
+const ROWS = 11;
 
-  interface Answer {
-    status: number;
-    // biome-ignore lint/suspicious/noExplicitAny: tests assert the shape
-    body: any;
+interface Answer {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests assert the shape
+  body: any;
+}
+
+async function call(path: string, init: RequestInit = {}, bindings: Partial<Env> = {}): Promise<Answer> {
+  const ctx = createExecutionContext();
+  const res = await app.fetch(
+    new Request(new URL(path, "http://local"), init),
+    { ...(env as unknown as Env), ...bindings },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, body: await res.json() };
+}
+
+const auth = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
+const faultDbUrl = inject("faultDbUrl");
+/** The faulty endpoint's control (fault-endpoint.ts): `hold`, `held`, `release?as=timeout`. */
+const control = async (action: string): Promise<{ held: number }> =>
+  (await fetch(`${faultDbUrl}/control/${action}`, { method: action === "held" ? "GET" : "POST" })).json();
+
+/** Polls `done()` every 10 ms; gives up after 15 s (so a failing test stops polling). */
+async function until(done: () => Promise<boolean>, what: string): Promise<void> {
+  for (let tries = 0; !(await done()); tries++) {
+    if (tries > 1_500) throw new Error(`never reached: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
 
-  async function call(path: string, init: RequestInit = {}, bindings: Partial<Env> = {}): Promise<Answer> {
-    const ctx = createExecutionContext();
-    const res = await app.fetch(
-      new Request(new URL(path, "http://local"), init),
-      { ...(env as unknown as Env), ...bindings },
-      ctx,
-    );
-    await waitOnExecutionContext(ctx);
-    return { status: res.status, body: await res.json() };
-  }
-
-  const auth = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
-  const faultDbUrl = inject("faultDbUrl");
-  const control = async (action: string): Promise<{ held: number }> =>
-    (await fetch(`${faultDbUrl}/control/${action}`, { method: action === "held" ? "GET" : "POST" })).json();
-
-  /** A project of `token`'s developer whose `big` holds ROWS rows of 40 KB, with `held_rows`, both exposed. */
-  async function bigProject(token: string, projectId: string): Promise<void> {
-    const admin = `/v1/admin/projects/${projectId}`;
-    for (const name of ["big", HOLD_MARKER]) {
-      const made = await call(`${admin}/collections`, {
-        method: "POST",
-        headers: auth(token),
-        body: JSON.stringify({ name, columns: [{ name: "body", type: "text" }] }),
-      });
-      expect(made.status, JSON.stringify(made.body)).toBe(201);
-    }
-    const exposed = await call(`${admin}/app-mcp/exposure`, {
-      method: "PUT",
+/** A project of `token`'s developer whose `big` holds ROWS rows of 40 KB, with `held_rows`, both exposed. */
+async function bigProject(token: string, projectId: string): Promise<void> {
+  const admin = `/v1/admin/projects/${projectId}`;
+  for (const name of ["big", HOLD_MARKER]) {
+    const made = await call(`${admin}/collections`, {
+      method: "POST",
       headers: auth(token),
-      body: JSON.stringify({ collections: ["big", HOLD_MARKER] }),
+      body: JSON.stringify({ name, columns: [{ name: "body", type: "text" }] }),
     });
-    expect(exposed.status, JSON.stringify(exposed.body)).toBe(200);
-    for (let i = 0; i < ROWS; i++) {
-      const row = await call(`/v1/projects/${projectId}/collections/big/rows`, {
-        method: "POST",
-        headers: auth(token),
-        body: JSON.stringify({ body: String(i % 10).repeat(40_000) }),
-      });
-      expect(row.status, JSON.stringify(row.body)).toBe(201);
-    }
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
   }
+  const exposed = await call(`${admin}/app-mcp/exposure`, {
+    method: "PUT",
+    headers: auth(token),
+    body: JSON.stringify({ collections: ["big", HOLD_MARKER] }),
+  });
+  expect(exposed.status, JSON.stringify(exposed.body)).toBe(200);
+  for (let i = 0; i < ROWS; i++) {
+    const row = await call(`/v1/projects/${projectId}/collections/big/rows`, {
+      method: "POST",
+      headers: auth(token),
+      body: JSON.stringify({ body: String(i % 10).repeat(40_000) }),
+    });
+    expect(row.status, JSON.stringify(row.body)).toBe(201);
+  }
+}
 
+/** A developer with two projects (the sign-up's and a second), each a `bigProject`. */
+async function developerWithTwoApps(): Promise<{ dev: TestDeveloper; second: string }> {
+  const dev = await signupDeveloper();
+  const made = await call("/v1/admin/projects", {
+    method: "POST",
+    headers: auth(dev.token),
+    body: JSON.stringify({ name: "second" }),
+  });
+  expect(made.status, JSON.stringify(made.body)).toBe(201);
+  const second: string = made.body.project?.id ?? made.body.id;
+  for (const projectId of [dev.projectId, second]) await bigProject(dev.token, projectId);
+  return { dev, second };
+}
+
+describe("answer memory per tenant", () => {
   let previous: AnswerMemoryLimits;
   let attacker: TestDeveloper;
   let secondProject: string;
   let victim: TestDeveloper;
 
   beforeAll(async () => {
-    [attacker, victim] = [await signupDeveloper(), await signupDeveloper()];
-    const made = await call("/v1/admin/projects", {
-      method: "POST",
-      headers: auth(attacker.token),
-      body: JSON.stringify({ name: "second" }),
-    });
-    expect(made.status, JSON.stringify(made.body)).toBe(201);
-    secondProject = made.body.project?.id ?? made.body.id;
-    for (const projectId of [attacker.projectId, secondProject]) await bigProject(attacker.token, projectId);
+    ({ dev: attacker, second: secondProject } = await developerWithTwoApps());
+    victim = await signupDeveloper();
     await bigProject(victim.token, victim.projectId);
     previous = setAnswerMemoryLimitsForTests({ appBytes: 1 * MiB, isolateBytes: 2 * MiB });
   });
@@ -126,13 +144,12 @@ describe("answer memory per tenant", () => {
     let attackerHeld: number;
     try {
       // Every request has settled its page (charged, or refused) and waits on its held statement.
-      for (let tries = 0; ; tries++) {
-        const settled =
-          Math.floor(answerMemory.held() / 400_000) + (answerMemory.refused - refusedBefore) >= 4;
-        if ((await control("held")).held === 4 && settled) break;
-        if (tries > 1_500) throw new Error("the attacker's requests never reached the hold");
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await until(
+        async () =>
+          (await control("held")).held === 4 &&
+          Math.floor(answerMemory.held() / 400_000) + (answerMemory.refused - refusedBefore) >= 4,
+        "the attacker's four requests settled their pages and wait on the hold",
+      );
       // The attacker's developer holds one app's share at most, whichever of their apps reads.
       attackerHeld = answerMemory.held();
       victimRead = await call(`/v1/projects/${victim.projectId}/collections/big/rows?limit=${ROWS}`, {
@@ -156,4 +173,52 @@ describe("answer memory per tenant", () => {
       expect(JSON.parse(p.content[0]!.text).error).toMatchObject({ code: "server_busy" });
     expect(answerMemory.held()).toBe(0);
   });
+});
+
+describe("database slots per tenant", () => {
+  it("runs one developer's apps in one app's slots: a developer's two apps held twice the statements in flight an app may (up to 100 apps, 1,600 backends from one isolate)", async () => {
+    // Each call's statement on `held_rows` is held by the faulty endpoint, so it keeps its slot.
+    // An app runs 16 at most in an isolate; with a queue per app, the attacker's two apps ran 32 —
+    // and 100 projects (what a developer may have) 1,600, where the pooler every tenant shares has
+    // ≈ 94 backends on Neon's smallest compute.
+    const { dev: attacker, second } = await developerWithTwoApps();
+    const victim = await signupDeveloper();
+    await bigProject(victim.token, victim.projectId);
+    const { inFlight } = APP_SLOT_LIMITS;
+    const holdEnv = { LOCAL_DB_URL: `${faultDbUrl}/hold`, DB_TIMEOUT_MS: "30000" };
+    const find = (projectId: string) =>
+      call(
+        `/v1/projects/${projectId}/collections/${HOLD_MARKER}/find`,
+        { method: "POST", headers: auth(attacker.token), body: "{}" },
+        holdEnv,
+      );
+    const keys = [attacker.projectId, second, attacker.developerId];
+    const queued = () => keys.reduce((sum, key) => sum + appSlots.running(key) + appSlots.waiting(key), 0);
+    await control("hold");
+    const calls = [attacker.projectId, second].flatMap((projectId) =>
+      Array.from({ length: inFlight }, () => find(projectId)),
+    );
+    let heldAtOnce: number;
+    let victimRead: Answer;
+    try {
+      await until(async () => queued() === 2 * inFlight, "every call of the attacker runs or waits");
+      await until(async () => (await control("held")).held >= inFlight, "a full set of slots is held");
+      heldAtOnce = (await control("held")).held;
+      // Another developer's read, in the same isolate, is answered meanwhile.
+      victimRead = await call(`/v1/projects/${victim.projectId}/collections/big/find`, {
+        method: "POST",
+        headers: auth(victim.token),
+        body: JSON.stringify({ limit: 1 }),
+      });
+    } finally {
+      await control("release?as=timeout");
+    }
+    expect(heldAtOnce).toBe(inFlight);
+    expect(victimRead.status, JSON.stringify(victimRead.body).slice(0, 300)).toBe(200);
+    // The held statements fail with the statement timeout; the waiting ones then run.
+    const outcomes = (await Promise.all(calls)).map((r) => `${r.status} ${r.body.error?.code ?? ""}`);
+    expect(outcomes.filter((o) => o !== "200 " && o !== "503 database_timeout")).toEqual([]);
+    expect(outcomes.filter((o) => o === "503 database_timeout")).toHaveLength(inFlight);
+    expect(queued()).toBe(0);
+  }, 60_000);
 });

@@ -400,7 +400,7 @@ consoleRoutes.post("/console/projects/:id/events/delete", async (c) => {
   const name =
     typeof checked.form.name === "string" && checked.form.name.trim() ? checked.form.name.trim() : undefined;
   try {
-    const result = await deleteEvents(c.var.db, project.id, { before, name });
+    const result = await deleteEvents(c.var.db, project, { before, name });
     return showEvents(c, checked.token, project, {}, { before, name, result });
   } catch (err) {
     if (!(err instanceof AppError) || err.status !== 400) throw err;
