@@ -16,6 +16,7 @@ import {
 import { APP_SLOT_LIMITS } from "../../src/data/app-slots.ts";
 import { appSlots } from "../../src/data/service.ts";
 import { createApp } from "../../src/worker/app.ts";
+import { CREDENTIAL_SHARE_CHARS, cachedCredential } from "../../src/worker/credential-cache.ts";
 import type { Env } from "../../src/worker/env.ts";
 import { HOLD_MARKER } from "./fault-endpoint.ts";
 import { mcpPostHeaders, signupDeveloper, type TestDeveloper } from "./helpers.ts";
@@ -221,4 +222,41 @@ describe("database slots per tenant", () => {
     expect(outcomes.filter((o) => o === "503 database_timeout")).toHaveLength(inFlight);
     expect(queued()).toBe(0);
   }, 60_000);
+});
+
+describe("credential cache per tenant", () => {
+  it("keeps one developer's apps' cached credentials to one app's share: a developer's eight apps pushed every other tenant's resolutions out of the isolate", async () => {
+    // An app keeps at most a quarter of the cached principals (CREDENTIAL_SHARE_CHARS), so that one
+    // app's thousands of end users cannot push out every other app's. A developer has up to 100
+    // apps, though — and can present any number of valid credentials for each (end users it signs
+    // up, its own developer tokens): four apps' shares were the whole budget, and every other
+    // tenant's next call went back to the database.
+    const victim = {
+      principal: { project: { id: crypto.randomUUID(), metaRev: 1, developerId: "victim" } },
+      config: {},
+    };
+    let victimLoads = 0;
+    const loadVictim = async () => {
+      victimLoads++;
+      return victim;
+    };
+    const victimKey = `tenant-red3-victim-${crypto.randomUUID()}`;
+    await cachedCredential(victimKey, loadVictim);
+    const attacker = crypto.randomUUID();
+    const apps = Array.from({ length: 8 }, () => crypto.randomUUID());
+    const resolution = (app: string, i: number) => ({
+      principal: {
+        project: { id: app, metaRev: 1, developerId: attacker },
+        user: { id: `user-${i}` },
+      },
+      config: {},
+    });
+    const weight =
+      `tenant-red3-${apps[0]}-0`.length + JSON.stringify(resolution(apps[0]!, 0).principal).length;
+    for (const app of apps)
+      for (let i = 0; i * weight <= CREDENTIAL_SHARE_CHARS; i++)
+        await cachedCredential(`tenant-red3-${app}-${i}`, async () => resolution(app, i));
+    await cachedCredential(victimKey, loadVictim);
+    expect(victimLoads).toBe(1);
+  });
 });
