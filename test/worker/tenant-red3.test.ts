@@ -7,7 +7,9 @@
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { MAX_PROJECTS_PER_DEVELOPER } from "../../src/accounts/projects.ts";
 import {
   type AnswerMemoryLimits,
   answerMemory,
@@ -19,7 +21,7 @@ import { createApp } from "../../src/worker/app.ts";
 import { CREDENTIAL_SHARE_CHARS, cachedCredential } from "../../src/worker/credential-cache.ts";
 import type { Env } from "../../src/worker/env.ts";
 import { HOLD_MARKER } from "./fault-endpoint.ts";
-import { mcpPostHeaders, signupDeveloper, type TestDeveloper } from "./helpers.ts";
+import { mcpPostHeaders, signupDeveloper, type TestDeveloper, testDb } from "./helpers.ts";
 
 const MiB = 1024 * 1024;
 
@@ -259,4 +261,39 @@ describe("credential cache per tenant", () => {
     await cachedCredential(victimKey, loadVictim);
     expect(victimLoads).toBe(1);
   });
+});
+
+describe("slug space", () => {
+  it("bounds the released slugs one developer keeps reserved: one project changing its slug in a loop reserved every name it passed through for 30 days", async () => {
+    // A released slug is reserved for 30 days for the developer who released it (another
+    // developer's claim is 409). The reservation came with every release, and one project may
+    // change its slug as often as the control-plane rate limit allows (1,200 a minute): one project
+    // reserved any number of names — a dictionary's worth a day — that no one else could take.
+    const [squatter, other] = [await signupDeveloper(), await signupDeveloper()];
+    const config = (dev: TestDeveloper, slug: string | null) =>
+      call(`/v1/admin/projects/${dev.projectId}/app-mcp/config`, {
+        method: "PATCH",
+        headers: auth(dev.token),
+        body: JSON.stringify({ slug }),
+      });
+    const tag = crypto.randomUUID().slice(0, 8);
+    const slugs = Array.from({ length: MAX_PROJECTS_PER_DEVELOPER + 5 }, (_, i) => `squat-${tag}-${i}`);
+    for (const slug of slugs) expect((await config(squatter, slug)).status).toBe(200);
+    expect((await config(squatter, null)).status).toBe(200);
+    // The developer keeps their newest releases reserved — as many as they may have projects —
+    // and the oldest ones are free for others again.
+    for (const slug of slugs.slice(0, 5)) {
+      const res = await config(other, slug);
+      expect(res.status, `${slug}: ${JSON.stringify(res.body)}`).toBe(200);
+    }
+    const reserved = await config(other, slugs.at(-1)!);
+    expect(reserved.status).toBe(409);
+    expect(reserved.body.error.message).toContain("reserved until");
+    const { rows } = await testDb().execute(
+      sql`select count(*)::int as n from released_slugs where developer_id = ${squatter.developerId}::uuid`,
+    );
+    expect((rows[0] as { n: number }).n).toBe(MAX_PROJECTS_PER_DEVELOPER);
+    // The squatter still takes one of its reserved slugs back at once.
+    expect((await config(squatter, slugs.at(-2)!)).status).toBe(200);
+  }, 120_000);
 });
