@@ -226,7 +226,7 @@ export async function insertRowFor(
 ): Promise<Row> {
   const values = parseInput(operationSchemas(meta).insert, input);
   writeConditions(actor, meta);
-  storage(meta.projectId);
+  storage(meta.projectId, "rows");
   const owner = actor.scope === "end_user" ? endUserId(actor) : null;
   const [row] = rowsOf(await runRows(db, actor, insertRow(meta, uuidv7(), owner, values)));
   return row as Row;
@@ -253,7 +253,7 @@ export async function updateRowFor(
 ): Promise<Row> {
   const { id, patch } = parseInput(operationSchemas(meta).update, input) as UpdateInput;
   const conditions = writeConditions(actor, meta);
-  storage(meta.projectId);
+  storage(meta.projectId, "rows");
   const [row] = rowsOf(await runRows(db, actor, updateRow(meta, id, patch, conditions)));
   if (!row) throw await missingForWrite(db, actor, meta, id);
   return row;

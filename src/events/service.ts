@@ -211,7 +211,7 @@ export async function ingestEvents(
   body: unknown,
 ): Promise<{ accepted: number; ids: string[] }> {
   const events = parseEvents(body);
-  storage(sender.projectId);
+  storage(sender.projectId, "events");
   const rows = events.map((event) => ({
     id: uuidv7(),
     name: event.name,

@@ -8,7 +8,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { MAX_PROJECTS_PER_DEVELOPER } from "../../src/accounts/projects.ts";
 import {
   type AnswerMemoryLimits,
@@ -21,7 +21,16 @@ import { createApp } from "../../src/worker/app.ts";
 import { CREDENTIAL_SHARE_CHARS, cachedCredential } from "../../src/worker/credential-cache.ts";
 import type { Env } from "../../src/worker/env.ts";
 import { HOLD_MARKER } from "./fault-endpoint.ts";
-import { mcpPostHeaders, signupDeveloper, type TestDeveloper, testDb } from "./helpers.ts";
+import {
+  apiJson,
+  endUserHeaders,
+  freshIp,
+  mcpPostHeaders,
+  signupDeveloper,
+  signupUser,
+  type TestDeveloper,
+  testDb,
+} from "./helpers.ts";
 
 const MiB = 1024 * 1024;
 
@@ -296,4 +305,64 @@ describe("slug space", () => {
     // The squatter still takes one of its reserved slugs back at once.
     expect((await config(squatter, slugs.at(-2)!)).status).toBe(200);
   }, 120_000);
+});
+
+describe("events and the storage quota", () => {
+  it("keeps an app's data writable when anonymous events fill its quota: anyone holding its public client key locked every insert and update of the app with 403 quota_exceeded", async () => {
+    // A client key is public (it ships in the app's web client) and `POST /v1/events` takes it
+    // without a session, so anyone can send an app events — which count in the app's storage quota
+    // (2 MiB in the tests). Row writes were refused while the app's tables *and events* were over
+    // it: three anonymous batches locked the app's own data writes, its end users' and its developer's.
+    const victim = await signupDeveloper();
+    const user = await signupUser(victim.projectId, victim.clientKey);
+    const notes = await apiJson(`/v1/admin/projects/${victim.projectId}/collections`, {
+      token: victim.token,
+      json: {
+        name: "notes",
+        columns: [{ name: "body", type: "text" }],
+        access: { read: "owner", write: "owner" },
+      },
+    });
+    expect(notes.status, JSON.stringify(notes.body)).toBe(201);
+    const rows = `/v1/projects/${victim.projectId}/collections/notes/rows`;
+    expect(
+      (
+        await apiJson(rows, {
+          headers: endUserHeaders(victim.clientKey, user.sessionToken),
+          json: { body: "before" },
+        })
+      ).status,
+    ).toBe(201);
+    const flood = {
+      events: Array.from({ length: 100 }, () => ({ name: "x", properties: { blob: "x".repeat(8000) } })),
+    };
+    const anonymous = () =>
+      apiJson("/v1/events", {
+        apiKey: victim.clientKey,
+        headers: { "cf-connecting-ip": freshIp() },
+        json: flood,
+      });
+    for (let i = 0; i < 3; i++) expect((await anonymous()).status).toBe(201);
+    // Once a background measurement has seen the app over its quota, more events are refused (the
+    // quota still bounds what events may take)…
+    await vi.waitFor(
+      async () => {
+        expect((await anonymous()).status).toBe(403);
+      },
+      { timeout: 20_000, interval: 250 },
+    );
+    // …but the app's data stays writable: its tables are far under the quota.
+    const insert = await apiJson(rows, {
+      headers: endUserHeaders(victim.clientKey, user.sessionToken),
+      json: { body: "after" },
+    });
+    expect(insert.status, JSON.stringify(insert.body)).toBe(201);
+    const patched = await apiJson(`${rows}/${insert.body.id}`, {
+      method: "PATCH",
+      headers: endUserHeaders(victim.clientKey, user.sessionToken),
+      json: { body: "edited" },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect((await apiJson(rows, { token: victim.token, json: { body: "developer" } })).status).toBe(201);
+  }, 60_000);
 });
