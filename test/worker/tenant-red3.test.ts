@@ -26,10 +26,12 @@ import {
   endUserHeaders,
   freshIp,
   mcpPostHeaders,
+  requestRoundTrips,
   signupDeveloper,
   signupUser,
   type TestDeveloper,
   testDb,
+  withinOneRateLimitWindow,
 } from "./helpers.ts";
 
 const MiB = 1024 * 1024;
@@ -364,5 +366,60 @@ describe("events and the storage quota", () => {
     });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     expect((await apiJson(rows, { token: victim.token, json: { body: "developer" } })).status).toBe(201);
+  }, 60_000);
+});
+
+describe("failed credential checks of a shared address", () => {
+  it("lets a credential this isolate has resolved through an address's exhausted budget: one tenant's made-up tokens from a shared egress (NAT, CI runners, a hosted assistant) locked every other tenant there out of the admin API", async () => {
+    // The budget of failed checks is per client address (100 a minute in the tests), and many
+    // tenants may share one. Past it, every check of a credential the credential cache does not hold
+    // was refused — the admin API, the console and the platform MCP cache none, and the hot routes
+    // hold one for 5 s — so a tenant sending made-up tokens locked every other tenant at that
+    // address out, for as long as it kept failing.
+    await withinOneRateLimitWindow(60, 15_000);
+    const shared = freshIp();
+    const [attacker, victim] = [await signupDeveloper(), await signupDeveloper()];
+    const projects = (token: string) =>
+      apiJson("/v1/admin/projects", { token, headers: { "cf-connecting-ip": shared } });
+    expect((await projects(victim.token)).status).toBe(200);
+    const forged = `${attacker.token.slice(0, -1)}${attacker.token.endsWith("a") ? "b" : "a"}`;
+    let status = 401;
+    for (let sent = 0; status === 401 && sent < 300; sent++) status = (await projects(forged)).status;
+    expect(status).toBe(429);
+    // The victim's token, resolved here before, still works from the shared address…
+    const victims = await projects(victim.token);
+    expect(victims.status, JSON.stringify(victims.body)).toBe(200);
+    expect(victims.body.projects.map((p: { id: string }) => p.id)).toEqual([victim.projectId]);
+    // …while made-up tokens, and a token this isolate has not resolved yet, are still refused
+    // before the database.
+    expect((await projects(forged)).status).toBe(429);
+    const fresh = await signupDeveloper();
+    expect((await projects(fresh.token)).status).toBe(429);
+    // A resolved token that stops resolving (revoked) loses its pass at its first failure.
+    const second = await apiJson("/v1/admin/tokens", {
+      token: victim.token,
+      headers: { "cf-connecting-ip": freshIp() },
+      json: {},
+    });
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+    const [token] = (
+      await apiJson("/v1/admin/tokens", { token: victim.token, headers: { "cf-connecting-ip": freshIp() } })
+    ).body.tokens;
+    const revoked = await apiJson(`/v1/admin/tokens/${token.id}`, {
+      method: "DELETE",
+      token: victim.token,
+      headers: { "cf-connecting-ip": freshIp() },
+    });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    // Its first check reaches the database and fails (a 401, or the address's 429 once counted)…
+    expect([401, 429]).toContain((await projects(victim.token)).status);
+    // …and the next is refused before the database, as any failing credential from there.
+    const fetchSpy = vi.spyOn(globalThis, "fetch");
+    try {
+      expect((await projects(victim.token)).status).toBe(429);
+      expect(requestRoundTrips(fetchSpy)).toBe(0);
+    } finally {
+      fetchSpy.mockRestore();
+    }
   }, 60_000);
 });
