@@ -170,7 +170,8 @@ export const functionVersions = pgTable(
       .notNull()
       .references(() => functions.id, { onDelete: "cascade" }),
     version: integer("version").notNull(),
-    url: text("url").notNull(),
+    /** Where calls are forwarded; null until a deploy gives one (the function exists, cannot run yet). */
+    url: text("url"),
     /** `{description, input_schema}` as declared at deploy time, or null. */
     mcp: jsonb("mcp"),
     createdAt: createdAt(),
@@ -220,7 +221,7 @@ export const releasedSlugs = pgTable(
   },
   (t) => [
     index("released_slugs_released_at_idx").on(t.releasedAt),
-    // A developer's reservations, newest first: at most 100 are kept (migration 0017).
+    // A developer's reservations, newest first: at most 100 are kept (migration 0018).
     index("released_slugs_developer_id_released_at_idx").on(t.developerId, t.releasedAt),
   ],
 );

@@ -97,6 +97,8 @@ async function main() {
       FUNCTION_URL_POLICY: "dev",
       // Per-app hostnames locally: <slug>.mcp.localhost (wrangler.toml keeps production's suffix).
       APP_MCP_HOST_SUFFIX: "mcp.localhost",
+      // …and production's: a `Host: <slug>.mcp.amba.host` (DESIGN.md's address) reaches that app too.
+      APP_MCP_HOST_ALIAS: "mcp.amba.host",
     },
   });
   wrangler.on("exit", (code) => {

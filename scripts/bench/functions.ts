@@ -5,7 +5,7 @@
  * request, and checking a schema at deploy time.
  */
 import * as v from "valibot";
-import type { FunctionMeta } from "../../src/functions/definition.ts";
+import type { DeployedFunction } from "../../src/functions/definition.ts";
 import { checkInputSchema, inputSchemaToValibot } from "../../src/functions/input-schema.ts";
 import { buildUpstreamRequest, functionArgumentsSchema } from "../../src/functions/invoke.ts";
 
@@ -24,7 +24,7 @@ const schema = {
   required: ["user_id"],
 };
 const checked = checkInputSchema(schema);
-const fn: FunctionMeta = {
+const fn: DeployedFunction = {
   name: "send_welcome_email",
   version: 1,
   url: "https://fn.example.com/x",

@@ -55,9 +55,10 @@ export const McpAnnotationInputSchema = v.strictObject({
 });
 
 /**
- * `POST /v1/admin/projects/:id/functions/deploy` body. `url` may be left out when the function
- * already exists: the new version keeps the active version's URL (a new annotation only, seed 004's
- * "metadata for `amba functions deploy`"); a first deploy needs it.
+ * `POST /v1/admin/projects/:id/functions/deploy` body. `url` may be left out: the new version keeps
+ * the active version's URL (a new annotation only, seed 004's "metadata for `amba functions deploy`"),
+ * and a first deploy without one makes a function with no URL yet — its typed tool exists, a call
+ * is a 409 `function_not_deployed` until a deploy gives it a URL.
  */
 export const DeployFunctionSchema = v.strictObject({
   name: FunctionNameSchema,
@@ -106,9 +107,13 @@ export interface McpAnnotation {
 export interface FunctionMeta {
   name: string;
   version: number;
-  url: string;
+  /** Null until a deploy gives the function a URL: it is listed and a tool, but cannot run. */
+  url: string | null;
   mcp: McpAnnotation | null;
 }
+
+/** A function version that can run: it has a URL. */
+export type DeployedFunction = FunctionMeta & { url: string };
 
 /**
  * Most characters of JSON one stored annotation may take. Every exposed function's annotation is in

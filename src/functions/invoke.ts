@@ -11,7 +11,7 @@ import * as v from "valibot";
 import { AppError, invalidInput } from "../errors.ts";
 import { messageTextWithin } from "../mcp/body.ts";
 import { parseInput } from "../validate.ts";
-import type { FunctionMeta } from "./definition.ts";
+import type { DeployedFunction, FunctionMeta } from "./definition.ts";
 import { inputSchemaToValibot } from "./input-schema.ts";
 
 /** How long an upstream function may take before the call fails with 504. */
@@ -53,18 +53,24 @@ export function functionArgumentsSchema(fn: Pick<FunctionMeta, "mcp">): v.Generi
   return schema;
 }
 
+/** Ends the tool description of a function with no URL yet (its calls fail until one is deployed). */
+const NOT_DEPLOYED_NOTE =
+  " Not callable yet: the function has no URL deployed, so a call fails with function_not_deployed until its developer deploys one.";
+
 /**
  * The description of a function's `<app>_fn_<name>` tool: the declared one, or — without a declared
- * input schema — an honest note that the input is the generic `{body?, query?}`.
+ * input schema — an honest note that the input is the generic `{body?, query?}`; and, while the
+ * function has no URL, that it cannot be called yet.
  */
 export function functionToolDescription(fn: FunctionMeta): string {
   const declared = fn.mcp?.description?.trim();
   const base = declared || `Invoke the deployed function "${fn.name}" (version ${fn.version}).`;
-  if (fn.mcp?.input_schema) return base;
+  const note = fn.url === null ? NOT_DEPLOYED_NOTE : "";
+  if (fn.mcp?.input_schema) return base + note;
   return (
     `${base} This function declares no input schema, so its input is untyped: pass \`body\` (any JSON, ` +
     "forwarded as the request body) and/or `query` (string parameters for the query string). " +
-    "The result is the function's HTTP status and JSON response."
+    `The result is the function's HTTP status and JSON response.${note}`
   );
 }
 
@@ -94,7 +100,7 @@ const headerValue = (value: string) => (/^[\x20-\x7e]*$/.test(value) ? value : e
  * caller's choice by frameworks that take the last or every value.
  */
 export function buildUpstreamRequest(
-  fn: FunctionMeta,
+  fn: DeployedFunction,
   identity: InvocationIdentity,
   input: unknown,
 ): UpstreamRequest {

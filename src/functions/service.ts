@@ -2,14 +2,16 @@
  * The functions service: deploy / list / versions / promote / delete against Postgres (each change
  * one `db.batch` with the `meta_rev` bump), `loadFunctions` for the app-MCP tool generator, and
  * `invokeFunction` — the ONE execution path the REST invoke route and the `<app>_fn_<name>` tool
- * both call (scope check, argument validation, rate limit, upstream call, metering).
+ * both call (scope check, argument validation, rate limit, upstream call, metering). A function may
+ * exist without a URL (seed 004's metadata deployed as written): it is listed and a tool, and its
+ * invocation is a 409 `function_not_deployed` until a deploy gives it one.
  */
 
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { functions, functionVersions, projects } from "../../schema/index.ts";
 import type { Db } from "../db.ts";
 import { isUniqueViolation } from "../db-errors.ts";
-import { AppError, forbidden, invalidInput, notFound, quotaExceeded } from "../errors.ts";
+import { AppError, forbidden, notFound, quotaExceeded } from "../errors.ts";
 import { bumpMetaRev } from "../meta/rev.ts";
 import type { Limiter } from "../rate-limit.ts";
 import type { Meter } from "../usage/metering.ts";
@@ -36,7 +38,8 @@ import {
 export interface FunctionVersionView {
   name: string;
   version: number;
-  url: string;
+  /** Null for a version deployed without a URL (while the function had none). */
+  url: string | null;
   active: boolean;
   mcp: McpAnnotation | null;
   created_at: string;
@@ -83,7 +86,7 @@ async function checkFunctionQuota(db: Db, projectId: string, name: string): Prom
 
 interface VersionRow {
   version: number | string;
-  url: string;
+  url: string | null;
   mcp: McpAnnotation | null;
   created_at: string | Date;
 }
@@ -93,7 +96,8 @@ interface VersionRow {
  * `meta_rev` bump; versions past the newest {@link FUNCTION_VERSIONS_KEPT} are removed in it, and a
  * new name past {@link MAX_FUNCTIONS_PER_PROJECT} is a 403 `quota_exceeded`. The body is checked
  * here: `DeployFunctionSchema`, the MCP annotation's input schema (`checkAnnotation`), the URL
- * against the outbound `policy` (400 `invalid_url`). Concurrent
+ * against the outbound `policy` (400 `invalid_url`). Without a `url` the version keeps the active
+ * version's, or has none on a first deploy (the function cannot run until one is deployed). Concurrent
  * deploys of the same name queue on the function's row and number their versions after it; a
  * collision on the version number is still retried, as a guard.
  */
@@ -106,7 +110,7 @@ export async function deployFunction(
   const input = parseInput(DeployFunctionSchema, body);
   const mcp = checkAnnotation(input.mcp);
   const url = input.url ?? (await activeUrl(db, projectId, input.name));
-  checkFunctionUrl(url, policy);
+  if (url !== null) checkFunctionUrl(url, policy);
   await checkFunctionQuota(db, projectId, input.name);
   for (let attempt = 1; ; attempt++) {
     try {
@@ -152,19 +156,14 @@ export async function deployFunction(
 
 /**
  * The URL of `name`'s active version, for a deploy without one (a new annotation for the same
- * endpoint); 400 when the function does not exist yet, since its first deploy must say where it runs.
+ * endpoint); null when the function does not exist yet or its active version has no URL.
  */
-async function activeUrl(db: Db, projectId: string, name: string): Promise<string> {
+async function activeUrl(db: Db, projectId: string, name: string): Promise<string | null> {
   const { rows } = await db.execute(sql`
     select v.url from functions f
     join function_versions v on v.function_id = f.id and v.version = f.active_version
     where f.project_id = ${projectId} and f.name = ${name}`);
-  const url = (rows[0] as { url?: string } | undefined)?.url;
-  if (url === undefined)
-    throw invalidInput(
-      `url: required for the first deploy of function "${name}" (later deploys may leave it out to keep the active version's URL)`,
-    );
-  return url;
+  return (rows[0] as { url: string | null } | undefined)?.url ?? null;
 }
 
 function versionView(name: string, row: VersionRow, active: boolean): FunctionVersionView {
@@ -279,7 +278,7 @@ export async function deleteFunction(
 const metaFrom = (row: {
   name: string;
   version: number | string;
-  url: string;
+  url: string | null;
   mcp: unknown;
 }): FunctionMeta => ({
   name: row.name,
@@ -388,8 +387,20 @@ export interface InvokeResult extends UpstreamResult {
 }
 
 /**
+ * 409 `function_not_deployed`: the function's active version has no URL (deployed from its metadata
+ * alone), so there is nothing to call until a deploy gives it one.
+ */
+export const functionNotDeployed = (name: string) =>
+  new AppError(
+    409,
+    "function_not_deployed",
+    `function "${name}" has no URL yet: deploy it with a url (amba functions deploy ${name} --url <https://…>, or POST /v1/admin/projects/:id/functions/deploy {"name", "url"}) before calling it`,
+  );
+
+/**
  * Invoke a function's active version for an end user — the one execution path. In order:
- * end-user scope only (403 otherwise); the stored URL checked against the outbound `policy`
+ * end-user scope only (403 otherwise); a function with no URL yet is a 409 `function_not_deployed`
+ * (nothing is called, limited or metered); the stored URL checked against the outbound `policy`
  * (400 `invalid_url`); arguments validated against the declared input schema, or
  * the generic `{body?, query?}` (400 naming the field); `limit` keyed by client key + user (429);
  * the upstream POST with identity headers, signed (`x-amba-signature`, ./signing.ts), and never the
@@ -406,10 +417,12 @@ export async function invokeFunction(
   if (caller.scope !== "end_user") {
     throw forbidden("functions run on the end-user scope: send X-Api-Key and an end-user session Bearer");
   }
-  checkFunctionUrl(fn.url, policy);
+  const { url } = fn;
+  if (url === null) throw functionNotDeployed(fn.name);
+  checkFunctionUrl(url, policy);
   const requestId = options.requestId ?? crypto.randomUUID();
   const request = buildUpstreamRequest(
-    fn,
+    { ...fn, url },
     {
       projectId: caller.project.id,
       userId: caller.user.id,

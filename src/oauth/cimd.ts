@@ -158,6 +158,13 @@ const REFUSED_REDIRECTS_MAX = 100;
  */
 export const refusedRedirect = (url: string): number | undefined => refusedRedirects.get(url);
 
+/**
+ * The `error_description` a token request's client whose metadata document URL answered with
+ * redirect `status` is refused with (`invalid_client`).
+ */
+export const redirectedDocumentDescription = (status: number): string =>
+  `the client metadata document (the client_id URL) answered with a redirect (HTTP ${status}), which is not followed: serve the document at its client_id URL itself`;
+
 /** The fetch functions {@link refuseMetadataDocumentRedirects} installed (each wraps the one before). */
 const guards = new WeakSet<object>();
 

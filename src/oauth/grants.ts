@@ -151,8 +151,7 @@ export async function listSubjectGrants(oauth: OAuthHelpers, subject: string): P
 
 /**
  * Ends a grant everywhere: records it as revoked where every location reads it at once, then has
- * the provider delete it from `OAUTH_KV` (src/worker/routes/oauth.ts `grantRevoker`; this layer
- * has no database).
+ * the provider delete it from `OAUTH_KV` (`recordingRevoker`, src/oauth/revocation-records.ts).
  */
 export type GrantRevoker = (ref: { subject: string; grantId: string }) => Promise<void>;
 

@@ -26,8 +26,11 @@
  * refuses it and ends nothing; otherwise anyone who learnt a grant's ids (from a leaked code, say)
  * could end it from a client of their own.
  */
-import { constantTimeEqual, sha256Hex } from "../accounts/crypto.ts";
+import { sha256Hex } from "../accounts/crypto.ts";
+import type { GrantRevoker } from "./grants.ts";
 import { type OAuthEnv, REFRESH_TOKEN_TTL_S } from "./server.ts";
+import { oauthErrorCode } from "./token-request.ts";
+import { hashMatches } from "./tokens.ts";
 
 /**
  * How a refresh token is being used: the current one, the one retry of the previous one, a replay
@@ -49,10 +52,6 @@ const retriedKey = (subject: string, grantId: string) => `amba-oauth:refresh-ret
 /** Where a refresh token the grant issued and rotated out is remembered, by its hash (one key each). */
 const retiredKey = (ref: { subject: string; grantId: string }, hash: string) =>
   `amba-oauth:refresh-retired:${ref.subject}:${ref.grantId}:${hash}`;
-
-/** Whether `hash` (hex SHA-256 of a presented code or token) is the stored one, in constant time. */
-export const hashMatches = (hash: string, stored: unknown): boolean =>
-  typeof stored === "string" && constantTimeEqual(hash, stored);
 
 /**
  * Classify a refresh token presented for `grant` by `clientId` (the client the request
@@ -88,4 +87,48 @@ export const markRetried = (env: OAuthEnv, ref: { subject: string; grantId: stri
 export async function retire(env: OAuthEnv, ref: { subject: string; grantId: string }, hash: unknown) {
   if (typeof hash !== "string" || !/^[0-9a-f]{64}$/.test(hash)) return;
   await env.OAUTH_KV.put(retiredKey(ref, hash), "1", { expirationTtl: REFRESH_TOKEN_TTL_S });
+}
+
+/** The body a refresh answered as a replay is refused with (the grant is revoked by then). */
+export const REFRESH_TOKEN_REUSED: { error: string; error_description: string } = {
+  error: "invalid_grant",
+  error_description:
+    "refresh token reused: it was already rotated out, so the authorization is revoked; authorize again",
+};
+
+/**
+ * A refresh through the provider (`exchange`), with reuse detection: the previous token retries
+ * once, a replay of a refresh token the grant issued revokes it (`revoke`), and a token it never
+ * issued as one (an access token, a made-up string) is refused by the provider and ends nothing. A
+ * replay is acted on only once the provider has authenticated the client — its answer is tokens or
+ * `invalid_grant`, not `invalid_client` — so a request that cannot authenticate as a confidential
+ * client cannot revoke that client's grant; and only when that client (`clientId`, the one the
+ * request authenticates as: `requestClientId`, src/oauth/token-request.ts) is the grant's, so no
+ * other client can end it with a refresh token made up from its subject and id.
+ *
+ * The provider's answer, or `reused` once the grant is revoked (answered {@link REFRESH_TOKEN_REUSED}).
+ */
+export async function refreshWithReuseDetection(
+  env: OAuthEnv,
+  ref: { subject: string; grantId: string },
+  token: string,
+  grant: RotationRecord,
+  clientId: string | null,
+  exchange: () => Promise<Response>,
+  revoke: GrantRevoker,
+): Promise<Response | "reused"> {
+  const { use, hash } = await refreshUse(env, ref, token, grant, clientId);
+  const res = await exchange();
+  if (use === "foreign" || use === "unknown") return res;
+  if (use === "current") {
+    if (res.ok) await retire(env, ref, grant.previousRefreshTokenId);
+    return res;
+  }
+  if (use === "retry") {
+    if (res.ok) await Promise.all([markRetried(env, ref, hash), retire(env, ref, grant.refreshTokenId)]);
+    return res;
+  }
+  if (!res.ok && (res.status !== 400 || (await oauthErrorCode(res)) !== "invalid_grant")) return res;
+  await revoke(ref);
+  return "reused";
 }

@@ -82,3 +82,29 @@ export function resourceOf(target: ResourceTarget, issuer: string, hostSuffix: s
     ? slugResource(target.slug, hostSuffix, issuer)
     : appResource(issuer, target.projectId);
 }
+
+/** The `resource_name` of an app's MCP endpoint, and the platform's, in their resource metadata. */
+export const APP_MCP_NAME = "Amba app MCP";
+export const PLATFORM_MCP_NAME = "Amba platform MCP";
+
+/**
+ * The MCP endpoint `/mcp` is on a host: on `<slug>.<suffix>` the app's hostname endpoint; anywhere
+ * else, the platform MCP. Its canonical resource and its name.
+ */
+export function mcpEndpointOnHost(
+  hostname: string,
+  issuer: string,
+  hostSuffix: string,
+): { resource: string; name: string } {
+  const onHost = parseResource(`${hostOrigin(hostname, issuer)}/mcp`, issuer, hostSuffix);
+  if (onHost?.kind === "app") return { resource: resourceOf(onHost, issuer, hostSuffix), name: APP_MCP_NAME };
+  return { resource: platformResource(issuer), name: PLATFORM_MCP_NAME };
+}
+
+/** RFC 9728 §2: the protected resource metadata of `resource`, whose tokens `issuer` issues. */
+export const protectedResourceMetadata = (resource: string, issuer: string, name: string) => ({
+  resource,
+  authorization_servers: [issuer],
+  bearer_methods_supported: ["header"],
+  resource_name: name,
+});

@@ -4,6 +4,7 @@
  * `d_<developer id hex>` for a developer. Header credentials (`amba_dev_…`, `amba_sess_…`) never
  * contain `:`, so the shape alone decides which resolver a Bearer goes to. Pure.
  */
+import { constantTimeEqual } from "../accounts/crypto.ts";
 
 const UUID_HEX = /^[0-9a-f]{32}$/;
 const TOKEN_SHAPE = /^[ud]_[0-9a-f]{32}:[^:\s]+:[^:\s]+$/;
@@ -28,6 +29,10 @@ export const oauthIdTooLong = (value: string): boolean =>
 
 /** True when a Bearer has the shape (and at most the length) of a token this authorization server issues. */
 export const isOAuthToken = (token: string): boolean => TOKEN_SHAPE.test(token) && !oauthIdTooLong(token);
+
+/** Whether `hash` (hex SHA-256 of a presented code or token) is the stored one, in constant time. */
+export const hashMatches = (hash: string, stored: unknown): boolean =>
+  typeof stored === "string" && constantTimeEqual(hash, stored);
 
 /** The `<subject>` and `<grant id>` a code, refresh or access token names, if it has the shape. */
 export function tokenGrantRef(token: string): { subject: string; grantId: string } | null {

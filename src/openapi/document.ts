@@ -28,7 +28,8 @@ const ERRORS: Record<string, string> = {
   "403":
     "Not allowed (`forbidden`; `quota_exceeded` past a quota: projects, collections (count or 4 MiB of column definitions) or functions, or an insert or update of an app whose tables are over its storage quota, or event ingestion of an app whose tables and events are)",
   "404": "Not found (`not_found`; also another developer's project)",
-  "409": "Conflict (`conflict`)",
+  "409":
+    "Conflict (`conflict`; `function_not_deployed` when invoking a function that has no URL yet: deploy one first)",
   "413": "Body too large (`payload_too_large`)",
   "429":
     "Rate limited (`rate_limited`), or the app has too many database calls running and waiting at once (`too_many_concurrent_requests`); retry after `Retry-After`",

@@ -240,6 +240,8 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: `${ADMIN}/functions/deploy`,
     tag: "functions",
     summary: "Deploy a function version (becomes active)",
+    description:
+      "Without `url` the new version keeps the active version's URL; a function's first deploy without one (seed 004's metadata `{name, mcp}`) makes a function with `url: null`: its app MCP tool is listed, typed by `mcp.input_schema`, and invoking it is a 409 `function_not_deployed` until a deploy gives it a URL.",
     access: "developer",
     body: DeployFunctionSchema,
     response: { status: 201, schema: "FunctionVersion", description: "Deployed" },
@@ -531,6 +533,8 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: "/v1/projects/{id}/functions/{name}/invoke",
     tag: "functions",
     summary: "Invoke a function (the function execution path)",
+    description:
+      "End-user scope. A function whose active version has no URL yet answers 409 `function_not_deployed` (nothing is called or metered).",
     access: "developer_or_end_user",
     body: {
       type: "object",

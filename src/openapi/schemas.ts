@@ -99,7 +99,11 @@ export const RESPONSE_SCHEMAS: Record<string, JsonSchema> = {
   FunctionVersion: obj({
     name: str,
     version: { type: "integer" },
-    url: str,
+    url: {
+      ...nullable(str),
+      description:
+        "Where calls are forwarded; null until a deploy gives the function a URL (invoking it is then a 409 `function_not_deployed`).",
+    },
     active: { type: "boolean" },
     mcp: nullable(obj({ description: str, input_schema: { type: "object" } }, ["description"])),
     created_at: dateTime,

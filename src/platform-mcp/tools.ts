@@ -222,13 +222,13 @@ export const PLATFORM_TOOLS = {
   amba_functions_deploy: spec({
     title: "Deploy a function",
     description:
-      'Deploy a new version of a function (an HTTP endpoint your app calls through Amba) and make it active: returns {name, version, url, active, mcp, created_at} (same as POST /v1/admin/projects/:id/functions/deploy). Declare mcp.input_schema (JSON Schema subset: type "object" with string / number / integer / boolean / array / object properties, enum, required, additionalProperties: false to refuse undeclared keys) to make its app MCP tool typed; anything outside the subset is rejected.',
+      'Deploy a new version of a function (an HTTP endpoint your app calls through Amba) and make it active: returns {name, version, url, active, mcp, created_at} (same as POST /v1/admin/projects/:id/functions/deploy). Declare mcp.input_schema (JSON Schema subset: type "object" with string / number / integer / boolean / array / object properties, enum, required, additionalProperties: false to refuse undeclared keys) to make its app MCP tool typed; anything outside the subset is rejected. Without url the new version keeps the active version\'s URL; a first deploy without one gives the function url null: its tool is listed, and calling it fails with function_not_deployed until a deploy gives it a URL.',
     auth: "project",
     params: PROJECT,
     body: DeployFunctionSchema,
     fields: {
       name: "Function name: a lowercase identifier (a-z, 0-9, _), at most 40 characters.",
-      url: "Absolute http(s) URL the function's calls are forwarded to.",
+      url: "Absolute http(s) URL the function's calls are forwarded to. Optional: left out, the active version's URL is kept (none on a first deploy: the function cannot be called until one is deployed).",
       mcp: 'Optional MCP annotation {"description", "input_schema"} shipped with this version.',
     },
     annotations: CREATES,

@@ -115,6 +115,35 @@ export function addressedByHost(request: Request, hostSuffix: string): Request {
   return new Request(url, request);
 }
 
+/**
+ * The request re-addressed from `<slug>.<alias>` to `<slug>.<suffix>` when its URL's host or its
+ * `Host` header is under the alias suffix (`APP_MCP_HOST_ALIAS`): `npm run dev` serves app hostnames
+ * under `mcp.localhost` and takes production's `mcp.amba.host` as the same, so a client that sends
+ * DESIGN.md's `Host: <slug>.mcp.amba.host` to the dev server reaches that app, not the platform MCP.
+ * Only a valid slug is re-addressed; anything else under the alias is left as it came.
+ */
+export function aliasedHost(request: Request, alias: string | undefined, suffix: string): Request {
+  const from = alias?.trim().toLowerCase();
+  if (!from || !suffix || from === suffix.toLowerCase()) return request;
+  const url = new URL(request.url);
+  for (const host of [url.host, request.headers.get("host")]) {
+    if (host === null || !host.toLowerCase().includes(from)) continue;
+    let named: URL;
+    try {
+      named = new URL(`${url.protocol}//${host}`);
+    } catch {
+      continue;
+    }
+    const slug = slugFromHost(named.hostname, from);
+    if (slug === null) continue;
+    url.hostname = `${slug}.${suffix.toLowerCase()}`;
+    const headers = new Headers(request.headers);
+    headers.set("host", url.host);
+    return new Request(url, new Request(request, { headers }));
+  }
+  return request;
+}
+
 /** 404 for a platform path asked for on an app's hostname. */
 function notOnAppHost(request: Request, path: string): Response {
   return Response.json(
@@ -257,7 +286,10 @@ export function createApp(): WorkerApp {
   return {
     async fetch(received, bindings, ctx) {
       const env = withStoreDeadlines(bindings);
-      const request = addressedByHost(received, env.APP_MCP_HOST_SUFFIX);
+      const request = addressedByHost(
+        aliasedHost(received, env.APP_MCP_HOST_ALIAS, env.APP_MCP_HOST_SUFFIX),
+        env.APP_MCP_HOST_SUFFIX,
+      );
       const path = getPath(request);
       const host = appHostKind(request.url, env);
       if (host === "other") return noAppHost(request, path);

@@ -568,59 +568,6 @@ export type OAuthGrantPrincipal =
 const REVOKED_GRANT = "this authorization was revoked";
 const REVOKED_ACCESS_TOKEN = "this access token was revoked";
 
-/** How long a revoked grant's row is kept: past the longest a grant lives (30 days) by a day. */
-const REVOKED_GRANT_RETENTION = "31 days";
-/** Old rows one revocation prunes at most (more than the one it adds, so the table shrinks to its window). */
-const REVOKED_GRANT_PRUNE = 100;
-
-/**
- * Record that the grant `grantId` is revoked, before the authorization server deletes it from
- * `OAUTH_KV` (whose reads elsewhere may show it for up to 60 s more): from then on the statement
- * that resolves an OAuth caller (every credential-cache miss, every platform MCP request) and the
- * check at every refresh refuse it, at every location. One statement, which also prunes up to
- * {@link REVOKED_GRANT_PRUNE} rows past {@link REVOKED_GRANT_RETENTION} (by the `revoked_at`
- * index; never the row it writes). Revoking again renews the row.
- */
-export async function recordRevokedGrant(db: Db, grantId: string): Promise<void> {
-  await db.execute(sql`
-    with pruned as (
-      delete from revoked_oauth_grants where grant_id in (
-        select grant_id from revoked_oauth_grants
-        where revoked_at < now() - ${REVOKED_GRANT_RETENTION}::interval and grant_id <> ${grantId}::text
-        limit ${REVOKED_GRANT_PRUNE}::int
-      )
-    )
-    insert into revoked_oauth_grants (grant_id) values (${grantId}::text)
-    on conflict (grant_id) do update set revoked_at = now()
-  `);
-}
-
-/** Old rows one access-token revocation prunes at most (more than the one it adds). */
-const REVOKED_TOKEN_PRUNE = 100;
-
-/**
- * Record that the access token whose SHA-256 is `tokenId` (the provider's id for it) was revoked
- * alone (RFC 7009) and would have expired at `expiresAt` (seconds since the epoch, its KV record's):
- * the provider deletes it from `OAUTH_KV` only, whose reads elsewhere may show it for up to 60 s
- * more; from then on the statement that resolves an OAuth caller refuses it at every location. One
- * statement, which also prunes up to {@link REVOKED_TOKEN_PRUNE} rows of tokens already expired (by
- * the `expires_at` index): a row lives as long as its token could. Revoking again keeps the row.
- */
-export async function recordRevokedAccessToken(db: Db, tokenId: string, expiresAt: number): Promise<void> {
-  await db.execute(sql`
-    with pruned as (
-      delete from revoked_oauth_tokens where token_id in (
-        select token_id from revoked_oauth_tokens
-        where expires_at < now() and token_id <> ${tokenId}::text
-        limit ${REVOKED_TOKEN_PRUNE}::int
-      )
-    )
-    insert into revoked_oauth_tokens (token_id, expires_at)
-    values (${tokenId}::text, to_timestamp(${expiresAt}::float8))
-    on conflict (token_id) do nothing
-  `);
-}
-
 /**
  * OAuth hook: an access token validated by the authorization server names a principal; this checks
  * it is still live in the same one statement as header credentials (the developer token the grant

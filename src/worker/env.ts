@@ -7,4 +7,10 @@
 export interface Env extends WranglerEnv {
   /** Local Neon-protocol endpoint (`npm run dev`, tests). When set, the driver talks to it. */
   LOCAL_DB_URL?: string;
+  /**
+   * A second suffix whose hosts are served as the app hostnames under `APP_MCP_HOST_SUFFIX`
+   * (`aliasedHost` in app.ts). `npm run dev` sets it to production's `mcp.amba.host`, its own suffix
+   * being `mcp.localhost`; production leaves it unset.
+   */
+  APP_MCP_HOST_ALIAS?: string;
 }

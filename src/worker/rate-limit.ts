@@ -266,12 +266,18 @@ export function appLimiter(
 
 /**
  * The caller's address as the per-IP limits count it — from `cf-connecting-ip`, set on every
- * request at the edge — or null where there is none (in-process tests, other hosts): per-IP limits
- * then do not apply. See {@link rateLimitAddress}.
+ * request at the edge — or null where there is none (in-process tests, other hosts) or it is a
+ * loopback address: per-IP limits then do not apply. Cloudflare never reports a loopback client;
+ * `wrangler dev` (`npm run dev`) reports every local client as one, so without this one machine's
+ * test suite shared the per-IP budgets (its 11th developer sign-up in a minute was a 429). See
+ * {@link rateLimitAddress}.
  */
 export function clientIp(headers: Headers): string | null {
   const ip = headers.get("cf-connecting-ip")?.trim();
-  return ip ? rateLimitAddress(ip) : null;
+  if (!ip) return null;
+  const key = rateLimitAddress(ip);
+  const loopback = /^127(\.\d{1,3}){3}$/.test(key) || ipv6Hextets(ip)?.join(":") === "0:0:0:0:0:0:0:1";
+  return loopback ? null : key;
 }
 
 /** Hextets of an IPv6 address (`::` expanded, an embedded IPv4 tail as two), or null when it is none. */

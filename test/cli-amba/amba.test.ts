@@ -188,6 +188,9 @@ describe("amba CLI against a running Worker", { timeout: 60_000 }, () => {
     ]);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/^error: .*input_schema\.properties\.to\.format.*\n$/);
+    // The seed's metadata without --url on a first deploy: the function exists, with no URL yet.
+    const metadataOnly = json(amba(["functions", "deploy", "later", "--mcp", mcp, "--json"]));
+    expect(metadataOnly).toMatchObject({ name: "later", version: 1, url: null, mcp: WELCOME_EMAIL_MCP });
   });
 
   it("reports billing status", () => {

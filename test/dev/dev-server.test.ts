@@ -185,6 +185,31 @@ async function readmeExamples(base: string, output: string) {
   );
   expect((await onHost.listTools()).tools.map((t) => t.name)).toContain("recipes_find_nearest");
   await onHost.close();
+  // DESIGN.md's address, `<slug>.mcp.amba.host/mcp`, sent to the dev server as a `Host` header is
+  // the same app (APP_MCP_HOST_ALIAS), not the platform MCP.
+  const byDesignHost = await loopbackFetch(`${base}/mcp`, {
+    method: "POST",
+    headers: {
+      ...endUser,
+      host: "demo.mcp.amba.host",
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+  });
+  expect(JSON.stringify(await byDesignHost.json())).toContain('"recipes_find_nearest"');
+  // A local test suite signs up a developer per test: more than the per-IP 10 a minute, all 201
+  // (wrangler dev reports every local client as a loopback address, which no per-IP limit counts).
+  const signups = await Promise.all(
+    Array.from({ length: 12 }, (_, i) =>
+      fetch(`${base}/v1/developers/signup`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: `local-suite-${i}-${Date.now()}@example.com` }),
+      }).then((res) => res.status),
+    ),
+  );
+  expect(signups).toEqual(Array(12).fill(201));
 
   const admin = (path: string, method: string, body?: unknown) =>
     fetch(`${base}/v1/admin/projects/${project}${path}`, {

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
+  clientIp,
   enforceRateLimit,
   RATE_LIMIT_DEADLINE_MS,
   RateLimitedError,
@@ -143,6 +144,21 @@ describe("rate-limit port", () => {
     expect(() => app("p1").inBackground?.("mcp:p1:user:5", "caller 5")).toThrow(RateLimitedError);
     // Another app is untouched.
     await app("p2")("mcp:p2:user:1", "caller 1");
+  });
+});
+
+describe("clientIp", () => {
+  it("is no per-IP caller for a loopback address (npm run dev's clients; Cloudflare never sends one)", () => {
+    const of = (ip: string) => clientIp(new Headers({ "cf-connecting-ip": ip }));
+    for (const ip of ["127.0.0.1", "127.3.2.1", "::1", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1"]) {
+      expect(of(ip), ip).toBeNull();
+    }
+    expect(of("203.0.113.7")).toBe("203.0.113.7");
+    expect(of("128.0.0.1")).toBe("128.0.0.1");
+    expect(of("127.evil")).toBe("127.evil");
+    expect(of("::2")).toBe("0:0:0:0::/64");
+    expect(of("::ffff:198.51.100.4")).toBe("198.51.100.4");
+    expect(clientIp(new Headers())).toBeNull();
   });
 });
 

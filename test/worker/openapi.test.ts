@@ -200,6 +200,20 @@ describe("GET /openapi.json", () => {
     expect(body.components.schemas.Error).toMatchObject({ required: ["error"] });
   });
 
+  it("documents a function deploy without url (seed 004's metadata) and its null url", async () => {
+    const { body } = await apiJson("/openapi.json");
+    const deploy = body.paths["/v1/admin/projects/{id}/functions/deploy"].post;
+    const schema = deploy.requestBody.content["application/json"].schema;
+    expect(schema.required).toEqual(["name"]);
+    expect(schema.properties.url).toMatchObject({ type: "string" });
+    expect(body.components.schemas.FunctionVersion.properties.url.anyOf).toEqual([
+      { type: "string" },
+      { type: "null" },
+    ]);
+    const invoke = body.paths["/v1/projects/{id}/functions/{name}/invoke"].post;
+    expect(invoke.responses["409"].description).toContain("function_not_deployed");
+  });
+
   it("catches a malformed document (the checks can fail)", () => {
     const problems = documentProblems({
       openapi: "3.0.3",

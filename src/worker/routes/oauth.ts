@@ -21,14 +21,31 @@ import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
-import { constantTimeEqual, fromBase64url, randomSecret, sha256Hex } from "../../accounts/crypto.ts";
+import { constantTimeEqual, sha256Hex } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { AppError, notFound } from "../../errors.ts";
+import {
+  appSelectorOf,
+  appSigninTarget,
+  authorizationGrant,
+  authorizeTarget,
+  describeConsent,
+  invalidRequestRefusal,
+  isRefusal,
+  OWN_HOST_REDIRECT,
+  onOwnHost,
+  PLATFORM_SIGNIN,
+  type Refusal,
+  type SignedIn,
+  type SigninTarget,
+  unfetchedDocumentRefusal,
+} from "../../oauth/authorize.ts";
 import {
   documentAcceptedElsewhere,
   documentAcceptedRecently,
   fetchesMetadataDocument,
   isMetadataDocumentUrl,
+  redirectedDocumentDescription,
   refusedRedirect,
   rememberAcceptedDocument,
 } from "../../oauth/cimd.ts";
@@ -41,32 +58,44 @@ import {
   revokeProjectGrant,
   revokeSubjectGrant,
 } from "../../oauth/grants.ts";
+import { authorizePage, errorPage } from "../../oauth/pages.ts";
+import { REFRESH_TOKEN_REUSED, refreshWithReuseDetection } from "../../oauth/refresh-reuse.ts";
 import {
-  hashMatches,
-  markRetried,
-  type RotationRecord,
-  refreshUse,
-  retire,
-} from "../../oauth/refresh-reuse.ts";
-import {
+  APP_MCP_NAME,
   appResource,
-  hostOrigin,
-  parseResource,
+  mcpEndpointOnHost,
   platformResource,
+  protectedResourceMetadata,
   type ResourceTarget,
-  resourceOf,
 } from "../../oauth/resources.ts";
+import {
+  recordingRevoker,
+  recordRevokedAccessToken,
+  recordRevokedGrant,
+} from "../../oauth/revocation-records.ts";
+import { revokedAccessToken, revokedByProvider } from "../../oauth/revocations.ts";
 import {
   authorizationServer,
   checkGrantsWith,
-  type GrantMetadata,
   MAX_CLIENT_METADATA_BYTES,
   OAUTH_PATHS,
-  type OAuthProps,
   readAccessTokenRecord,
   readGrantRecord,
   validateAccessToken,
 } from "../../oauth/server.ts";
+import {
+  closeSigninTransaction,
+  openSigninTransaction,
+  SIGNIN_TX_TTL_S,
+  signinTransaction,
+} from "../../oauth/signin-transactions.ts";
+import {
+  oauthErrorCode,
+  oversizedTokenRequest,
+  presentedToken,
+  requestClientId,
+  tokenRequestForm,
+} from "../../oauth/token-request.ts";
 import {
   isOAuthToken,
   MAX_OAUTH_ID_BYTES,
@@ -79,10 +108,7 @@ import {
   authenticateOAuthProject,
   bearerToken,
   isUuid,
-  type ProjectSelector,
   projectForSignin,
-  recordRevokedAccessToken,
-  recordRevokedGrant,
   verifyDeveloperToken,
 } from "../auth.ts";
 import type { Env } from "../env.ts";
@@ -93,7 +119,6 @@ import { clientIp, enforceRateLimit, RateLimitedError, RateLimiterUnavailableErr
 import { formBody } from "../request.ts";
 import { requireEndUser, requireProjectAdmin } from "../require.ts";
 import { checkSigninPassword } from "./auth.ts";
-import { authorizePage, errorPage, shownName } from "./oauth-pages.ts";
 
 type Ctx = Context<AppEnv>;
 
@@ -110,8 +135,6 @@ const txCookie = (c: Ctx) =>
   new URL(c.req.url).protocol === "https:"
     ? { prefix: "host" as const, path: "/", secure: true }
     : { prefix: undefined, path: OAUTH_PATHS.authorize, secure: false };
-const TX_TTL_S = 600;
-const txKey = (tx: string) => `amba-oauth:tx:${tx}`;
 
 /** The OAuth helpers (grants, clients) of this deployment's authorization server. */
 export function oauthHelpers<E extends AppEnv>(c: Context<E>): OAuthHelpers {
@@ -141,20 +164,13 @@ export async function authenticatePlatformMcpOAuth(
 // ── Grants ──────────────────────────────────────────────────────────────────────────────────────
 
 /**
- * Every revocation this Worker makes (developer, end user, reuse detection): the grant is recorded
- * in `revoked_oauth_grants` first, then the provider deletes it from `OAUTH_KV`. KV reads at other
- * locations may show the grant for up to 60 s after the delete; the record, read in the statement
- * that resolves an OAuth caller and at every refresh, refuses it everywhere from the moment it is
- * written. Recorded first, so a revocation whose record fails (503) changes nothing and can be
- * retried. This isolate's cached resolutions of it are forgotten once the request is answered (the
- * `credentialHolder` its route sets, src/worker/app.ts).
+ * Every revocation this Worker makes (developer, end user, reuse detection): recorded first, then
+ * deleted by the provider (`recordingRevoker`, src/oauth/revocation-records.ts). This isolate's
+ * cached resolutions of it are forgotten once the request is answered (the `credentialHolder` its
+ * route sets, src/worker/app.ts).
  */
-export const grantRevoker =
-  <E extends AppEnv>(c: Context<E>): GrantRevoker =>
-  async ({ subject, grantId }) => {
-    await recordRevokedGrant(c.var.db, grantId);
-    await oauthHelpers(c).revokeGrant(grantId, subject);
-  };
+export const grantRevoker = <E extends AppEnv>(c: Context<E>): GrantRevoker =>
+  recordingRevoker(c.var.db, oauthHelpers(c));
 
 /** Revoke a project's grant, or 404. */
 export async function revokeProjectGrantOr404<E extends AppEnv>(
@@ -213,29 +229,19 @@ oauthRoutes.delete("/v1/auth/oauth/grants/:grantId", requireEndUser(), async (c)
 
 // ── Metadata and the provider's endpoints ──────────────────────────────────────────────────────
 
-function protectedResource(c: Ctx, resource: string, name: string): Response {
-  return c.json(
-    {
-      resource,
-      authorization_servers: [issuer(c)],
-      bearer_methods_supported: ["header"],
-      resource_name: name,
-    },
-    200,
-    { "access-control-allow-origin": "*", "cache-control": "public, max-age=300" },
-  );
-}
+const protectedResource = (c: Ctx, resource: string, name: string): Response =>
+  c.json(protectedResourceMetadata(resource, issuer(c), name), 200, {
+    "access-control-allow-origin": "*",
+    "cache-control": "public, max-age=300",
+  });
 
 oauthRoutes.get("/.well-known/oauth-protected-resource/mcp", (c) => {
-  // On `<slug>.<suffix>` this is the app's hostname endpoint; anywhere else, the platform MCP.
-  const onHost = parseResource(
-    `${hostOrigin(new URL(c.req.url).hostname, issuer(c))}/mcp`,
+  const { resource, name } = mcpEndpointOnHost(
+    new URL(c.req.url).hostname,
     issuer(c),
     c.env.APP_MCP_HOST_SUFFIX,
   );
-  if (onHost?.kind === "app")
-    return protectedResource(c, resourceOf(onHost, issuer(c), c.env.APP_MCP_HOST_SUFFIX), "Amba app MCP");
-  return protectedResource(c, platformResource(issuer(c)), "Amba platform MCP");
+  return protectedResource(c, resource, name);
 });
 
 // Browser-based MCP clients fetch the metadata cross-origin with an `MCP-Protocol-Version` header.
@@ -251,7 +257,7 @@ oauthRoutes.options("/.well-known/oauth-protected-resource/*", (c) =>
 oauthRoutes.get("/.well-known/oauth-protected-resource/app/:projectId/mcp", (c) => {
   const projectId = c.req.param("projectId").toLowerCase();
   if (!isUuid(projectId)) throw notFound("no such MCP endpoint");
-  return protectedResource(c, appResource(issuer(c), projectId), "Amba app MCP");
+  return protectedResource(c, appResource(issuer(c), projectId), APP_MCP_NAME);
 });
 
 /**
@@ -282,34 +288,20 @@ const oauthErrorBody = async (c: Ctx, next: Next) => {
 oauthRoutes.use(OAUTH_PATHS.token, oauthErrorBody);
 oauthRoutes.use(OAUTH_PATHS.register, oauthErrorBody);
 
-const tokenForms = new WeakMap<Request, Promise<FormData | null>>();
-
-/**
- * A token request's form, parsed once for the middlewares and the route that read it (a copy: the
- * provider reads the body itself); null when it is no form.
- */
-function tokenRequestForm(request: Request): Promise<FormData | null> {
-  let form = tokenForms.get(request);
-  if (!form) {
-    form = request
-      .clone()
-      .formData()
-      .catch(() => null);
-    tokenForms.set(request, form);
-  }
-  return form;
-}
+/** The token requests whose 200 issued tokens (the others that answer 200 are revocations). */
+const ISSUING_GRANTS: ReadonlySet<string> = new Set(["authorization_code", "refresh_token"]);
 
 const METADATA_FETCHES = "requests naming a client metadata document (a client_id URL) from this address";
 
 /**
  * Client ID Metadata Documents (src/oauth/cimd.ts): a token request whose client (the one the
- * provider looks up, {@link requestClientId}) is a document URL the provider does not hold in its
- * cache makes the Worker fetch a URL the caller chose. Each address gets AUTH_IP_RATE_LIMITER's
- * budget of such requests, shared with /authorize (`oauth-client-metadata:<ip>`, see
- * {@link parseRequest}); over it, 429 before any fetch. A registered client, or a document in the
- * cache, costs no fetch and is not counted; nor is a document whose client this isolate issued
- * tokens to lately (`documentAcceptedRecently`: a hosted assistant refreshing its users' tokens
+ * provider looks up, `requestClientId` of src/oauth/token-request.ts) is a document URL the
+ * provider does not hold in its cache makes the Worker fetch a URL the caller chose. Each address
+ * gets AUTH_IP_RATE_LIMITER's budget of such requests, shared with /authorize
+ * (`oauth-client-metadata:<ip>`, see {@link parseRequest}); over it, 429 before any fetch. A
+ * registered client, or a document in the cache, costs no fetch and is not counted; nor is a
+ * document whose client this isolate issued tokens to lately (an authorization-code or refresh
+ * grant answered 200; `documentAcceptedRecently`: a hosted assistant refreshing its users' tokens
  * from shared egress addresses is not the caller the budget is for).
  */
 oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next) {
@@ -332,16 +324,14 @@ oauthRoutes.use(OAUTH_PATHS.token, async function metadataDocumentBudget(c, next
       }
     }
     await next();
-    if (c.res.status === 200)
+    // Only a grant that issued tokens: a revocation answers 200 too (RFC 7009), for any token and a
+    // public client named by `client_id` alone, and would exempt any document that parses.
+    if (c.res.status === 200 && ISSUING_GRANTS.has(String(form?.get("grant_type") ?? "")))
       rememberAcceptedDocument(client, c.env.OAUTH_KV, (p) => c.executionCtx.waitUntil(p));
     return;
   }
   await next();
 });
-
-/** What a client whose metadata document URL answered with redirect `status` is told. */
-const redirectedDocument = (status: number) =>
-  `the client metadata document (the client_id URL) answered with a redirect (HTTP ${status}), which is not followed: serve the document at its client_id URL itself`;
 
 /**
  * A token request whose client's metadata document URL answered with a redirect (refused, not
@@ -355,7 +345,7 @@ oauthRoutes.use(OAUTH_PATHS.token, async function redirectedDocumentError(c, nex
   const status = client !== null && isMetadataDocumentUrl(client) ? refusedRedirect(client) : undefined;
   if (status === undefined || (await oauthErrorCode(c.res)) !== "invalid_client") return;
   const res = Response.json(
-    { error: "invalid_client", error_description: redirectedDocument(status) },
+    { error: "invalid_client", error_description: redirectedDocumentDescription(status) },
     { status: 401, headers: c.res.headers },
   );
   res.headers.delete("content-length");
@@ -429,181 +419,6 @@ oauthRoutes.all(
   },
 );
 
-/** The client id of an HTTP Basic client credential (RFC 6749 §2.3.1), still form-encoded; null for none. */
-function basicClientId(authorization: string | undefined): string | null {
-  const encoded = /^basic\s+(\S+)$/i.exec(authorization?.trim() ?? "")?.[1];
-  if (!encoded) return null;
-  try {
-    const credentials = atob(encoded);
-    return credentials.slice(0, Math.max(0, credentials.indexOf(":")));
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The client a token request authenticates as, if the provider accepts its credentials: the
- * client id of HTTP Basic credentials (form-decoded, RFC 6749 §2.3.1), else `client_id`, else a
- * client assertion's `iss` — the order the provider reads them in. Null for none.
- */
-function requestClientId(form: FormData | null, authorization: string | undefined): string | null {
-  const basic = basicClientId(authorization);
-  if (basic !== null) {
-    try {
-      return decodeURIComponent(basic.replaceAll("+", " "));
-    } catch {
-      return null;
-    }
-  }
-  const clientId = form?.get("client_id");
-  if (typeof clientId === "string" && clientId !== "") return clientId;
-  return assertionIssuer(form?.get("client_assertion"));
-}
-
-/**
- * The unverified `iss` of a client assertion (RFC 7523 §3): without a `client_id` the provider looks
- * the client up by it before it verifies anything. Null for none.
- */
-function assertionIssuer(assertion: unknown): string | null {
-  if (typeof assertion !== "string") return null;
-  try {
-    const claims = JSON.parse(new TextDecoder().decode(fromBase64url(assertion.split(".")[1] ?? "")));
-    return typeof claims?.iss === "string" ? claims.iss : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Whether a token request names a client, code or token longer than the provider can look up
- * (`oauthIdTooLong`): the client as `client_id`, Basic credentials or a client assertion's issuer.
- * Form-encoded values only shrink when decoded, so the raw Basic client id is measured as sent.
- */
-function oversizedTokenRequest(form: FormData | null, authorization: string | undefined): boolean {
-  const named = ["client_id", "code", "refresh_token", "token"].map((field) => form?.get(field));
-  named.push(basicClientId(authorization), assertionIssuer(form?.get("client_assertion")));
-  return named.some((value) => typeof value === "string" && oauthIdTooLong(value));
-}
-
-/**
- * The code, refresh token or token to revoke a token request presents, by its grant type
- * (RFC 6749 §4.1.3 and §6, RFC 7009 §2.1); null for none.
- */
-function presentedToken(form: FormData | null): string | null {
-  const grantType = form?.get("grant_type");
-  const field =
-    grantType === "authorization_code" ? "code" : grantType === "refresh_token" ? "refresh_token" : "token";
-  const value = form?.get(field);
-  return typeof value === "string" ? value : null;
-}
-
-/** The `error` of an OAuth error response (RFC 6749 §5.2), read from a copy; undefined for none. */
-async function oauthErrorCode(res: Response): Promise<unknown> {
-  const body = (await res
-    .clone()
-    .json()
-    .catch(() => null)) as { error?: unknown } | null;
-  return body?.error;
-}
-
-const REUSED: { error: string; error_description: string } = {
-  error: "invalid_grant",
-  error_description:
-    "refresh token reused: it was already rotated out, so the authorization is revoked; authorize again",
-};
-
-/**
- * A refresh through the provider, with reuse detection (src/oauth/refresh-reuse.ts): the previous
- * token retries once, a replay of a refresh token the grant issued revokes it, and a token it never
- * issued as one (an access token, a made-up string) is refused by the provider and ends nothing. A
- * replay is acted on only once the provider has authenticated the client — its answer is tokens or
- * `invalid_grant`, not `invalid_client` — so a request that cannot authenticate as a confidential
- * client cannot revoke that client's grant;
- * and only when that client (`clientId`, {@link requestClientId}) is the grant's, so no other
- * client can end it with a refresh token made up from its subject and id.
- */
-async function refreshWithReuseDetection(
-  c: Ctx,
-  resource: string,
-  ref: { subject: string; grantId: string },
-  token: string,
-  grant: RotationRecord,
-  clientId: string | null,
-): Promise<Response> {
-  const { use, hash } = await refreshUse(c.env, ref, token, grant, clientId);
-  const res = await asFetch(c, resource);
-  if (use === "foreign" || use === "unknown") return res;
-  if (use === "current") {
-    if (res.ok) await retire(c.env, ref, grant.previousRefreshTokenId);
-    return res;
-  }
-  if (use === "retry") {
-    if (res.ok) await Promise.all([markRetried(c.env, ref, hash), retire(c.env, ref, grant.refreshTokenId)]);
-    return res;
-  }
-  if (!res.ok && (res.status !== 400 || (await oauthErrorCode(res)) !== "invalid_grant")) return res;
-  await grantRevoker(c)(ref);
-  return c.json(REUSED, 400, { "cache-control": "no-store", pragma: "no-cache" });
-}
-
-/** The record of a grant as read before a token request: rotation fields, and its code's. */
-type GrantBefore = RotationRecord & { authCodeId?: unknown; authCodeWrappedKey?: unknown };
-
-/**
- * Whether the provider itself revoked the grant (`grant`, as read before the request) in answering
- * this token request `res`: its client revoking its current or previous refresh token (RFC 7009,
- * answered 200), or its client presenting its already exchanged authorization code again (RFC 6749
- * §4.1.2, answered `invalid_grant`). The library deletes the grant from `OAUTH_KV` on its own
- * there, so the revocation is recorded in `revoked_oauth_grants` once it has answered (as
- * {@link grantRevoker} records this Worker's own). An access token revoked alone ends no grant
- * (it is recorded in `revoked_oauth_tokens` instead: {@link revokedAccessToken}).
- */
-async function revokedByProvider(
-  form: FormData | null,
-  token: string,
-  grant: GrantBefore,
-  clientId: string | null,
-  res: Response,
-): Promise<boolean> {
-  if (clientId === null || clientId !== grant.clientId) return false;
-  const grantType = form?.get("grant_type");
-  if (grantType === null || grantType === undefined) {
-    if (res.status !== 200) return false;
-    const hash = await sha256Hex(token);
-    return hashMatches(hash, grant.refreshTokenId) || hashMatches(hash, grant.previousRefreshTokenId);
-  }
-  if (grantType !== "authorization_code" || res.status !== 400 || grant.authCodeWrappedKey) return false;
-  return (
-    hashMatches(await sha256Hex(token), grant.authCodeId) && (await oauthErrorCode(res)) === "invalid_grant"
-  );
-}
-
-/** An access token's KV record as read before a revocation request (`readAccessTokenRecord`). */
-type AccessTokenBefore = NonNullable<Awaited<ReturnType<typeof readAccessTokenRecord>>>;
-
-/**
- * Whether the provider revoked an access token alone in answering this revocation request `res`
- * (RFC 7009, answered 200): the token (`record`, as read before the request) was one of its access
- * tokens, issued to the client the request authenticated as (`clientId`, {@link requestClientId};
- * the provider answers 200 without revoking a token of another client, and an unauthenticated
- * request is answered 401). The library deletes it from `OAUTH_KV` only, so it is recorded in
- * `revoked_oauth_tokens` once the library has answered (as {@link revokedByProvider} records a
- * grant), until it would have expired.
- */
-function revokedAccessToken(
-  form: FormData | null,
-  record: AccessTokenBefore | null,
-  grant: GrantBefore,
-  clientId: string | null,
-  res: Response,
-): record is AccessTokenBefore & { expiresAt: number } {
-  if (record === null || clientId === null || res.status !== 200) return false;
-  const grantType = form?.get("grant_type");
-  if (grantType !== null && grantType !== undefined) return false;
-  const owner = record.grant?.clientId ?? grant.clientId;
-  return owner === clientId && typeof record.expiresAt === "number" && record.expiresAt * 1000 > Date.now();
-}
-
 oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
   // A code, refresh token or revoked token names its grant; the grant names its one resource.
   let resource = platformResource(issuer(c));
@@ -632,8 +447,19 @@ oauthRoutes.all(OAUTH_PATHS.token, async (c) => {
     ]);
     if (typeof grant?.resource === "string") resource = grant.resource;
     const clientId = requestClientId(form, c.req.header("authorization"));
-    if (token && ref && grant && form?.get("grant_type") === "refresh_token")
-      return refreshWithReuseDetection(c, resource, ref, token, grant, clientId);
+    if (token && ref && grant && form?.get("grant_type") === "refresh_token") {
+      const res = await refreshWithReuseDetection(
+        c.env,
+        ref,
+        token,
+        grant,
+        clientId,
+        () => asFetch(c, resource),
+        grantRevoker(c),
+      );
+      if (res !== "reused") return res;
+      return c.json(REFRESH_TOKEN_REUSED, 400, { "cache-control": "no-store", pragma: "no-cache" });
+    }
     if (token && ref && grant) {
       const res = await asFetch(c, resource);
       if (await revokedByProvider(form, token, grant, clientId, res))
@@ -690,82 +516,14 @@ async function pageRateLimit(
   }
 }
 
-/** What the page may offer for a target: the app, and which sign-in kinds its auth mode allows. */
-interface SigninTarget {
-  selector: ProjectSelector | null;
-  projectId: string | null;
-  appName: string;
-  endUserAllowed: boolean;
-  developerAllowed: boolean;
-  notice?: string;
-}
+const refused = (c: Ctx, refusal: Refusal) => refuse(c, refusal.status, refusal.title, refusal.message);
 
+/** What the page offers for the endpoint a request names: the app it looks up, or its refusal page. */
 async function signinTarget(c: Ctx, target: ResourceTarget): Promise<SigninTarget | Response> {
-  if (target.kind === "platform") {
-    return {
-      selector: null,
-      projectId: null,
-      appName: "the Amba platform",
-      endUserAllowed: false,
-      developerAllowed: true,
-    };
-  }
-  const selector: ProjectSelector =
-    "slug" in target ? { slug: target.slug } : { projectId: target.projectId };
-  const found = await projectForSignin(c.var.db, selector);
-  if (!found)
-    return refuse(
-      c,
-      404,
-      "No such app",
-      "This MCP endpoint names no app. Check the URL you gave your assistant.",
-    );
-  const { project, config } = found;
-  // The name its developer chose, shown to people who are not that developer: see shownName.
-  const appName = shownName(project.name);
-  if (!config.enabled)
-    return refuse(
-      c,
-      403,
-      "This app's MCP endpoint is turned off",
-      `${appName} does not accept MCP connections right now.`,
-    );
-  const endUserAllowed = config.authMode !== "developer_only";
-  const developerAllowed = config.authMode !== "client_only";
-  return {
-    selector,
-    projectId: project.id,
-    appName,
-    endUserAllowed,
-    developerAllowed,
-    ...(endUserAllowed
-      ? {}
-      : {
-          notice: `${appName} accepts only its developer on this MCP endpoint (auth mode developer_only): signing in with an app account is not available.`,
-        }),
-  };
-}
-
-/**
- * Whether a redirect URI is on one of this server's hosts: the issuer's, or the app hostnames'
- * suffix and every name under it. Registration takes any https URI, but a code sent to one of ours
- * goes to no client: the page would name a first-party host as where the browser goes back to, and
- * the code would land in a URL of ours (another sign-in page's query, kept in its transaction).
- * A loopback redirect URI is the person's own computer (RFC 8252), also under `npm run dev`, whose
- * issuer is `http://localhost:8787`.
- */
-function onOwnHost(redirectUri: string, iss: string, hostSuffix: string): boolean {
-  let host: string;
-  try {
-    host = new URL(redirectUri).hostname;
-  } catch {
-    return false;
-  }
-  if (host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)) return false;
-  const suffix = hostSuffix.toLowerCase();
-  return (
-    host === new URL(iss).hostname || (suffix !== "" && (host === suffix || host.endsWith(`.${suffix}`)))
-  );
+  if (target.kind === "platform") return PLATFORM_SIGNIN;
+  const selector = appSelectorOf(target);
+  const decided = appSigninTarget(selector, await projectForSignin(c.var.db, selector));
+  return isRefusal(decided) ? refused(c, decided) : decided;
 }
 
 /** Parse and validate the authorization request (client, redirect URI, PKCE S256, resource). */
@@ -776,23 +534,9 @@ async function parseRequest(
   { oauth: OAuthHelpers; authRequest: AuthRequest; target: ResourceTarget; resource: string } | Response
 > {
   const iss = issuer(c);
-  const requested = new URL(request.url).searchParams.get("resource");
-  const target = requested ? parseResource(requested, iss, c.env.APP_MCP_HOST_SUFFIX) : null;
-  if (!target)
-    return refuse(
-      c,
-      400,
-      "Unknown MCP endpoint",
-      "This sign-in request does not name one of this server's MCP endpoints (its resource parameter). Reconnect from your assistant.",
-    );
-  const resource = resourceOf(target, iss, c.env.APP_MCP_HOST_SUFFIX);
-  if (oauthIdTooLong(new URL(request.url).searchParams.get("client_id") ?? ""))
-    return refuse(
-      c,
-      400,
-      "This sign-in request is not valid",
-      "Its client_id is too long to be a client of this server.",
-    );
+  const named = authorizeTarget(request.url, iss, c.env.APP_MCP_HOST_SUFFIX);
+  if (isRefusal(named)) return refused(c, named);
+  const { target, resource } = named;
   // A client_id URL the provider must fetch (the page's view and each form post look it up): the
   // address's budget of such requests, shared with the token endpoint (metadataDocumentBudget).
   if (await fetchesMetadataDocument(new URL(request.url).searchParams.get("client_id"))) {
@@ -809,55 +553,20 @@ async function parseRequest(
   try {
     const authRequest = await oauth.parseAuthRequest(request);
     if (onOwnHost(authRequest.redirectUri, iss, c.env.APP_MCP_HOST_SUFFIX))
-      return refuse(
-        c,
-        400,
-        "This sign-in request is not valid",
-        "Its redirect URI is on this server. An assistant's redirect URI is the assistant's own.",
-      );
+      return refused(c, OWN_HOST_REDIRECT);
     return { oauth, authRequest, target, resource };
   } catch (err) {
     // A client_id that is a URL (Client ID Metadata Document) whose document cannot be fetched
     // names no client we can check: the client's fault, told to the person, not a 500.
-    if (err instanceof CimdFetchError) {
-      const status = refusedRedirect(err.metadataUrl);
-      return refuse(
-        c,
-        400,
-        "This sign-in request is not valid",
-        status === undefined
-          ? "The assistant's client metadata document (its client_id URL) could not be fetched."
-          : `The assistant's client metadata document (its client_id URL) answered with a redirect (HTTP ${status}), which is not followed: a client metadata document must be served at its client_id URL itself.`,
-      );
-    }
+    if (err instanceof CimdFetchError)
+      return refused(c, unfetchedDocumentRefusal(refusedRedirect(err.metadataUrl)));
     // Shown here, never redirected (even when the provider offers `redirectTo`): registration is
     // open, so a redirect URI is whatever its registrant chose, and an automatic redirect on a
     // malformed request would make this origin an open redirector (RFC 9700 §4.11.2). Only a person
     // who saw this page (Allow or Deny) is sent back to the client.
-    if (err instanceof AuthorizationError)
-      return refuse(c, 400, "This sign-in request is not valid", err.description);
+    if (err instanceof AuthorizationError) return refused(c, invalidRequestRefusal(err.description));
     throw err;
   }
-}
-
-/**
- * What the page says about the request: the provider's description, with the client's self-chosen
- * name as {@link shownName} makes it, followed by the one fact about the client that is not its own
- * claim (the grant keeps that spelling too):
- * - a Client ID Metadata Document's name, by the domain that publishes it:
- *   `Claude (assistant-login.example)` — anyone can publish a document calling itself "Claude", and
- *   only its URL says whose it is (MCP security best practices: the consent page shows it);
- * - a registered client's name, by the host its redirect URI sends the person (and the code) back
- *   to: `Claude (claude.ai.sign-in.example)` — registration is open, so the name is anyone's pick.
- *   A loopback redirect URI (a desktop client's) stays on the person's computer: the name stands alone.
- * Hosts are `URL`'s ASCII (punycode) spelling, so one cannot pass for another in look-alike letters;
- * the page also names the redirect host under the forms.
- */
-async function describeConsent(oauth: OAuthHelpers, authRequest: AuthRequest) {
-  const consent = await oauth.describeConsent(authRequest);
-  const name = shownName(consent.clientName);
-  const from = consent.clientDomain ?? (consent.redirectIsLoopback ? undefined : consent.redirectHost);
-  return { ...consent, clientName: from ? `${name} (${from})` : name };
 }
 
 /**
@@ -891,10 +600,7 @@ oauthRoutes.get(OAUTH_PATHS.authorize, async (c) => {
   const target = await signinTarget(c, parsed.target);
   if (target instanceof Response) return target;
   const consent = await describeConsent(parsed.oauth, parsed.authRequest);
-  const tx = randomSecret();
-  await c.env.OAUTH_KV.put(txKey(tx), JSON.stringify({ query: new URL(c.req.url).search }), {
-    expirationTtl: TX_TTL_S,
-  });
+  const tx = await openSigninTransaction(c.env, new URL(c.req.url).search);
   const { prefix, path, secure } = txCookie(c);
   setCookie(c, TX_COOKIE, tx, {
     ...(prefix ? { prefix } : {}),
@@ -902,7 +608,7 @@ oauthRoutes.get(OAUTH_PATHS.authorize, async (c) => {
     httpOnly: true,
     sameSite: "Lax",
     secure,
-    maxAge: TX_TTL_S,
+    maxAge: SIGNIN_TX_TTL_S,
   });
   return page(
     c,
@@ -946,7 +652,7 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
     !constantTimeEqual(getCookie(c, TX_COOKIE, txCookie(c).prefix) ?? "", input.tx)
   )
     return refuse(c, 403, "Form expired", EXPIRED);
-  const stored = await c.env.OAUTH_KV.get<{ query: string }>(txKey(input.tx), { type: "json" });
+  const stored = await signinTransaction(c.env, input.tx);
   if (!stored) return refuse(c, 403, "Form expired", EXPIRED);
   const parsed = await parseRequest(c, new Request(`${issuer(c)}${OAUTH_PATHS.authorize}${stored.query}`));
   if (parsed instanceof Response) return parsed;
@@ -954,7 +660,7 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
   const target = await signinTarget(c, parsed.target);
   if (target instanceof Response) return target;
   const finish = async () => {
-    await c.env.OAUTH_KV.delete(txKey(input.tx));
+    await closeSigninTransaction(c.env, input.tx);
     const { prefix, path, secure } = txCookie(c);
     deleteCookie(c, TX_COOKIE, { ...(prefix ? { prefix } : {}), path, secure });
   };
@@ -981,8 +687,7 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
       status,
     );
 
-  let props: OAuthProps;
-  let metadata: GrantMetadata;
+  let who: SignedIn;
   if (input.mode === "end_user") {
     if (!target.endUserAllowed || !target.selector || !target.projectId)
       return refuse(
@@ -1005,15 +710,7 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
       throw err;
     }
     const user = found.signinUser as NonNullable<typeof found.signinUser>;
-    props = { kind: "end_user", projectId: found.project.id, userId: user.id };
-    metadata = {
-      projectId: found.project.id,
-      scope: "end_user",
-      principalId: user.id,
-      email: user.email,
-      clientName: consent.clientName,
-      resource,
-    };
+    who = { kind: "end_user", projectId: found.project.id, user: { id: user.id, email: user.email } };
   } else {
     if (!target.developerAllowed)
       return refuse(
@@ -1033,21 +730,14 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
         );
       throw err;
     }
-    props = {
+    who = {
       kind: "developer",
       projectId: target.projectId,
       developerId: dev.developerId,
       tokenId: dev.tokenId,
     };
-    metadata = {
-      projectId: target.projectId,
-      scope: "developer",
-      principalId: dev.developerId,
-      email: "",
-      clientName: consent.clientName,
-      resource,
-    };
   }
+  const { props, metadata } = authorizationGrant(who, consent.clientName, resource);
   const subject = subjectOf(props.kind, metadata.principalId);
   // Completing it revokes the subject's earlier grants of this client (the provider's default).
   c.set("credentialHolder", { subject });

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../src/errors.ts";
-import type { FunctionMeta } from "../../../src/functions/definition.ts";
+import type { DeployedFunction } from "../../../src/functions/definition.ts";
 import {
   buildUpstreamRequest,
   callUpstream,
@@ -20,7 +20,7 @@ const identity = {
   requestId: "req-1",
 };
 
-const typed: FunctionMeta = {
+const typed: DeployedFunction = {
   name: "send_welcome_email",
   version: 3,
   url: "https://fn.example.com/welcome?src=amba",
@@ -33,7 +33,7 @@ const typed: FunctionMeta = {
     },
   },
 };
-const untyped: FunctionMeta = { name: "ping", version: 1, url: "http://fn.example.com/ping", mcp: null };
+const untyped: DeployedFunction = { name: "ping", version: 1, url: "http://fn.example.com/ping", mcp: null };
 
 async function rejection(fn: () => unknown): Promise<AppError> {
   try {
@@ -162,6 +162,17 @@ describe("functionToolDescription", () => {
     expect(functionToolDescription({ ...untyped, mcp: { description: "Pings." } })).toMatch(
       /^Pings\. This function/,
     );
+  });
+
+  it("says a function with no URL yet cannot be called, typed or not", () => {
+    const note =
+      /Not callable yet: the function has no URL deployed, so a call fails with function_not_deployed/;
+    expect(functionToolDescription({ ...typed, url: null })).toMatch(
+      new RegExp(`^Send the welcome email\\. ${note.source}`),
+    );
+    expect(functionToolDescription({ ...untyped, url: null })).toMatch(note);
+    expect(functionToolDescription(typed)).not.toMatch(note);
+    expect(functionToolDescription(untyped)).not.toMatch(note);
   });
 });
 

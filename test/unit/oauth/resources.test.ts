@@ -4,8 +4,10 @@ import { wwwAuthenticate } from "../../../src/oauth/challenge.ts";
 import {
   appResource,
   issuerOf,
+  mcpEndpointOnHost,
   parseResource,
   platformResource,
+  protectedResourceMetadata,
   resourceMetadataUrl,
   resourceOf,
   slugResource,
@@ -92,5 +94,32 @@ describe("OAuth tokens and challenges", () => {
     ).toBe(
       `Bearer realm="amba", resource_metadata="${url}", error="invalid_token", error_description="bad \\"token\\""`,
     );
+  });
+});
+
+describe("the protected resource metadata of /mcp on a host", () => {
+  it("is the app's hostname endpoint on <slug>.<suffix>, the platform MCP anywhere else", () => {
+    expect(mcpEndpointOnHost("chef.mcp.amba.host", ISSUER, SUFFIX)).toEqual({
+      resource: "https://chef.mcp.amba.host/mcp",
+      name: "Amba app MCP",
+    });
+    for (const host of ["mcp.amba.dev", "mcp.amba.host", "-bad-.mcp.amba.host", "elsewhere.example"])
+      expect(mcpEndpointOnHost(host, ISSUER, SUFFIX), host).toEqual({
+        resource: "https://mcp.amba.dev/mcp",
+        name: "Amba platform MCP",
+      });
+    expect(mcpEndpointOnHost("chef.mcp.localhost", "http://localhost:8787", "mcp.localhost")).toEqual({
+      resource: "http://chef.mcp.localhost:8787/mcp",
+      name: "Amba app MCP",
+    });
+  });
+
+  it("names the resource, its issuer and the header as the one bearer method (RFC 9728 §2)", () => {
+    expect(protectedResourceMetadata("https://chef.mcp.amba.host/mcp", ISSUER, "Amba app MCP")).toEqual({
+      resource: "https://chef.mcp.amba.host/mcp",
+      authorization_servers: ["https://mcp.amba.dev"],
+      bearer_methods_supported: ["header"],
+      resource_name: "Amba app MCP",
+    });
   });
 });

@@ -127,17 +127,18 @@ describe("deploy, versions, promote, delete", () => {
     expect(results.map((r) => r.body.version).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
-  it("deploys seed 004's metadata without a url: the active version's URL is kept; a first deploy needs one", async () => {
+  it("deploys seed 004's metadata without a url: the active version's URL is kept (none on a first deploy)", async () => {
     const dev = await signupDeveloper();
     const first = await deploy(dev, { name: "send_welcome_email", mcp: WELCOME });
-    expectError(first, 400, "url: required for the first deploy");
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.body).toMatchObject({ version: 1, url: null, active: true, mcp: WELCOME });
     await deploy(dev, { name: "send_welcome_email", url: `${echoUrl}/a` });
     await deploy(dev, { name: "send_welcome_email", url: `${echoUrl}/b` });
-    // Promoted back to version 1: a metadata-only deploy keeps the *active* version's URL, not the newest.
-    await apiJson(admin(dev, "/send_welcome_email/promote"), { token: dev.token, json: { version: 1 } });
+    // Promoted back to version 2: a metadata-only deploy keeps the *active* version's URL, not the newest.
+    await apiJson(admin(dev, "/send_welcome_email/promote"), { token: dev.token, json: { version: 2 } });
     const metadata = await deploy(dev, { name: "send_welcome_email", mcp: WELCOME });
     expect(metadata.status, JSON.stringify(metadata.body)).toBe(201);
-    expect(metadata.body).toMatchObject({ version: 3, url: `${echoUrl}/a`, active: true });
+    expect(metadata.body).toMatchObject({ version: 4, url: `${echoUrl}/a`, active: true });
     expect(metadata.body.mcp.description).toBe(WELCOME.description);
   });
 

@@ -138,7 +138,7 @@ describe("function URLs: invoke", () => {
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ status: 400, code: "invalid_url" });
     expect((error as AppError).message).toContain("scheme http is not allowed (https only)");
-    const https = { ...fn, url: fn.url.replace("http:", "https:") };
+    const https = { ...fn, url: `${fn.url}`.replace("http:", "https:") };
     const refused = await invokeUnder("strict", https).catch((err: unknown) => err);
     expect((refused as AppError).message).toBe(
       "function url refused: loopback address 127.0.0.1 is not allowed",

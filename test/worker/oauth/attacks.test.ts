@@ -445,6 +445,9 @@ describe("the authorization server, attacked again", () => {
       "https://MCP.AMBA.DEV/cb",
       "https://any-app.mcp.amba.host/cb",
       "https://mcp.amba.host/cb",
+      // A trailing dot names the same host (its fully qualified spelling), and a browser goes there.
+      "https://mcp.amba.dev./cb",
+      "https://any-app.mcp.amba.host./cb",
     ]) {
       const clientId = await registerClient([redirect]);
       const res = await authorize(

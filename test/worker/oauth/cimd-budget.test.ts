@@ -38,8 +38,9 @@ async function tokenFrom(ip: string, fields: Record<string, string>, headers: Re
     headers: { "content-type": "application/x-www-form-urlencoded", "cf-connecting-ip": ip, ...headers },
     body: new URLSearchParams(fields),
   });
+  const text = await res.text(); // a revocation's 200 has no body
   // biome-ignore lint/suspicious/noExplicitAny: tests assert the shape
-  const body = (await res.json()) as any;
+  const body = (text === "" ? null : JSON.parse(text)) as any;
   return { status: res.status, retryAfter: res.headers.get("retry-after"), body };
 }
 
@@ -204,6 +205,29 @@ describe("client metadata document fetches are bounded per address", () => {
     expect(other.status).toBe(429);
     // Other isolates learn it from OAUTH_KV (written after the response).
     await waitForKv(await acceptedDocumentKey(clientId));
+  });
+
+  it("does not exempt a document whose client only revoked a token (a 200 that issued nothing)", async () => {
+    const ip = freshIp();
+    const clientId = `https://assistant.example/${dev.projectId}/revoker-${crypto.randomUUID()}.json`;
+    const cache = await cacheDocument(clientId, "Revoker");
+    // RFC 7009: a revocation of an unknown token answers 200; a public client names itself alone.
+    for (const grantType of [undefined, ""]) {
+      const revoked = await tokenFrom(ip, {
+        ...(grantType === undefined ? {} : { grant_type: grantType }),
+        token: "made-up",
+        client_id: clientId,
+      });
+      expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    }
+    await cache.delete(clientId);
+    await spendBudget(ip);
+    const next = await tokenFrom(ip, {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: clientId,
+    });
+    expect(next.status, JSON.stringify(next.body)).toBe(429);
   });
 
   it("lets a document another isolate saw issued tokens past a spent budget (OAUTH_KV marker)", async () => {

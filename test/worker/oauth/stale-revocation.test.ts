@@ -336,6 +336,30 @@ describe("a revoked grant while KV elsewhere still holds it", () => {
     await expectRefreshRefused(grant.clientId, grant.refresh_token);
   });
 
+  it("a revocation sent with an empty grant_type (the provider's revocation all the same) is recorded too", async () => {
+    // The provider takes a request without a grant type — `grant_type=` included — and with a
+    // token for an RFC 7009 revocation, and revokes: the record must not depend on the spelling.
+    const grant = await authorized(url, await freshSignIn());
+    const other = await refresh(grant.clientId, grant.refresh_token);
+    expect(other.status).toBe(200);
+    const records = await grantRecords(grant.access_token);
+    const alone = await revoke({ grant_type: "", token: grant.access_token, client_id: grant.clientId });
+    expect(alone.status).toBe(200);
+    await staleKv(records);
+    expect((await rawToolsList(url, grant.access_token)).status).toBe(401);
+    expect((await rawToolsList(url, other.body.access_token)).status).toBe(200);
+    const rest = await grantRecords(other.body.access_token);
+    const ended = await revoke({
+      grant_type: "",
+      token: other.body.refresh_token,
+      client_id: grant.clientId,
+    });
+    expect(ended.status).toBe(200);
+    await staleKv(rest);
+    expect((await rawToolsList(url, other.body.access_token)).status).toBe(401);
+    await expectRefreshRefused(grant.clientId, other.body.refresh_token);
+  });
+
   it("the previous refresh token, revoked by its client, ends the grant too; another client's revocation ends nothing", async () => {
     const grant = await authorized(url, await freshSignIn());
     const rotated = await refresh(grant.clientId, grant.refresh_token);

@@ -314,10 +314,17 @@ describe("platform MCP with a developer token", () => {
     expect(overlap.previous_expires_at).toEqual(expect.any(String));
     expect(overlap).toEqual((await rest("/functions/signing-secret")).body);
 
-    expect(await ok(client, "amba_functions_delete", { project_id, name: "send_welcome" })).toEqual({
-      name: "send_welcome",
-      deleted: true,
-    });
+    // Seed 004's metadata without a url: a first deploy makes a function with none yet.
+    const deployTool = (await client.listTools()).tools.find((t) => t.name === "amba_functions_deploy");
+    expect(deployTool?.inputSchema.required).not.toContain("url");
+    const metadataOnly = await ok(client, "amba_functions_deploy", { project_id, name: "later", mcp });
+    expect(metadataOnly).toMatchObject({ name: "later", version: 1, url: null, active: true, mcp });
+
+    for (const name of ["send_welcome", "later"])
+      expect(await ok(client, "amba_functions_delete", { project_id, name })).toEqual({
+        name,
+        deleted: true,
+      });
     expect((await rest("/functions")).body).toEqual({ functions: [] });
   });
 

@@ -5,7 +5,7 @@
  */
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import { printable } from "../../printable.ts";
+import { printable } from "../printable.ts";
 
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
