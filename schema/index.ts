@@ -219,7 +219,11 @@ export const releasedSlugs = pgTable(
     developerId: uuid("developer_id"),
     releasedAt: timestamp("released_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("released_slugs_released_at_idx").on(t.releasedAt)],
+  (t) => [
+    index("released_slugs_released_at_idx").on(t.releasedAt),
+    // A developer's reservations, newest first: at most 100 are kept (migration 0018).
+    index("released_slugs_developer_id_released_at_idx").on(t.developerId, t.releasedAt),
+  ],
 );
 
 /**

@@ -11,6 +11,10 @@
  * 503 `server_busy` with a `Retry-After` (an `isError` tool result on the MCP endpoints); a
  * statement is refused before it is sent once either is already held, so a refused write never
  * reaches the database, and the answer of a write that was sent is always read (and counted).
+ * An app's share is also its tenant's: once a request's developer is known ({@link AnswerMemory.tenant}),
+ * its answers count in that developer's share too, which is no larger than an app's — a developer
+ * has up to 100 projects (and platform requests of their own), and with a share per app alone two
+ * of them held the whole isolate, every other tenant's read refused (test/worker/tenant-red3.test.ts).
  * A hold also lapses {@link HOLD_LEASE_MS} after it was opened: when a client goes away, the runtime
  * may cancel its request's pending I/O, and the `finally` that releases the hold never runs.
  * Per isolate and in memory, O(1) per charge (amortised). Pure (no runtime imports).
@@ -26,7 +30,8 @@ import { AppError } from "./errors.ts";
 export const ISOLATE_ANSWER_BYTES = 24 * 1024 * 1024;
 /**
  * Bytes of those one app may hold: half, so one app never holds the isolate alone, and one
- * largest answer (`MAX_RESULT_BYTES`, 8 MiB) still fits with the request's other reads.
+ * largest answer (`MAX_RESULT_BYTES`, 8 MiB) still fits with the request's other reads. One
+ * developer's apps and platform requests together hold no more (their tenant share).
  */
 export const APP_ANSWER_BYTES = 12 * 1024 * 1024;
 /**
@@ -50,13 +55,15 @@ const mib = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10}
 export class ServerBusyError extends AppError {
   override readonly headers = { "retry-after": String(BUSY_RETRY_AFTER_SECONDS) };
 
-  constructor(limits: AnswerMemoryLimits, scope: "isolate" | "app") {
+  constructor(limits: AnswerMemoryLimits, scope: "isolate" | "app" | "tenant") {
     super(
       503,
       "server_busy",
       scope === "app"
         ? `this app's requests already hold ${mib(limits.appBytes)} of database answers on this server; retry in ${BUSY_RETRY_AFTER_SECONDS} s, or send fewer large reads at once (a smaller limit)`
-        : `this server holds as many database answers as it may right now; retry in ${BUSY_RETRY_AFTER_SECONDS} s`,
+        : scope === "tenant"
+          ? `the requests of this app's developer (all their apps and platform requests) already hold ${mib(limits.appBytes)} of database answers on this server; retry in ${BUSY_RETRY_AFTER_SECONDS} s, or send fewer large reads at once (a smaller limit)`
+          : `this server holds as many database answers as it may right now; retry in ${BUSY_RETRY_AFTER_SECONDS} s`,
     );
     this.name = "ServerBusyError";
   }
@@ -69,6 +76,11 @@ export interface AnswerHold {
    * `developer:<id>` for a signed-in developer's platform request, "" for the rest of the platform.
    */
   app: string;
+  /**
+   * The developer the request's app (or platform request) belongs to, once known: its answers count
+   * in that developer's share too ({@link AnswerMemory.tenant}). Null until then.
+   */
+  tenant: string | null;
   readonly since: number;
   bytes: number;
   /** Released (or lapsed): charges go to a hold of their own (see src/worker/db.ts). */
@@ -85,6 +97,7 @@ export class AnswerMemory {
   /** Open holds, oldest first (a Set keeps insertion order; `since` only grows). */
   readonly #holds = new Set<AnswerHold>();
   readonly #apps = new Map<string, number>();
+  readonly #tenants = new Map<string, number>();
   #total = 0;
   /** Answers and statements refused so far (for logs and the tests). */
   refused = 0;
@@ -99,9 +112,15 @@ export class AnswerMemory {
     return app === undefined ? this.#total : (this.#apps.get(app) ?? 0);
   }
 
+  /** Bytes held now by one developer's requests (those whose developer is known). */
+  heldByTenant(tenant: string): number {
+    this.#lapse(Date.now());
+    return this.#tenants.get(tenant) ?? 0;
+  }
+
   /** A hold for one request of `app`. */
   open(app: string): AnswerHold {
-    const hold: AnswerHold = { app, since: Date.now(), bytes: 0, closed: false, lapsed: false };
+    const hold: AnswerHold = { app, tenant: null, since: Date.now(), bytes: 0, closed: false, lapsed: false };
     this.#holds.add(hold);
     return hold;
   }
@@ -115,10 +134,12 @@ export class AnswerMemory {
     this.#lapse(Date.now());
     if (hold.lapsed) throw this.#busy("isolate");
     if ((this.#apps.get(hold.app) ?? 0) >= this.limits.appBytes) throw this.#busy("app");
+    if (hold.tenant !== null && (this.#tenants.get(hold.tenant) ?? 0) >= this.limits.appBytes)
+      throw this.#busy("tenant");
     if (this.#total >= this.limits.isolateBytes) throw this.#busy("isolate");
   }
 
-  #busy(scope: "isolate" | "app"): ServerBusyError {
+  #busy(scope: "isolate" | "app" | "tenant"): ServerBusyError {
     this.refused++;
     return new ServerBusyError(this.limits, scope);
   }
@@ -134,11 +155,14 @@ export class AnswerMemory {
     // Lapsed while its request still reads (it outlived the lease): refused like a full budget.
     if (hold.lapsed && !overdraw) throw this.#busy("isolate");
     const app = (this.#apps.get(hold.app) ?? 0) + bytes;
+    const tenant = hold.tenant === null ? 0 : (this.#tenants.get(hold.tenant) ?? 0) + bytes;
     if (!overdraw) {
       if (app > this.limits.appBytes) throw this.#busy("app");
+      if (tenant > this.limits.appBytes) throw this.#busy("tenant");
       if (this.#total + bytes > this.limits.isolateBytes) throw this.#busy("isolate");
     }
     this.#apps.set(hold.app, app);
+    if (hold.tenant !== null) this.#tenants.set(hold.tenant, tenant);
     this.#total += bytes;
     hold.bytes += bytes;
   }
@@ -152,6 +176,22 @@ export class AnswerMemory {
     const app = (this.#apps.get(hold.app) ?? 0) - given;
     if (app > 0) this.#apps.set(hold.app, app);
     else this.#apps.delete(hold.app);
+    if (hold.tenant !== null) subtract(this.#tenants, hold.tenant, given);
+  }
+
+  /**
+   * Count `hold`, and what it already holds, in developer `tenant`'s share from now on: its request's
+   * caller is known to act for that developer's app (or as that developer). A request's answers
+   * before that — its credential check, a few hundred bytes — count in its app's share alone.
+   * Nothing for a released hold.
+   */
+  tenant(hold: AnswerHold, tenant: string): void {
+    if (hold.closed || hold.tenant === tenant) return;
+    if (hold.bytes > 0) {
+      if (hold.tenant !== null) subtract(this.#tenants, hold.tenant, hold.bytes);
+      this.#tenants.set(tenant, (this.#tenants.get(tenant) ?? 0) + hold.bytes);
+    }
+    hold.tenant = tenant;
   }
 
   /**
@@ -187,6 +227,13 @@ export class AnswerMemory {
       hold.lapsed = true;
     }
   }
+}
+
+/** Take `bytes` off `key`'s count, dropping the entry at zero. */
+function subtract(counts: Map<string, number>, key: string, bytes: number): void {
+  const left = (counts.get(key) ?? 0) - bytes;
+  if (left > 0) counts.set(key, left);
+  else counts.delete(key);
 }
 
 /** The isolate's answer memory (the Worker's request entry and database fetch use it). */

@@ -76,8 +76,10 @@ await db.execute(sql`
 await db.execute(sql`ANALYZE ${tableRef(meta)}`);
 console.log(`seeded ${ROWS} rows in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
 
-const developer: Actor = { scope: "developer" };
-const endUser: Actor = { scope: "end_user", userId: owner };
+// One tenant's slots (the bench's app has no developer row; any id names them).
+const tenant = crypto.randomUUID();
+const developer: Actor = { scope: "developer", tenant };
+const endUser: Actor = { scope: "end_user", userId: owner, tenant };
 
 // The cursor of the row at depth 10,000 (newest first), as the service would have issued it.
 const [deep] = (

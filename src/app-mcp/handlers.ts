@@ -58,7 +58,7 @@ export interface AppMcpContext {
   signing: SigningKeys;
   /** Counts successful calls (`agent_tool_calls`, and `function_invocations` for function tools). */
   meter: Meter;
-  /** Refuses inserts and updates while the app is over its storage quota (src/data/storage-quota.ts). */
+  /** Refuses inserts and updates while the app's tables are over its storage quota (src/data/storage-quota.ts). */
   storage: StorageGuard;
   /** What this HTTP request's tool results have answered so far (src/answer-budget.ts). */
   answers: AnswerBudget;

@@ -1,5 +1,7 @@
 /**
- * How many of one app's row statements an isolate sends to the shared database at once. The rate
+ * How many of one app's row statements an isolate sends to the shared database at once — with the
+ * other apps of its developer: the key callers pass is the developer (the tenant), since a developer
+ * has up to 100 apps, and a bound per app let one developer hold 100 apps' worth. The rate
  * limits count calls, and a call may hold a Postgres backend for up to the 8 s deadline, so an app's
  * callers could otherwise keep as many backends busy as they have calls in flight. Past
  * `inFlight` statements an app's next ones wait (no database cost: a waiter holds only its
@@ -59,8 +61,8 @@ export class TooManyConcurrentError extends AppError {
       429,
       "too_many_concurrent_requests",
       reason === "queue full"
-        ? `this app already has ${limits.inFlight} database calls running and ${limits.waiting} waiting on this server; retry in ${SLOTS_RETRY_AFTER_SECONDS} s, or send fewer calls at once`
-        : `no database slot for this app within ${limits.waitMs / 1000} s (${limits.inFlight} calls running); retry in ${SLOTS_RETRY_AFTER_SECONDS} s, or narrow the slow queries`,
+        ? `this app (with the other apps of its developer) already has ${limits.inFlight} database calls running and ${limits.waiting} waiting on this server; retry in ${SLOTS_RETRY_AFTER_SECONDS} s, or send fewer calls at once`
+        : `no database slot for this app within ${limits.waitMs / 1000} s (${limits.inFlight} calls of its developer's apps running); retry in ${SLOTS_RETRY_AFTER_SECONDS} s, or narrow the slow queries`,
     );
     this.name = "TooManyConcurrentError";
   }

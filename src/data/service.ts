@@ -57,6 +57,12 @@ export interface Actor {
   scope: "developer" | "end_user";
   /** The signed-in end user (required for `end_user`). */
   userId?: string;
+  /**
+   * The developer whose app this is: the app's row statements run in that developer's database
+   * slots (src/data/app-slots.ts), shared by all of the developer's apps — with slots per app, a
+   * developer's 100 projects could hold 100 apps' worth of the database's backends from one isolate.
+   */
+  tenant: string;
 }
 
 /** A row as returned to callers: server-managed columns plus the collection's columns. */
@@ -137,11 +143,12 @@ export async function run(db: SqlRunner, query: SQL): Promise<Row[]> {
 export const appSlots = new AppSlots(APP_SLOT_LIMITS);
 
 /**
- * `run` in one of the app's database slots: waits for one (or is refused, 429) past the bound; the
- * developer's calls wait ahead of the end users'.
+ * `run` in one of the app's database slots — its developer's, which all of the developer's apps
+ * share: waits for one (or is refused, 429) past the bound; the developer's calls wait ahead of the
+ * end users'.
  */
-function runRows(db: SqlRunner, actor: Actor, meta: CollectionMeta, query: SQL): Promise<Row[]> {
-  return appSlots.run(meta.projectId, () => run(db, query), actor.scope === "developer");
+function runRows(db: SqlRunner, actor: Actor, query: SQL): Promise<Row[]> {
+  return appSlots.run(actor.tenant, () => run(db, query), actor.scope === "developer");
 }
 
 const rowsOf = (rows: Row[]): Row[] => rows.map((r) => r.row as Row);
@@ -179,7 +186,7 @@ async function page(db: SqlRunner, actor: Actor, meta: CollectionMeta, input: Fi
   const conditions = readConditions(actor, meta.access);
   if (input.where) conditions.push(compileWhere(meta, input.where));
   if (input.cursor) conditions.push(keysetCondition(order, decodeCursor(input.cursor, order.signature)));
-  const rows = rowsOf(await runRows(db, actor, meta, selectPage(meta, conditions, order, limit + 1)));
+  const rows = rowsOf(await runRows(db, actor, selectPage(meta, conditions, order, limit + 1)));
   if (rows.length <= limit) return { rows, next_cursor: null };
   rows.length = limit;
   const last = rows[limit - 1] as Row;
@@ -201,9 +208,7 @@ export async function getRow(
   input: unknown,
 ): Promise<Row> {
   const { id } = parseInput(operationSchemas(meta).get, input) as GetInput;
-  const [row] = rowsOf(
-    await runRows(db, actor, meta, selectById(meta, id, readConditions(actor, meta.access))),
-  );
+  const [row] = rowsOf(await runRows(db, actor, selectById(meta, id, readConditions(actor, meta.access))));
   if (!row) throw notFound(`no row ${id} in ${meta.name}`);
   return row;
 }
@@ -221,9 +226,9 @@ export async function insertRowFor(
 ): Promise<Row> {
   const values = parseInput(operationSchemas(meta).insert, input);
   writeConditions(actor, meta);
-  storage(meta.projectId);
+  storage(meta.projectId, "rows");
   const owner = actor.scope === "end_user" ? endUserId(actor) : null;
-  const [row] = rowsOf(await runRows(db, actor, meta, insertRow(meta, uuidv7(), owner, values)));
+  const [row] = rowsOf(await runRows(db, actor, insertRow(meta, uuidv7(), owner, values)));
   return row as Row;
 }
 
@@ -234,7 +239,7 @@ async function missingForWrite(
   meta: CollectionMeta,
   id: string,
 ): Promise<AppError> {
-  const [visible] = await runRows(db, actor, meta, selectById(meta, id, readConditions(actor, meta.access)));
+  const [visible] = await runRows(db, actor, selectById(meta, id, readConditions(actor, meta.access)));
   return visible ? forbidden("you can only change rows you own") : notFound(`no row ${id} in ${meta.name}`);
 }
 
@@ -248,8 +253,8 @@ export async function updateRowFor(
 ): Promise<Row> {
   const { id, patch } = parseInput(operationSchemas(meta).update, input) as UpdateInput;
   const conditions = writeConditions(actor, meta);
-  storage(meta.projectId);
-  const [row] = rowsOf(await runRows(db, actor, meta, updateRow(meta, id, patch, conditions)));
+  storage(meta.projectId, "rows");
+  const [row] = rowsOf(await runRows(db, actor, updateRow(meta, id, patch, conditions)));
   if (!row) throw await missingForWrite(db, actor, meta, id);
   return row;
 }
@@ -267,7 +272,7 @@ export async function deleteRowFor(
   const conditions = writeConditions(actor, meta);
   // A developer may purge a row that is already soft-deleted (hard delete is developer-only).
   const statement = hard ? hardDeleteRow(meta, id, []) : softDeleteRow(meta, id, conditions);
-  const [row] = await runRows(db, actor, meta, statement);
+  const [row] = await runRows(db, actor, statement);
   if (!row) throw await missingForWrite(db, actor, meta, id);
   return { id, deleted: true, hard };
 }
@@ -292,7 +297,7 @@ export async function aggregate(
   if (clash) throw invalidInput(`group_by: column "${clash}" has the same name as a metric result`);
   const conditions = readConditions(actor, meta.access);
   if (parsed.where) conditions.push(compileWhere(meta, parsed.where));
-  return { rows: rowsOf(await runRows(db, actor, meta, aggregateRows(meta, metrics, groupBy, conditions))) };
+  return { rows: rowsOf(await runRows(db, actor, aggregateRows(meta, metrics, groupBy, conditions))) };
 }
 
 /** `nearest`: rows by cosine distance to a vector, each with `distance`. */
@@ -318,7 +323,7 @@ export async function nearest(
   if (parsed.where) conditions.push(compileWhere(meta, parsed.where));
   const limit = parsed.limit ?? DEFAULT_NEAREST_LIMIT;
   return {
-    rows: rowsOf(await runRows(db, actor, meta, nearestRows(meta, column, parsed.vector, conditions, limit))),
+    rows: rowsOf(await runRows(db, actor, nearestRows(meta, column, parsed.vector, conditions, limit))),
   };
 }
 

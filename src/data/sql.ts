@@ -60,6 +60,16 @@ export function projectSchemaName(projectId: string): string {
  * checked against. The catalog and the counter only (a size per table, a sum per project), never
  * the rows.
  */
+/**
+ * What `storageBytes` sums, apart: the app's tables (`tables`) and its stored events (`events`). The
+ * storage quota refuses row writes on the tables alone (src/data/storage-quota.ts).
+ */
+export const storageParts = (projectId: string): SQL =>
+  sql`select (select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${projectSchemaName(projectId)} and c.relkind = 'r') as tables,
+    (select coalesce(sum(b.bytes), 0) from app_event_bytes b where b.project_id = ${projectId}::uuid) as events`;
+
 export const storageBytes = (projectId: string): SQL =>
   sql`select (select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c
       join pg_namespace n on n.oid = c.relnamespace

@@ -3,8 +3,10 @@
  * (`storageBytes`, what the billing view reports as `storage_bytes`) may not grow past
  * `STORAGE_QUOTA_MIB` (wrangler.toml). Measuring on every write would add a query to the hot path,
  * so each isolate measures a project at most every {@link MEASURE_INTERVAL_MS}, in the background
- * (`waitUntil`), when the project writes, and refuses inserts, updates and event ingestion (403
- * `quota_exceeded`) while the last measurement is over the quota. Deletes and drops are never
+ * (`waitUntil`), when the project writes, and refuses event ingestion (403 `quota_exceeded`) while
+ * the last measurement is over the quota — inserts and updates while its tables alone are: events
+ * come with the app's public client key, without a session, so anyone can send them, and counted
+ * against row writes they let anyone lock the app's data (test/worker/tenant-red3.test.ts). Deletes and drops are never
  * refused: they are the way back under it (a delete of events tells this isolate what it freed,
  * {@link noteStorageFreed}). Reads never look.
  * The slack (README "Decisions"): an app can pass the quota by what it writes in one interval before
@@ -13,7 +15,7 @@
 import { quotaExceeded } from "../errors.ts";
 import { WeightedLru } from "../mcp/lru.ts";
 import type { SqlRunner } from "./service.ts";
-import { storageBytes } from "./sql.ts";
+import { storageParts } from "./sql.ts";
 
 /** The quota when `STORAGE_QUOTA_MIB` is unset or not a positive number: a free-tier app's 500 MiB. */
 export const DEFAULT_STORAGE_QUOTA_MIB = 500;
@@ -35,6 +37,8 @@ export function storageQuotaBytes(setting: string | undefined): number {
 interface Measurement {
   /** The last measured size; undefined until a measurement succeeded. */
   bytes: number | undefined;
+  /** Of which the stored events' (0 until a measurement succeeded). */
+  eventBytes: number;
   /** When it was measured (or last attempted), ms. */
   at: number;
   /** A measurement is running: no second one starts meanwhile. */
@@ -59,21 +63,45 @@ export class StorageGauge {
   read(projectId: string, now: number): { bytes: number | undefined; due: boolean } {
     const entry = this.#sizes.get(projectId);
     const due = !entry || (!entry.pending && now - entry.at >= this.#intervalMs);
-    if (due) this.#sizes.set(projectId, { bytes: entry?.bytes, at: entry?.at ?? now, pending: true });
+    if (due)
+      this.#sizes.set(projectId, {
+        bytes: entry?.bytes,
+        eventBytes: entry?.eventBytes ?? 0,
+        at: entry?.at ?? now,
+        pending: true,
+      });
     return { bytes: entry?.bytes, due };
   }
 
-  /** A measurement ended: its size, or undefined when it failed (the last size is kept, retried later). */
-  settle(projectId: string, bytes: number | undefined, now: number): void {
+  /** Of the project's last known size, the bytes of its stored events (0 when unknown). */
+  eventBytes(projectId: string): number {
+    return this.#sizes.get(projectId)?.eventBytes ?? 0;
+  }
+
+  /**
+   * A measurement ended: its size (of which `eventBytes` its events'), or undefined when it failed
+   * (the last size is kept, retried later).
+   */
+  settle(projectId: string, bytes: number | undefined, now: number, eventBytes = 0): void {
     const entry = this.#sizes.get(projectId);
     const freed = entry?.freedMeanwhile ?? 0;
     if (bytes !== undefined && freed > 0) {
       // The measurement may have started before the bytes were freed: take the lower bound and
       // measure again on the next write.
-      this.#sizes.set(projectId, { bytes: Math.max(0, bytes - freed), at: -Infinity, pending: false });
+      this.#sizes.set(projectId, {
+        bytes: Math.max(0, bytes - freed),
+        eventBytes: Math.max(0, eventBytes - freed),
+        at: -Infinity,
+        pending: false,
+      });
       return;
     }
-    this.#sizes.set(projectId, { bytes: bytes ?? entry?.bytes, at: now, pending: false });
+    this.#sizes.set(projectId, {
+      bytes: bytes ?? entry?.bytes,
+      eventBytes: bytes === undefined ? (entry?.eventBytes ?? 0) : eventBytes,
+      at: now,
+      pending: false,
+    });
   }
 
   /**
@@ -85,6 +113,7 @@ export class StorageGauge {
     if (!entry) return;
     this.#sizes.set(projectId, {
       bytes: entry.bytes === undefined ? undefined : Math.max(0, entry.bytes - bytes),
+      eventBytes: Math.max(0, entry.eventBytes - bytes),
       at: entry.pending ? entry.at : -Infinity,
       pending: entry.pending,
       freedMeanwhile: entry.pending ? (entry.freedMeanwhile ?? 0) + bytes : undefined,
@@ -99,8 +128,12 @@ export function noteStorageFreed(projectId: string, bytes: number): void {
   gauge.freed(projectId, bytes);
 }
 
-/** Refuses (throws 403 `quota_exceeded`) a write that would grow a project over its storage quota. */
-export type StorageGuard = (projectId: string) => void;
+/**
+ * Refuses (throws 403 `quota_exceeded`) a write that would grow a project over its storage quota:
+ * `rows` (an insert or update) while its tables are over it, `events` (ingestion) while its tables
+ * and events together are.
+ */
+export type StorageGuard = (projectId: string, write: "rows" | "events") => void;
 
 const mib = (bytes: number) => (bytes / MIB).toFixed(1);
 
@@ -113,26 +146,44 @@ export function storageGuard(
   quotaBytes: number,
   waitUntil: (promise: Promise<unknown>) => void,
 ): StorageGuard {
-  return (projectId) => {
+  return (projectId, write) => {
     const { bytes, due } = gauge.read(projectId, Date.now());
     if (due) waitUntil(measure(db, projectId));
-    if (bytes !== undefined && bytes > quotaBytes) {
+    if (bytes === undefined) return;
+    if (write === "events" && bytes > quotaBytes) {
       throw quotaExceeded(
         `this app's collections and events hold ${mib(bytes)} MiB, over its storage quota of ${mib(quotaBytes)} MiB: ` +
-          "drop collections or delete events (DELETE /v1/admin/projects/:id/events?before=…) to write again " +
-          "(reads and deletes still work; deleted rows free their space only once the database reclaims it, deleted events at once)",
+          "delete events (DELETE /v1/admin/projects/:id/events?before=…) or drop collections to send events again " +
+          "(reads and deletes still work; deleted events free their space at once)",
+      );
+    }
+    const tables = bytes - gauge.eventBytes(projectId);
+    if (write === "rows" && tables > quotaBytes) {
+      throw quotaExceeded(
+        `this app's collections hold ${mib(tables)} MiB, over its storage quota of ${mib(quotaBytes)} MiB: ` +
+          "drop collections to write again " +
+          "(reads and deletes still work; deleted rows free their space only once the database reclaims it)",
       );
     }
   };
 }
 
 async function measure(db: SqlRunner, projectId: string): Promise<void> {
-  let bytes: number | undefined;
+  let tables: number | undefined;
+  let events = 0;
   try {
-    const { rows } = await db.execute(storageBytes(projectId));
-    bytes = Number((rows[0] as { bytes: number | string }).bytes);
+    const { rows } = await db.execute(storageParts(projectId));
+    const row = rows[0] as { tables: number | string; events: number | string };
+    tables = Number(row.tables);
+    events = Number(row.events);
   } catch (err) {
     console.error("storage measurement failed", err);
   }
-  gauge.settle(projectId, Number.isFinite(bytes) ? bytes : undefined, Date.now());
+  const measured = tables !== undefined && Number.isFinite(tables) && Number.isFinite(events);
+  gauge.settle(
+    projectId,
+    measured ? (tables as number) + events : undefined,
+    Date.now(),
+    measured ? events : 0,
+  );
 }

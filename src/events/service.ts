@@ -180,9 +180,13 @@ export const EventBatchSchema = v.strictObject({
 /** `POST /v1/events`: one event, or `{events: [...]}` (told apart by the `events` key). */
 export const IngestSchema = v.union([EventSchema, EventBatchSchema]);
 
-/** Who sent events: the client key's project, and the end user when a session came with it. */
+/**
+ * Who sent events: the client key's project, and the end user when a session came with it; the
+ * project's developer, whose database slots the insert runs in (src/data/app-slots.ts).
+ */
 export interface EventSender {
   projectId: string;
+  developerId: string;
   userId: string | null;
 }
 
@@ -207,7 +211,7 @@ export async function ingestEvents(
   body: unknown,
 ): Promise<{ accepted: number; ids: string[] }> {
   const events = parseEvents(body);
-  storage(sender.projectId);
+  storage(sender.projectId, "events");
   const rows = events.map((event) => ({
     id: uuidv7(),
     name: event.name,
@@ -215,8 +219,9 @@ export async function ingestEvents(
     // Normalised to UTC here, so the database is given only instants this module has checked.
     occurred_at: event.timestamp === undefined ? null : new Date(Date.parse(event.timestamp)).toISOString(),
   }));
-  // In one of the app's database slots, as its row statements are (src/data/app-slots.ts): its
-  // events and its data calls together hold at most that many backends from one isolate.
+  // In one of the app's database slots, as its row statements are (src/data/app-slots.ts: its
+  // developer's, shared by their apps): its events and its data calls together hold at most that
+  // many backends from one isolate.
   const insert = sql`
     with stored as (
       insert into app_events (id, project_id, name, properties, user_id, occurred_at, size_bytes)
@@ -228,7 +233,7 @@ export async function ingestEvents(
       returning size_bytes
     ), counted as (${countBytes(sender.projectId, "stored", "")})
     select count(*)::int as n from stored`;
-  const result = await appSlots.run(sender.projectId, () => db.execute(insert));
+  const result = await appSlots.run(sender.developerId, () => db.execute(insert));
   const stored = Number((result.rows[0] as { n: number | string } | undefined)?.n ?? 0);
   if (stored !== rows.length) throw notFound("project not found");
   meter(sender.projectId, "events", stored);
@@ -321,15 +326,16 @@ function firstIdOf(at: number): string {
  * when the Worker received them) and, with `name`, only those of that name: the oldest
  * {@link MAX_EVENTS_DELETED} at most, in one statement that also subtracts their sizes from the
  * project's event bytes (so the counter never drifts, whatever runs at the same time), in one of the
- * app's database slots. `more`: whether matching events are left (ask again). The isolate's storage
+ * app's database slots (its developer's). `more`: whether matching events are left (ask again). The isolate's storage
  * gauge learns the freed bytes at once (src/data/storage-quota.ts); other isolates at their next
  * measurement.
  */
 export async function deleteEvents(
   db: Db,
-  projectId: string,
+  project: { id: string; developerId: string },
   query: DeleteEventsQuery,
 ): Promise<{ deleted: number; more: boolean; freed_bytes: number }> {
+  const projectId = project.id;
   const at = query.before ? instantOf(query.before) : null;
   if (at === null)
     throw invalidInput(
@@ -352,7 +358,7 @@ export async function deleteEvents(
     select (select count(*) from deleted)::int as deleted,
       (select coalesce(sum(size_bytes), 0) from deleted)::bigint as freed,
       (select count(*) from candidates)::int > ${MAX_EVENTS_DELETED}::int as more`;
-  const result = await appSlots.run(projectId, () => db.execute(statement), true);
+  const result = await appSlots.run(project.developerId, () => db.execute(statement), true);
   const row = result.rows[0] as { deleted: number | string; freed: number | string; more: boolean | string };
   const freed = Number(row.freed);
   if (freed > 0) noteStorageFreed(projectId, freed);

@@ -26,7 +26,7 @@ const ERRORS: Record<string, string> = {
   "400": "Invalid input (`invalid_input`, naming the field; `result_too_large` for a page over 8 MiB)",
   "401": "Missing or invalid credentials (`unauthorized`)",
   "403":
-    "Not allowed (`forbidden`; `quota_exceeded` past a quota: projects, collections (count or 4 MiB of column definitions) or functions, or an insert, update or event ingestion of an app over its storage quota)",
+    "Not allowed (`forbidden`; `quota_exceeded` past a quota: projects, collections (count or 4 MiB of column definitions) or functions, or an insert or update of an app whose tables are over its storage quota, or event ingestion of an app whose tables and events are)",
   "404": "Not found (`not_found`; also another developer's project)",
   "409":
     "Conflict (`conflict`; `function_not_deployed` when invoking a function that has no URL yet: deploy one first)",

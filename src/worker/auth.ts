@@ -31,6 +31,7 @@ import { UUID } from "../data/columns.ts";
 import type { Actor } from "../data/service.ts";
 import { AppError, notFound, unauthorized } from "../errors.ts";
 import { signingKeysFrom } from "../functions/signing.ts";
+import { WeightedLru } from "../mcp/lru.ts";
 import { isOAuthToken } from "../oauth/tokens.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimitTier } from "../rate-limit.ts";
 import type { Db } from "./db.ts";
@@ -52,7 +53,9 @@ export type Principal =
 
 /** The data service's view of a principal: developer scope, or the signed-in end user. */
 export const actorOf = (principal: Principal): Actor =>
-  principal.scope === "developer" ? { scope: "developer" } : { scope: "end_user", userId: principal.user.id };
+  principal.scope === "developer"
+    ? { scope: "developer", tenant: principal.project.developerId }
+    : { scope: "end_user", userId: principal.user.id, tenant: principal.project.developerId };
 
 /** How a request names its project: by id (`/…/:id/…`) or by app-MCP hostname slug. */
 export type ProjectSelector = { projectId: string } | { slug: string };
@@ -236,11 +239,31 @@ async function resolve(db: Db, creds: Credentials, join: ProjectJoin): Promise<R
 /** {@link resolve} for one request's credentials, as {@link budgeted} hands it to a check. */
 type ResolveRow = (creds: Credentials, join: ProjectJoin) => Promise<ResolvedRow>;
 
+/** How long a credential that resolved keeps its pass through its address's failed-check budget. */
+export const PROVEN_CREDENTIAL_TTL_MS = 60 * 60 * 1000;
+/** Credentials (SHA-256 of a check's credentials) an isolate remembers as resolved: 64 characters each. */
+const MAX_PROVEN_CREDENTIALS = 4_096;
+
+/**
+ * Credentials that resolved in this isolate within {@link PROVEN_CREDENTIAL_TTL_MS}, by the SHA-256
+ * of a check's credentials (never the secrets themselves), and until when. An address's budget of
+ * failed checks is shared by everyone behind it (a NAT, CI runners, a hosted assistant's egress):
+ * past it, every check of a credential the credential cache did not hold was refused — the admin
+ * API, the console and the platform MCP cache none, the hot routes one for 5 s — so one tenant
+ * sending made-up tokens from there locked every other tenant there out
+ * (test/worker/tenant-red3.test.ts). A credential known to resolve costs the database what any
+ * valid credential does and is no guess, so it passes; one that then fails (revoked, expired)
+ * loses its pass at that failure, so a credential that stopped working cannot be replayed past the
+ * budget.
+ */
+const provenCredentials = new WeightedLru<string, number>(MAX_PROVEN_CREDENTIALS, () => 1);
+
 /**
  * Run a credential check of `c` under its address's budget of failed checks (the guard in
- * src/worker/rate-limit.ts): the statement is refused (429) while the address is over it, and a
- * 401 once the statement has run counts one failure. A check refused before the database (no
- * credential, a malformed one) counts nothing.
+ * src/worker/rate-limit.ts): the statement is refused (429) while the address is over it — unless
+ * these credentials resolved in this isolate lately ({@link provenCredentials}) — and a 401 once the
+ * statement has run counts one failure. A check refused before the database (no credential, a
+ * malformed one) counts nothing.
  */
 async function budgeted<E extends AppEnv, T>(
   c: Context<E>,
@@ -250,14 +273,21 @@ async function budgeted<E extends AppEnv, T>(
     c.executionCtx.waitUntil(promise),
   );
   let reached = false;
+  let proof: string | undefined;
   try {
-    return await check((creds, join) => {
-      guard.before();
+    const result = await check(async (creds, join) => {
+      proof = await sha256Hex(JSON.stringify(creds));
+      if (!((provenCredentials.get(proof) ?? 0) > Date.now())) guard.before();
       reached = true;
       return resolve(c.var.db, creds, join);
     });
+    if (proof !== undefined) provenCredentials.set(proof, Date.now() + PROVEN_CREDENTIAL_TTL_MS);
+    return result;
   } catch (err) {
-    if (reached && err instanceof AppError && err.status === 401) guard.failed();
+    if (reached && err instanceof AppError && err.status === 401) {
+      if (proof !== undefined) provenCredentials.delete(proof);
+      guard.failed();
+    }
     throw err;
   }
 }

@@ -62,18 +62,24 @@ interface Entry {
 }
 
 /**
- * The most of {@link CREDENTIAL_BUDGET_CHARS} one app's credentials keep. An app has as many valid
- * credentials as it signs up end users: without a share of its own, one app whose callers present
- * thousands of distinct credentials (or whose developer scripts them) pushed every other app's out,
- * and their next calls all went back to the database. Past its share, an app forgets its own
- * least recently used credentials.
+ * The most of {@link CREDENTIAL_BUDGET_CHARS} one tenant's credentials keep: those of all the apps
+ * of one developer together. An app has as many valid credentials as it signs up end users: without
+ * a share of its own, one app whose callers present thousands of distinct credentials (or whose
+ * developer scripts them) pushed every other app's out, and their next calls all went back to the
+ * database. The share is the developer's, not the app's: a developer has up to 100 apps, and four
+ * apps' shares were the whole budget (test/worker/tenant-red3.test.ts). Past it, the developer's
+ * apps forget their own least recently used credentials.
  */
 export const CREDENTIAL_SHARE_CHARS = CREDENTIAL_BUDGET_CHARS / 4;
 
 const entries = new WeightedLru<string, Entry>(
   CREDENTIAL_BUDGET_CHARS,
   (entry, key) => key.length + JSON.stringify(entry.principal).length,
-  { of: (entry) => entry.principal.project.id, budget: CREDENTIAL_SHARE_CHARS },
+  {
+    of: ({ principal: { project } }) =>
+      project.developerId === undefined ? `app:${project.id}` : `developer:${project.developerId}`,
+    budget: CREDENTIAL_SHARE_CHARS,
+  },
 );
 /**
  * The configs of the cached resolutions, once per (project, `meta_rev`) — every config change bumps

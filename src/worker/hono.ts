@@ -70,8 +70,12 @@ export type Authenticated<K extends keyof CallerVariables> = AppEnv & {
  * `developer:<id>`) — if the entry could not tell from the URL whose they are (a hostname's app, a
  * platform request). An app addressed by id and by hostname, or a developer's platform requests,
  * are then one share of the isolate's answer memory, not one per address (src/answer-memory.ts).
+ * They also count in the share of `developerId`, the developer whose app (or platform request) it
+ * is: a developer's many apps together hold no more of the isolate than one app may.
  */
-export function answerAs<E extends AppEnv>(c: Context<E>, share: string): void {
+export function answerAs<E extends AppEnv>(c: Context<E>, share: string, developerId: string): void {
   const hold = c.var.answerHold;
-  if (hold && (hold.app === "" || hold.app.startsWith("host:"))) answerMemory.move(hold, share);
+  if (!hold) return;
+  if (hold.app === "" || hold.app.startsWith("host:")) answerMemory.move(hold, share);
+  answerMemory.tenant(hold, developerId);
 }

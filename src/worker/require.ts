@@ -34,7 +34,7 @@ export const requireDeveloper = (): MiddlewareHandler<Authenticated<"developerId
   async function requireDeveloper(c, next) {
     const { developerId, tokenId } = await authenticateDeveloper(c);
     c.set("credentialHolder", { developerId });
-    answerAs(c, `developer:${developerId}`);
+    answerAs(c, `developer:${developerId}`, developerId);
     await enforceDeveloperRateLimit(c.env, developerId);
     c.set("developerId", developerId);
     c.set("developerTokenId", tokenId);
@@ -52,6 +52,7 @@ export const requireProjectAdmin = (): MiddlewareHandler<
   async function requireProjectAdmin(c, next) {
     const { developerId, project, config } = await authenticateProjectAdmin(c, c.req.param("id") ?? "");
     c.set("credentialHolder", { developerId });
+    answerAs(c, project.id, developerId);
     await enforceDeveloperRateLimit(c.env, developerId);
     c.set("developerId", developerId);
     c.set("project", project);
@@ -76,6 +77,7 @@ export const requireProjectCaller = (
           load,
         )
       : await load();
+    answerAs(c, principal.project.id, principal.project.developerId);
     c.set("principal", principal);
     c.set("appRuntime", config);
     c.set("corsOrigins", config.allowedOrigins);
@@ -92,7 +94,7 @@ export const requireAppClient = (): MiddlewareHandler<Authenticated<"appClient" 
   async function requireAppClient(c, next) {
     const key = await credentialKey(bearerToken(c), apiKeyHeader(c), "app-client");
     const { principal, config } = await cachedCredential(key, () => authenticateAppClient(c));
-    answerAs(c, principal.project.id);
+    answerAs(c, principal.project.id, principal.project.developerId);
     c.set("appClient", principal);
     c.set("appRuntime", config);
     c.set("corsOrigins", config.allowedOrigins);
@@ -104,7 +106,7 @@ export const requireAppClient = (): MiddlewareHandler<Authenticated<"appClient" 
 export const requireClientKey = (): MiddlewareHandler<Authenticated<"project">> =>
   async function requireClientKey(c, next) {
     const { project } = await authenticateClientKey(c);
-    answerAs(c, project.id);
+    answerAs(c, project.id, project.developerId);
     c.set("project", project);
     await next();
   };
@@ -114,7 +116,7 @@ export const requireEndUser = (): MiddlewareHandler<Authenticated<"endUser" | "p
   async function requireEndUser(c, next) {
     const { user, project, sessionId } = await authenticateEndUser(c);
     c.set("credentialHolder", { subject: subjectOf("end_user", user.id) });
-    answerAs(c, project.id);
+    answerAs(c, project.id, project.developerId);
     noteActiveUser(c, project.id, user.id);
     c.set("endUser", user);
     c.set("project", project);

@@ -87,7 +87,7 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   const access = await authenticate(c, selector);
   if (access instanceof Response) return access;
   const { principal, config } = access;
-  answerAs(c, principal.project.id);
+  answerAs(c, principal.project.id, principal.project.developerId);
   if (!config.enabled)
     throw forbidden("the app MCP endpoint of this project is disabled (config.enabled = false)");
   if (config.authMode === "client_only" && principal.scope === "developer") {

@@ -122,7 +122,7 @@ async function signedIn(c: C): Promise<Session | null> {
     return null;
   }
   c.set("credentialHolder", { developerId });
-  answerAs(c, `developer:${developerId}`);
+  answerAs(c, `developer:${developerId}`, developerId);
   // Every signed-in console request counts against the developer's control-plane rate limit.
   await enforceDeveloperRateLimit(c.env, developerId);
   return { developerId, token, tokenId };
@@ -400,7 +400,7 @@ consoleRoutes.post("/console/projects/:id/events/delete", async (c) => {
   const name =
     typeof checked.form.name === "string" && checked.form.name.trim() ? checked.form.name.trim() : undefined;
   try {
-    const result = await deleteEvents(c.var.db, project.id, { before, name });
+    const result = await deleteEvents(c.var.db, project, { before, name });
     return showEvents(c, checked.token, project, {}, { before, name, result });
   } catch (err) {
     if (!(err instanceof AppError) || err.status !== 400) throw err;

@@ -37,7 +37,11 @@ eventRoutes.post("/v1/events", requireAppClient(), async (c) => {
   const { ingestEvents, storageGuard, storageQuotaBytes } = await hotServices();
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   const storage = storageGuard(c.var.db, storageQuotaBytes(c.env.STORAGE_QUOTA_MIB), waitUntil);
-  const sender = { projectId: appClient.project.id, userId: appClient.user?.id ?? null };
+  const sender = {
+    projectId: appClient.project.id,
+    developerId: appClient.project.developerId,
+    userId: appClient.user?.id ?? null,
+  };
   return c.json(await ingestEvents(c.var.db, requestMeter(c), storage, sender, body), 201);
 });
 
@@ -53,5 +57,5 @@ eventAdminRoutes.get("/v1/admin/projects/:id/events", requireProjectAdmin(), asy
 eventAdminRoutes.delete("/v1/admin/projects/:id/events", requireProjectAdmin(), async (c) => {
   const { deleteEvents } = await eventService();
   const query = { before: c.req.query("before"), name: c.req.query("name") };
-  return c.json(await deleteEvents(c.var.db, c.var.project.id, query));
+  return c.json(await deleteEvents(c.var.db, c.var.project, query));
 });

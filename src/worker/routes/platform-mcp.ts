@@ -184,7 +184,7 @@ const RUN: { [N in PlatformToolName]: Runner<N> } = {
     }),
   // The REST delete's query: `deleteEvents` checks before and name for both.
   amba_events_delete: ({ params }, { db, project }) =>
-    deleteEvents(db, project.id, { before: params.before, name: params.name }),
+    deleteEvents(db, project, { before: params.before, name: params.name }),
   amba_oauth_grants_list: ({ params }, { c, project }) =>
     listProjectGrants(c.env, oauthHelpers(c), project.id, grantPageInput(params.limit, params.cursor)),
   amba_oauth_grants_revoke: ({ params }, { c, project }) =>
@@ -287,7 +287,7 @@ platformMcpRoutes.all("/mcp", async (c) => {
       return mcpUnauthorized(c, mcpResource(c, "platform"), err);
     }
     c.set("credentialHolder", { developerId });
-    answerAs(c, `developer:${developerId}`);
+    answerAs(c, `developer:${developerId}`, developerId);
   }
   return handleMcpHttpRequest(c.req.raw, {
     handlers: platformMcpHandlers,

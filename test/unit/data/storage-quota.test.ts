@@ -66,6 +66,26 @@ describe("StorageGauge.freed (a delete of events)", () => {
     gauge.settle(P, 2_100, 10_400);
     expect(gauge.read(P, 10_500)).toEqual({ bytes: 2_100, due: false });
   });
+
+  it("knows which of a project's bytes are its events' (row writes are refused on the rest alone), also after a delete of events", () => {
+    const gauge = new StorageGauge(10_000);
+    expect(gauge.eventBytes(P)).toBe(0);
+    gauge.read(P, 0);
+    gauge.settle(P, 5_000, 0, 4_000);
+    expect(gauge.eventBytes(P)).toBe(4_000);
+    gauge.freed(P, 3_000);
+    expect(gauge.read(P, 100).bytes).toBe(2_000);
+    expect(gauge.eventBytes(P)).toBe(1_000);
+    // A failed measurement keeps what was known.
+    gauge.settle(P, undefined, 200);
+    expect(gauge.eventBytes(P)).toBe(1_000);
+    // A measurement running while events were deleted: the lower bound of both.
+    gauge.read(P, 20_000);
+    gauge.freed(P, 500);
+    gauge.settle(P, 6_000, 20_100, 3_000);
+    expect(gauge.read(P, 20_200).bytes).toBe(5_500);
+    expect(gauge.eventBytes(P)).toBe(2_500);
+  });
 });
 
 describe("storageQuotaBytes", () => {

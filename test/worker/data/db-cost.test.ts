@@ -103,7 +103,7 @@ describe("per-app database slots", () => {
     await control("hold");
     const filling = Array.from({ length: inFlight + waiting }, () => find(a, HOLD_MARKER));
     await vi.waitFor(() => {
-      expect([appSlots.running(a.projectId), appSlots.waiting(a.projectId)]).toEqual([inFlight, waiting]);
+      expect([appSlots.running(a.developerId), appSlots.waiting(a.developerId)]).toEqual([inFlight, waiting]);
     });
 
     const refused = await find(a, HOLD_MARKER);
@@ -138,7 +138,7 @@ describe("per-app database slots", () => {
         `no database slot for this app within ${APP_SLOT_LIMITS.waitMs / 1000} s`,
       );
     }
-    expect([appSlots.running(a.projectId), appSlots.waiting(a.projectId)]).toEqual([0, 0]);
+    expect([appSlots.running(a.developerId), appSlots.waiting(a.developerId)]).toEqual([0, 0]);
 
     // No slot leaked: more calls than the bound runs at once are all answered.
     const after = await Promise.all(Array.from({ length: inFlight + 4 }, () => find(a, HOLD_MARKER)));
@@ -153,7 +153,7 @@ describe("per-app database slots", () => {
         Array.from({ length: APP_SLOT_LIMITS.inFlight }, () => held(path, a.token, {}, 300)),
       );
       expect(aborted.map((r) => r.body.error?.code)).toEqual(aborted.map(() => "database_timeout"));
-      expect(appSlots.running(a.projectId)).toBe(0);
+      expect(appSlots.running(a.developerId)).toBe(0);
     } finally {
       await control("release");
     }
