@@ -134,6 +134,58 @@ describe("end-user auth", () => {
     }
   });
 
+  it("keeps a user's newest 100 sessions: a sign-in drops older ones and those expired over a week ago", async () => {
+    const dev = await signupDeveloper();
+    const user = await signupUser(dev.projectId, dev.clientKey);
+    const neighbour = await signupUser(dev.projectId, dev.clientKey);
+    const db = testDb();
+    await db.execute(
+      sql`update sessions set created_at = now() - interval '1 day' where user_id = ${user.userId}::uuid`,
+    );
+    // 120 later sign-ins, oldest first, and 3 sessions of the neighbour's.
+    for (const who of [
+      { id: user.userId, count: 120 },
+      { id: neighbour.userId, count: 3 },
+    ]) {
+      await db.execute(sql`
+        insert into sessions (project_id, user_id, secret_hash, expires_at, created_at)
+        select ${dev.projectId}::uuid, ${who.id}::uuid, 'x', now() + interval '1 day',
+          now() - make_interval(mins => 200 - n)
+        from generate_series(1, ${who.count}) as n`);
+    }
+    // One that expired ten days ago (else it would be among the newest): gone too.
+    await db.execute(sql`
+      update sessions set expires_at = now() - interval '10 days'
+      where id = (select id from sessions where user_id = ${user.userId}::uuid order by created_at desc limit 1)`);
+    const signin = await apiJson("/v1/auth/signin", {
+      apiKey: dev.clientKey,
+      json: { email: user.email, password: user.password },
+    });
+    expect(signin.status).toBe(200);
+    const count = async (userId: string) =>
+      Number(
+        (
+          (await db.execute(sql`select count(*)::int as n from sessions where user_id = ${userId}::uuid`))
+            .rows[0] as { n: number }
+        ).n,
+      );
+    expect(await count(user.userId)).toBe(100);
+    expect(await count(neighbour.userId)).toBe(4); // 3 + the sign-up's: untouched
+    const expiredLeft = await db.execute(
+      sql`select 1 from sessions where user_id = ${user.userId}::uuid and expires_at < now()`,
+    );
+    expect(expiredLeft.rows).toHaveLength(0);
+    // The new session works; the sign-up's session (older than the newest 100) was signed out.
+    expect(
+      (await apiJson("/v1/auth/me", { headers: endUserHeaders(dev.clientKey, signin.body.session_token) }))
+        .status,
+    ).toBe(200);
+    expectError(
+      await apiJson("/v1/auth/me", { headers: endUserHeaders(dev.clientKey, user.sessionToken) }),
+      401,
+    );
+  });
+
   it("treats SQL and odd bytes in credentials and emails as data, never as a 500", async () => {
     const dev = await signupDeveloper();
     const inHeaders = ["' or '1'='1", "x'; drop table app_users; --", "amba_ck_'--", "a".repeat(5000)];
