@@ -1,0 +1,147 @@
+/**
+ * The broker at call time: what it relies on that tool code can change after the broker is
+ * installed. `--frozen-intrinsics` freezes the language's built-ins (Array, String, RegExp, Map,
+ * Promise, Function, JSON, Reflect, …) and the host locks their global bindings, freezes `path` and
+ * `URL`; what stays the tool's to change is Node's own module objects (`fs`, `util`, `process`,
+ * `module`, `Buffer`, …), the live ES bindings the host's bundle imports from them (which
+ * `module.syncBuiltinESMExports()` points at whatever the tool assigned), and the arguments it
+ * passes (a `toString` that answers differently each time it is asked). Each attack is a tool file
+ * run through the built CLI:
+ * - `util.types` reassigned and synced into the bundle's `import { types } from "node:util"`:
+ *   `isArrayBufferView` answering true let a granted program be handed the host's own pipes;
+ * - a program named by an object whose `toString` answers one name to the check and another to
+ *   Node: the audit log recorded a program that never ran, not the one that did.
+ */
+
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestCli, jailedSession, LineClient, scratch } from "./helpers.ts";
+
+/** Per answer: sessions start side by side on shared machines (no timing is asserted). */
+const SLOW = 60_000;
+
+const TOOLS = `
+const cp = require("node:child_process");
+const util = require("node:util");
+const mod = require("node:module");
+/** Runs \`body\` with \`util.types\` lying (synced into every ES import of node:util), then restores it. */
+function withTypes(lies, body) {
+  const real = util.types;
+  util.types = { ...real, ...lies };
+  mod.syncBuiltinESMExports();
+  try {
+    return body();
+  } finally {
+    util.types = real;
+    mod.syncBuiltinESMExports();
+  }
+}
+// Every object is an ArrayBufferView: a stdio entry naming a descriptor went on unchecked.
+export function stdioThroughTypes() {
+  return withTypes({ isArrayBufferView: () => true }, () =>
+    String(cp.spawnSync("true", [], { stdio: ["ignore", { fd: 3 }, "ignore"] }).status),
+  );
+}
+/** A program name that is one program to the check and another to Node. */
+const lying = () => {
+  let reads = 0;
+  return { toString: () => (reads++ === 0 ? "amber-no-such-program-42" : "echo") };
+};
+export function lyingProgramSync() {
+  const result = cp.spawnSync(lying(), ["ran-sync"], { encoding: "utf8" });
+  return { stdout: result.stdout ?? null, error: result.error?.code ?? null };
+}
+export function lyingProgramHandle() {
+  return new Promise((resolve) => {
+    const handle = new cp.ChildProcess()._handle;
+    handle.onexit = (status) => resolve({ status });
+    const ignore = { type: "ignore" };
+    const error = handle.spawn({ file: lying(), args: ["echo", "ran"], envPairs: [], stdio: [ignore, ignore, ignore] });
+    if (error !== 0) resolve({ error });
+  });
+}
+export function add({ a, b }) { return a + b; }
+`;
+
+const auditOf = (file: string) =>
+  readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, string>);
+
+describe("sandbox primordials: what the broker relies on at call time", () => {
+  let bin: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    ({ bin } = await buildTestCli());
+    dir = scratch({ "jail/data.txt": "inside", "jail/out/.keep": "" });
+    writeFileSync(join(dir, "tools.js"), TOOLS);
+  });
+
+  describe("jailed, with a granted program", () => {
+    let session: LineClient;
+
+    beforeAll(() => {
+      session = jailedSession(bin, dir, ["--allow-run", "true", "--audit-log", "jailed.jsonl", "tools.js"]);
+    });
+
+    afterAll(async () => {
+      await session?.close();
+    });
+
+    it(
+      "a child gets none of the host's pipes when the tool makes util.types lie (an ES binding of the host's)",
+      async () => {
+        const response = await session.call("stdioThroughTypes", {}, SLOW);
+        expect(response.error, JSON.stringify(response)).toMatchObject({
+          message: "permission denied: FileSystem Write fd:3",
+        });
+        expect(auditOf(join(dir, "jailed.jsonl"))).toContainEqual(
+          expect.objectContaining({ kind: "FileSystem", action: "Write", resource: "fd:3", decision: "Deny" }),
+        );
+        expect((await session.call("add", { a: 20, b: 22 }, SLOW)).result).toBe(42);
+      },
+      2 * SLOW,
+    );
+  });
+
+  describe("audit only", () => {
+    let session: LineClient;
+    const audit = () => auditOf(join(dir, "audit-only.jsonl"));
+
+    beforeAll(() => {
+      session = new LineClient(bin, ["session", "--audit-log", "audit-only.jsonl", "tools.js"], { cwd: dir });
+    });
+
+    afterAll(async () => {
+      await session?.close();
+    });
+
+    const ranPrograms = () =>
+      audit()
+        .filter((line) => line.kind === "Process" && line.action === "Execute")
+        .map((line) => line.resource);
+
+    it("a program named by a lying toString is the one on the record (spawnSync)", async () => {
+      const response = await session.call("lyingProgramSync", {}, SLOW);
+      const result = response.result as { stdout: string | null; error: string | null };
+      expect(result, JSON.stringify(response)).toBeTypeOf("object");
+      // Whatever ran is what the log names: the name checked is the name run.
+      expect(result.stdout ?? "").not.toContain("ran-sync");
+      expect(result.error).toBe("ENOENT");
+      expect(ranPrograms()).toContain("amber-no-such-program-42");
+      expect(ranPrograms().some((program) => program.endsWith("/echo"))).toBe(false);
+    });
+
+    it("a program named by a lying toString is the one on the record (the Process handle)", async () => {
+      const response = await session.call("lyingProgramHandle", {}, SLOW);
+      const result = response.result as { status?: number; error?: number };
+      expect(result, JSON.stringify(response)).toBeTypeOf("object");
+      // echo would have run and exited 0; the name checked does not exist.
+      expect(result.status).not.toBe(0);
+      expect(ranPrograms().some((program) => program.endsWith("/echo"))).toBe(false);
+    });
+  });
+});
