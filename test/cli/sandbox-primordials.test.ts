@@ -13,7 +13,7 @@
  *   Node: the audit log recorded a program that never ran, not the one that did.
  */
 
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestCli, jailedSession, LineClient, scratch } from "./helpers.ts";
@@ -71,6 +71,18 @@ const auditOf = (file: string) =>
     .map((line) => JSON.parse(line) as Record<string, string>);
 
 describe("sandbox primordials: what the broker relies on at call time", () => {
+  it("no broker module but originals.ts imports a name from a Node built-in (a live ES binding), node:path aside", () => {
+    const broker = join(import.meta.dirname, "../../src/cli/sandbox/broker");
+    const named: string[] = [];
+    for (const file of readdirSync(broker)) {
+      if (!file.endsWith(".ts") || file === "originals.ts") continue;
+      const source = readFileSync(join(broker, file), "utf8");
+      for (const match of source.matchAll(/^import\s*\{[^}]*\}\s*from\s*"(node:[^"]+)"/gm))
+        if (match[1] !== "node:path") named.push(`${file}: ${match[1]}`);
+    }
+    expect(named).toEqual([]);
+  });
+
   let bin: string;
   let dir: string;
 
