@@ -61,6 +61,33 @@ export function lyingProgramHandle() {
     if (error !== 0) resolve({ error });
   });
 }
+/** A name that is one thing the first time it is asked and another after. */
+const twoFaced = (first, then) => {
+  let reads = 0;
+  return { toString: () => (reads++ === 0 ? first : then) };
+};
+export function lyingBinding() {
+  try {
+    return typeof process.binding(twoFaced("amber_innocent", "fs")).open;
+  } catch (error) {
+    return "error " + error.message;
+  }
+}
+export function lyingWorker() {
+  const { Worker } = require("node:worker_threads");
+  const evil = require("node:url").pathToFileURL(__dirname + "/evil-worker.js");
+  return new Promise((resolve) => {
+    let worker;
+    try {
+      const { href, pathname } = evil;
+      worker = new Worker({ href, protocol: "file:", hostname: "", pathname, toString: () => "amber-innocent.js" });
+    } catch (error) {
+      return resolve("error " + error.message);
+    }
+    worker.on("message", (message) => resolve(message));
+    worker.on("error", (error) => resolve("error " + error.message));
+  });
+}
 export function add({ a, b }) { return a + b; }
 `;
 
@@ -90,6 +117,7 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
     ({ bin } = await buildTestCli());
     dir = scratch({ "jail/data.txt": "inside", "jail/out/.keep": "" });
     writeFileSync(join(dir, "tools.js"), TOOLS);
+    writeFileSync(join(dir, "evil-worker.js"), 'require("node:worker_threads").parentPort.postMessage("evil ran");');
   });
 
   describe("jailed, with a granted program", () => {
@@ -154,6 +182,24 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
       // echo would have run and exited 0; the name checked does not exist.
       expect(result.status).not.toBe(0);
       expect(ranPrograms().some((program) => program.endsWith("/echo"))).toBe(false);
+    });
+
+    it("a binding named by a lying toString is the one on the record", async () => {
+      const response = await session.call("lyingBinding", {}, SLOW);
+      const resources = audit().map((line) => line.resource);
+      // The fs binding handed out only with "process.binding:fs" on the record.
+      if (response.result === "function") expect(resources).toContain("process.binding:fs");
+      else expect(response.result, JSON.stringify(response)).toMatch(/^error No such (built-in )?module: amber_innocent/);
+    });
+
+    it("a worker's file given as a lying URL-like object is the one on the record", async () => {
+      const response = await session.call("lyingWorker", {}, SLOW);
+      expect(response.result, JSON.stringify(response)).toBe("evil ran");
+      const workers = audit()
+        .map((line) => line.resource)
+        .filter((resource) => resource.startsWith("worker:"));
+      expect(workers).not.toContain("worker:amber-innocent.js");
+      expect(workers.some((resource) => resource.endsWith("/evil-worker.js"))).toBe(true);
     });
   });
 });
