@@ -43,6 +43,17 @@ export function stdioThroughTypes() {
     String(cp.spawnSync("true", [], { stdio: ["ignore", { fd: 3 }, "ignore"] }).status),
   );
 }
+// A TTY handle takes its descriptor in its constructor (no \`open\`): the calls pipe read, the
+// answers pipe closed under the host (its next check ends it).
+const tty = require("node:tty");
+export function ttyReadsCalls() { const stream = new tty.ReadStream(4); stream.pause(); return "reading calls"; }
+export function ttyClosesAnswers() { tty.WriteStream(5).destroy(); return "closed"; }
+export function ttyByPrototype() {
+  const Behind = tty.ReadStream.prototype.constructor;
+  new Behind(5).destroy();
+  return "closed";
+}
+export function readInside() { return require("node:fs").readFileSync("jail/data.txt", "utf8"); }
 /** A program name that is one program to the check and another to Node. */
 const lying = () => {
   let reads = 0;
@@ -145,6 +156,25 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
       },
       2 * SLOW,
     );
+
+    for (const [tool, fd] of [
+      ["ttyReadsCalls", 4],
+      ["ttyClosesAnswers", 5],
+      ["ttyByPrototype", 5],
+    ] as const) {
+      it(
+        `${tool}: a TTY handle is not made on the host's own pipe`,
+        async () => {
+          const response = await session.call(tool, {}, SLOW);
+          expect(response.error, JSON.stringify(response)).toMatchObject({
+            message: `permission denied: FileSystem Write fd:${fd}`,
+          });
+          // The host still asks and hears its answers (a closed answers pipe would end it).
+          expect((await session.call("readInside", {}, SLOW)).result).toBe("inside");
+        },
+        2 * SLOW,
+      );
+    }
   });
 
   describe("audit only", () => {
