@@ -128,7 +128,10 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
     ({ bin } = await buildTestCli());
     dir = scratch({ "jail/data.txt": "inside", "jail/out/.keep": "" });
     writeFileSync(join(dir, "tools.js"), TOOLS);
-    writeFileSync(join(dir, "evil-worker.js"), 'require("node:worker_threads").parentPort.postMessage("evil ran");');
+    writeFileSync(
+      join(dir, "evil-worker.js"),
+      'require("node:worker_threads").parentPort.postMessage("evil ran");',
+    );
   });
 
   describe("jailed, with a granted program", () => {
@@ -150,7 +153,12 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
           message: "permission denied: FileSystem Write fd:3",
         });
         expect(auditOf(join(dir, "jailed.jsonl"))).toContainEqual(
-          expect.objectContaining({ kind: "FileSystem", action: "Write", resource: "fd:3", decision: "Deny" }),
+          expect.objectContaining({
+            kind: "FileSystem",
+            action: "Write",
+            resource: "fd:3",
+            decision: "Deny",
+          }),
         );
         expect((await session.call("add", { a: 20, b: 22 }, SLOW)).result).toBe(42);
       },
@@ -219,7 +227,10 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
       const resources = audit().map((line) => line.resource);
       // The fs binding handed out only with "process.binding:fs" on the record.
       if (response.result === "function") expect(resources).toContain("process.binding:fs");
-      else expect(response.result, JSON.stringify(response)).toMatch(/^error No such (built-in )?module: amber_innocent/);
+      else
+        expect(response.result, JSON.stringify(response)).toMatch(
+          /^error No such (built-in )?module: amber_innocent/,
+        );
     });
 
     it("a worker's file given as a lying URL-like object is the one on the record", async () => {

@@ -104,6 +104,11 @@ export function hookDescriptors(broker: Broker): void {
       writable: false,
       configurable: false,
     });
-    Reflect.defineProperty(tty, name, { value: guarded, writable: true, configurable: true, enumerable: true });
+    Reflect.defineProperty(tty, name, {
+      value: guarded,
+      writable: true,
+      configurable: true,
+      enumerable: true,
+    });
   }
 }
