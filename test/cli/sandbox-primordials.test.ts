@@ -9,14 +9,20 @@
  * run through the built CLI:
  * - `util.types` reassigned and synced into the bundle's `import { types } from "node:util"`:
  *   `isArrayBufferView` answering true let a granted program be handed the host's own pipes;
- * - a program named by an object whose `toString` answers one name to the check and another to
- *   Node: the audit log recorded a program that never ran, not the one that did.
+ * - a program, a binding or a worker's file named by an object whose `toString` answers one name
+ *   to the check and another to Node: the audit log recorded what never ran, not what did;
+ * - a TTY stream made on the host's own pipes (its handle takes the descriptor in its constructor,
+ *   past the guarded `open` of the other handles): the calls read, the answers pipe closed;
+ * - with files unrestricted, an entry call whose directory the broker could not open to pin it (no
+ *   descriptor left) went on unpinned, so a directory swapped after its check moved the audit log.
  */
 
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, jailedSession, LineClient, scratch } from "./helpers.ts";
+import { buildTestCli, jailedSession, LineClient, NODE, scratch } from "./helpers.ts";
+import { RACE_HELPERS } from "./race-tool.ts";
 
 /** Per answer: sessions start side by side on shared machines (no timing is asserted). */
 const SLOW = 60_000;
@@ -98,6 +104,41 @@ export function lyingWorker() {
     worker.on("message", (message) => resolve(message));
     worker.on("error", (error) => resolve("error " + error.message));
   });
+}
+export function add({ a, b }) { return a + b; }
+`;
+
+/** Every descriptor taken while an entry call starts, so the broker cannot pin its directory. */
+const EXHAUSTED = `${RACE_HELPERS}
+const LOG = OUT + "/cur/logs/audit.jsonl";
+export function setUp({ logs }) {
+  fs.mkdirSync(OUT + "/real/logs", { recursive: true });
+  fs.mkdirSync(OUT + "/trap");
+  fs.symlinkSync(logs, OUT + "/trap/logs");
+  fs.writeFileSync(OUT + "/filler", "");
+  return "ready";
+}
+export async function moveAuditLogOutOfDescriptors() {
+  try {
+    await race(() => {
+      const taken = [];
+      try {
+        for (;;) taken.push(fs.openSync(OUT + "/filler", "r"));
+      } catch (error) {
+        if (error.code !== "EMFILE") throw error;
+      }
+      try {
+        return fs.promises.rename(LOG, OUT + "/moved.jsonl");
+      } catch (error) {
+        return Promise.reject(error);
+      } finally {
+        for (const fd of taken) fs.closeSync(fd);
+      }
+    });
+    return "moved";
+  } catch (error) {
+    return "error " + error.code;
+  }
 }
 export function add({ a, b }) { return a + b; }
 `;
@@ -242,5 +283,44 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
       expect(workers).not.toContain("worker:amber-innocent.js");
       expect(workers.some((resource) => resource.endsWith("/evil-worker.js"))).toBe(true);
     });
+  });
+
+  describe("files unrestricted, with no descriptor left", () => {
+    let session: LineClient;
+    let out: string;
+
+    beforeAll(async () => {
+      out = join(dir, "unrestricted");
+      mkdirSync(join(out, "out"), { recursive: true });
+      mkdirSync(join(out, "logs"));
+      expect(spawnSync("mkfifo", [join(out, "out/fifo")]).status).toBe(0);
+      writeFileSync(join(out, "tools.js"), EXHAUSTED.replace("__OUT__", JSON.stringify(join(out, "out"))));
+      // A few hundred descriptors, not the machine's tens of thousands, for the tool to use up.
+      const node = join(out, "node-few-fds");
+      writeFileSync(node, `#!/bin/sh\nulimit -n 256\nexec ${JSON.stringify(NODE)} "$@"\n`);
+      chmodSync(node, 0o755);
+      session = new LineClient(
+        bin,
+        ["session", "--deny-net", "--deny-env", "--audit-log", "logs/audit.jsonl", "tools.js"],
+        { cwd: out, node },
+      );
+      expect((await session.call("setUp", { logs: join(out, "logs") }, SLOW)).result).toBe("ready");
+    });
+
+    afterAll(async () => {
+      await session?.close();
+    });
+
+    it(
+      "an entry call its directory cannot be pinned for fails, and the audit log stays where it is",
+      async () => {
+        const response = await session.call("moveAuditLogOutOfDescriptors", {}, SLOW);
+        expect(response.result, JSON.stringify(response)).toBe("error EMFILE");
+        expect(existsSync(join(out, "out/moved.jsonl"))).toBe(false);
+        expect((await session.call("add", { a: 20, b: 22 }, SLOW)).result).toBe(42);
+        expect(readFileSync(join(out, "logs/audit.jsonl"), "utf8")).toContain('"resource":"tool:add"');
+      },
+      2 * SLOW,
+    );
   });
 });
