@@ -241,7 +241,7 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
     const ranPrograms = () =>
       audit()
         .filter((line) => line.kind === "Process" && line.action === "Execute")
-        .map((line) => line.resource);
+        .map((line) => line.resource ?? "");
 
     it("a program named by a lying toString is the one on the record (spawnSync)", async () => {
       const response = await session.call("lyingProgramSync", {}, SLOW);
@@ -265,7 +265,7 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
 
     it("a binding named by a lying toString is the one on the record", async () => {
       const response = await session.call("lyingBinding", {}, SLOW);
-      const resources = audit().map((line) => line.resource);
+      const resources = audit().map((line) => line.resource ?? "");
       // The fs binding handed out only with "process.binding:fs" on the record.
       if (response.result === "function") expect(resources).toContain("process.binding:fs");
       else
@@ -278,7 +278,7 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
       const response = await session.call("lyingWorker", {}, SLOW);
       expect(response.result, JSON.stringify(response)).toBe("evil ran");
       const workers = audit()
-        .map((line) => line.resource)
+        .map((line) => line.resource ?? "")
         .filter((resource) => resource.startsWith("worker:"));
       expect(workers).not.toContain("worker:amber-innocent.js");
       expect(workers.some((resource) => resource.endsWith("/evil-worker.js"))).toBe(true);
