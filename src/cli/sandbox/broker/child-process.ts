@@ -5,11 +5,10 @@
  * stdio that is one of the host's own pipes. Each option is read once, into the copy Node gets.
  */
 import childProcess from "node:child_process";
-import { types } from "node:util";
 import { PermissionDeniedError } from "../../permissions.ts";
 import { DEFAULT_SHELL } from "../judge.ts";
 import { type AnyFunction, allows, type Broker, type Target, wrap } from "./context.ts";
-import { cwdOriginal, isArray } from "./originals.ts";
+import { cwdOriginal, isArray, isArrayBufferView } from "./originals.ts";
 
 /**
  * What glibc leaves out of the environment of a program it runs in secure-execution mode, besides
@@ -47,10 +46,13 @@ export function hookChildProcesses(broker: Broker, handleFd: (handle: unknown) =
   const { ask, check, guardFd, realEnv } = broker;
   // The CLI resolves the program (a bare name through its own PATH, anything else from our cwd) and
   // answers with the executable to run: that path is what gets started, not what the tool named.
+  // The name is read once: a `toString` could name one program to the check (and the audit log)
+  // and another to Node (when every program may run, the CLI finds none and answers no `x`).
   const program = (file: unknown): string => {
-    const answer = ask("Process", "Execute", String(file), { exec: { cwd: cwdOriginal() } });
+    const name = String(file);
+    const answer = ask("Process", "Execute", name, { exec: { cwd: cwdOriginal() } });
     if (!allows(answer)) throw new PermissionDeniedError("Process", "Execute", answer.r);
-    return answer.x ?? String(file);
+    return answer.x ?? name;
   };
   const shellOf = (shell: unknown): string => (typeof shell === "string" ? shell : DEFAULT_SHELL);
   /**
@@ -129,7 +131,7 @@ export function hookChildProcesses(broker: Broker, handleFd: (handle: unknown) =
         copy.push(entry | 0);
         continue;
       }
-      if (typeof entry !== "object" || entry === null || types.isArrayBufferView(entry)) {
+      if (typeof entry !== "object" || entry === null || isArrayBufferView(entry)) {
         copy.push(entry);
         continue;
       }

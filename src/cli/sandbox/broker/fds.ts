@@ -3,10 +3,11 @@
  * closed) and the numbers held — a live FileHandle's, or one the broker opened and the CLI
  * confirmed, in use across ticks — which a close by number would hand to the next open. Guards
  * every `fs` call that takes a descriptor, closes at once (not on libuv's pool), and guards a
- * socket made on a descriptor (`new net.Socket({ fd })`).
+ * socket made on a descriptor (`new net.Socket({ fd })`) and a TTY stream (`new tty.ReadStream(fd)`).
  */
 import fs from "node:fs";
 import net from "node:net";
+import tty from "node:tty";
 import { type AnyFunction, type Broker, replace, type Target, wrap } from "./context.ts";
 import { closeSyncOriginal, nextTick } from "./originals.ts";
 
@@ -81,4 +82,33 @@ export function hookDescriptors(broker: Broker): void {
       configurable: true,
       enumerable: true,
     });
+  // A TTY handle takes its descriptor in its constructor, past the handles' guarded `open`
+  // (net-handles.ts), and libuv makes one on any pipe: `tty.ReadStream(4)` read the calls, and
+  // `tty.WriteStream(5).destroy()` closed the answers pipe under the host. The stream classes are the
+  // only route to that handle: each is guarded, and its prototype names the guarded one as its
+  // `constructor`, for good. Node itself refuses a descriptor that is not a number.
+  for (const name of ["ReadStream", "WriteStream"]) {
+    const Original = (tty as unknown as Target)[name] as AnyFunction & { prototype: object };
+    const guarded = new Proxy(Original, {
+      construct(target, args, newTarget) {
+        guardClose(args[0]);
+        return Reflect.construct(target, args, newTarget);
+      },
+      apply(target, thisArg, args) {
+        guardClose(args[0]);
+        return Reflect.apply(target, thisArg, args);
+      },
+    });
+    Reflect.defineProperty(Original.prototype, "constructor", {
+      value: guarded,
+      writable: false,
+      configurable: false,
+    });
+    Reflect.defineProperty(tty, name, {
+      value: guarded,
+      writable: true,
+      configurable: true,
+      enumerable: true,
+    });
+  }
 }

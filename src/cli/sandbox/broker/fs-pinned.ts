@@ -52,8 +52,13 @@ export function makeWrapPinned(broker: Broker): WrapPinned {
     let fd: number;
     try {
       fd = openSyncOriginal(dirname(absolute), FS_CONSTANTS.O_RDONLY | FS_CONSTANTS.O_DIRECTORY);
-    } catch {
-      return undefined; // no directory to pin: Node reports what is missing
+    } catch (error) {
+      // No directory to pin: Node reports what is missing. Any other failure fails the call — tool
+      // code can bring one about (every descriptor taken, a directory it may not list), and the
+      // call unpinned would go where a directory swapped after its check points.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+      throw error;
     }
     for (const action of actions) {
       const answer = ask("FileSystem", action, `fd:${fd}/${name}`, { fd, name, peek: true });

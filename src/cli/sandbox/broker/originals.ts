@@ -2,7 +2,10 @@
  * The Node functions and values the broker itself calls, captured when this module is first
  * evaluated: tool-host.ts imports the broker before it runs any tool code, and every hook is
  * installed later, so none of these is a patched function or one tool code chose. A capture moved
- * into a hook would see whatever is installed by then: new ones belong here.
+ * into a hook would see whatever is installed by then: new ones belong here. Nor may a hook import a
+ * name from a Node built-in (`import { types } from "node:util"`): in the bundle that is a live ES
+ * binding, which `module.syncBuiltinESMExports()` points at whatever tool code assigned to the
+ * module's property (`node:path`, frozen by the host, is the exception).
  */
 import fs from "node:fs";
 import moduleApi from "node:module";
@@ -34,6 +37,7 @@ export const FS_CONSTANTS = { ...fs.constants };
 export const OWN_PID = process.pid;
 export const nextTick = process.nextTick.bind(process);
 export const isProxy = types.isProxy;
+export const isArrayBufferView = types.isArrayBufferView;
 export const hasInstanceOriginal = Function.prototype[Symbol.hasInstance];
 /** Linux's `O_PATH`: a descriptor that names a file without opening it for reading or writing. */
 export const O_PATH = 0o10000000;

@@ -15,7 +15,7 @@ import workerThreads from "node:worker_threads";
 import type { ChildChecks } from "./child-process.ts";
 import { type Broker, type Target, wrap } from "./context.ts";
 import type { FileArgs } from "./fs-args.ts";
-import { OWN_PID } from "./originals.ts";
+import { OWN_PID, UrlClass } from "./originals.ts";
 
 /** A built-in this Node may not have (or has only behind a flag): undefined then. */
 function loadOptionalBuiltin(name: string): Target | undefined {
@@ -33,6 +33,29 @@ export function hookProcessRuntime(broker: Broker, files: FileArgs, children: Ch
   const { program, checkChildPair } = children;
   const checkRun = (command: unknown) => check("Process", "Execute", String(command));
   const checkWorker = (what: string) => check("Process", "Execute", what, options.noWorkers);
+  /**
+   * Argument `index` as the name Node makes of it, read once: an object becomes that string, so a
+   * `toString` cannot name one binding or addon to the check (and the audit log) and another to Node.
+   */
+  const nameAt = (a: unknown[], index: number): string => {
+    const given = a[index];
+    if (given === undefined || given === null) return "";
+    const name = String(given);
+    if (typeof given === "object" || typeof given === "function") a[index] = name;
+    return name;
+  };
+  /**
+   * A worker's file as Node takes it, read once: a path string as it is; any object (Node takes one
+   * with `href` and `protocol` as a URL and reads it again, its `toString` never) a URL made here
+   * from its `href`, which Node then gets — what is not one fails, as Node would fail it.
+   */
+  const workerFile = (a: unknown[]): string => {
+    const given = a[0];
+    if ((typeof given !== "object" && typeof given !== "function") || given === null) return String(given);
+    const url = new UrlClass(String((given as { href?: unknown }).href));
+    a[0] = url;
+    return url.href;
+  };
   /**
    * Replaces class `target[name]` with a constructor that runs `guard` first. Not a subclass: its
    * prototype would be the original, constructed unchecked (`Object.getPrototypeOf(Worker)`); and
@@ -61,7 +84,7 @@ export function hookProcessRuntime(broker: Broker, files: FileArgs, children: Ch
     });
   };
   guardClass(workerThreads as unknown as Target, "Worker", (a) =>
-    checkWorker(`worker:${String(a[0]).slice(0, 200)}`),
+    checkWorker(`worker:${workerFile(a).slice(0, 200)}`),
   );
   guardClass(wasi as unknown as Target, "WASI", () => checkWorker("wasi"));
   // V8 runs the bytecode in a code cache (`cachedData`) as its own: crafted bytes are code V8 never
@@ -99,9 +122,9 @@ export function hookProcessRuntime(broker: Broker, files: FileArgs, children: Ch
   }
   const processTarget = process as unknown as Target;
   for (const name of ["binding", "_linkedBinding"]) {
-    wrap(processTarget, name, (a) => checkWorker(`process.${name}:${String(a[0] ?? "")}`));
+    wrap(processTarget, name, (a) => checkWorker(`process.${name}:${nameAt(a, 0)}`));
   }
-  wrap(processTarget, "dlopen", (a) => checkWorker(`process.dlopen:${String(a[1] ?? "")}`));
+  wrap(processTarget, "dlopen", (a) => checkWorker(`process.dlopen:${nameAt(a, 1)}`));
   // Node ≥ 22.15 replaces the host with a program, which its permission model allows whenever any
   // child process is: the program is checked and resolved like a spawn's.
   wrap(processTarget, "execve", (a) => {
