@@ -83,16 +83,18 @@ const ALL_CATEGORIES: Category[] = [
   "run.execute",
 ];
 
+/** {@link canonicalPathWith} in the CLI's own process: its working directory and `fs.realpathSync`. */
+export const canonicalPath = (path: string, cwd: string = process.cwd()): string =>
+  canonicalPathWith(path, cwd, realpathSync);
+
 /**
  * Makes `path` absolute and canonical: symlinks resolved through the longest existing prefix, the
  * rest appended lexically (so a file about to be created still gets its directory's real path).
- * `realpath` is injected so the tool process can pass the original, unpatched function.
+ * Nothing is defaulted: in the tool's process the broker passes the working directory and the
+ * `realpath` it captured before tool code ran (tool code can replace `process.cwd` and
+ * `fs.realpathSync`, so a default here would be whatever the tool assigned).
  */
-export function canonicalPath(
-  path: string,
-  cwd: string = process.cwd(),
-  realpath: (p: string) => string = realpathSync,
-): string {
+export function canonicalPathWith(path: string, cwd: string, realpath: (p: string) => string): string {
   const absolute = resolve(cwd, path);
   let head = absolute;
   const tail: string[] = [];

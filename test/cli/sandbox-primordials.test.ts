@@ -105,6 +105,23 @@ export function lyingWorker() {
     worker.on("error", (error) => resolve("error " + error.message));
   });
 }
+/** \`Stats#isFile\` made to lie while a write truncates a longer file (sync and FileHandle paths). */
+export async function truncateDespiteIsFile() {
+  const fs = require("node:fs");
+  const real = fs.Stats.prototype.isFile;
+  const written = [];
+  for (const write of [(f) => fs.writeFileSync(f, "x"), (f) => fs.promises.writeFile(f, "y")]) {
+    fs.writeFileSync("jail/out/long.txt", "0123456789");
+    fs.Stats.prototype.isFile = () => false;
+    try {
+      await write("jail/out/long.txt");
+    } finally {
+      fs.Stats.prototype.isFile = real;
+    }
+    written.push(fs.readFileSync("jail/out/long.txt", "utf8"));
+  }
+  return written;
+}
 export function add({ a, b }) { return a + b; }
 `;
 
@@ -224,6 +241,11 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
         2 * SLOW,
       );
     }
+
+    it("a write truncates as O_TRUNC would when the tool makes Stats#isFile lie", async () => {
+      const response = await session.call("truncateDespiteIsFile", {}, SLOW);
+      expect(response.result, JSON.stringify(response)).toEqual(["x", "y"]);
+    });
   });
 
   describe("audit only", () => {

@@ -5,7 +5,7 @@
  * `FileHandle.prototype` is learnt, from the first handle the broker sees, and locked: a FileHandle
  * passed as a path is guarded by its descriptor instead.
  */
-import { canonicalPath, PermissionDeniedError } from "../../permissions.ts";
+import { canonicalPathWith, PermissionDeniedError } from "../../permissions.ts";
 import type { AnyFunction, Broker, Target } from "./context.ts";
 import {
   cwdOriginal,
@@ -121,10 +121,10 @@ export function createFileArgs(broker: Broker): FileArgs {
   /** The canonical path a file check names, and whether resolving it went where Node hides things. */
   const fileResource = (path: string): { resource: string; escaped: boolean } => {
     try {
-      return { resource: canonicalPath(path, cwdOriginal(), realpathOriginal), escaped: false };
+      return { resource: canonicalPathWith(path, cwdOriginal(), realpathOriginal), escaped: false };
     } catch {
       // Resolving went through a place Node's permission model hides: out of the jail.
-      return { resource: canonicalPath(path, cwdOriginal(), (p) => p), escaped: true };
+      return { resource: canonicalPathWith(path, cwdOriginal(), (p) => p), escaped: true };
     }
   };
   const checkPath = (value: unknown, action: "Read" | "Write") => {

@@ -25,6 +25,12 @@ import {
   promisesOpenOriginal,
 } from "./originals.ts";
 
+/**
+ * Whether a stat's `mode` is a regular file's — read from the number, not `Stats#isFile`, which
+ * tool code can redefine (it would decide whether a confirmed open is truncated).
+ */
+const isRegularFile = (mode: number): boolean => (mode & FS_CONSTANTS.S_IFMT) === FS_CONSTANTS.S_IFREG;
+
 /** How a call opens its file: the flag and mode, and whether it reads and whether it writes. */
 export interface Opening {
   flag: unknown;
@@ -73,7 +79,7 @@ export function createConfirmedOpens(broker: Broker, files: FileArgs): Confirmed
     try {
       const refusal = refusalOf(fd, opening);
       if (refusal) throw refusal;
-      if (truncate && fstatSyncOriginal(fd).isFile()) ftruncateSyncOriginal(fd, 0);
+      if (truncate && isRegularFile(fstatSyncOriginal(fd).mode)) ftruncateSyncOriginal(fd, 0);
       return fd;
     } catch (error) {
       closeSyncOriginal(fd);
@@ -109,7 +115,7 @@ export function createConfirmedOpens(broker: Broker, files: FileArgs): Confirmed
     try {
       const refusal = refusalOf(handle.fd, opening);
       if (refusal) throw refusal;
-      if (truncate && (await handle.stat()).isFile()) await handle.truncate(0);
+      if (truncate && isRegularFile((await handle.stat()).mode)) await handle.truncate(0);
       return handle;
     } catch (error) {
       await handle.close();

@@ -7,7 +7,7 @@
  */
 import fs from "node:fs";
 import { resolve as resolvePath } from "node:path";
-import { canonicalPath } from "../../permissions.ts";
+import { canonicalPathWith } from "../../permissions.ts";
 import { type AnyFunction, type Broker, type Target, wrap } from "./context.ts";
 import type { FileArgs } from "./fs-args.ts";
 import { LINKED, MOVED, makeWrapPinned, REMOVED } from "./fs-pinned.ts";
@@ -136,9 +136,9 @@ function pathChecks(broker: Broker, files: FileArgs): (target: Target, suffixes:
         if (fsRestricted()) check("FileSystem", "Write", link ?? "symlink", true);
         if (link !== null && linkTarget !== null) {
           checkPath(
-            canonicalPath(
+            canonicalPathWith(
               linkTarget,
-              canonicalPath(`${link}/..`, cwdOriginal(), (p) => p),
+              canonicalPathWith(`${link}/..`, cwdOriginal(), (p) => p),
               (p) => p,
             ),
             "Read",
