@@ -21,10 +21,10 @@ import {
   CREDENTIAL_PREFIX,
   constantTimeEqual,
   type ParsedCredential,
-  type PasswordHash,
   parseCredential,
   sha256Hex,
 } from "../accounts/crypto.ts";
+import type { SigninCandidate } from "../accounts/signin.ts";
 import type { AppMcpRuntime, AppMcpSettings, AuthMode } from "../app-mcp/admin.ts";
 
 import { UUID } from "../data/columns.ts";
@@ -460,13 +460,6 @@ export async function authenticateProjectAdmin<E extends AppEnv>(
     if (!project || project.developerId !== developerId) throw notFound("project not found");
     return { developerId, project, config: settingsFrom(row) };
   });
-}
-
-/** A project user's stored password, as read for sign-in. */
-export interface SigninCandidate {
-  id: string;
-  email: string;
-  password: PasswordHash;
 }
 
 function signinCandidate(row: ResolvedRow): SigninCandidate | null {
