@@ -12,18 +12,12 @@ import { Hono } from "hono";
 import { answerBudget } from "../../answer-budget.ts";
 import { type AppMcpRefusal, appMcpRefusal } from "../../app-mcp/admission.ts";
 import type { AppSurface } from "../../app-mcp/surface.ts";
+import { actorOf, type HotAccess, hotAccess, type ProjectSelector } from "../../credentials/principal.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
 import { allowedOriginsOf } from "../allowed-origins.ts";
-import {
-  actorOf,
-  authenticateProject,
-  type HotAccess,
-  hotAccess,
-  type ProjectSelector,
-  presentedCredentials,
-} from "../auth.ts";
+import { authenticateProject, presentedCredentials } from "../auth.ts";
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import { type AppEnv, answerAs } from "../hono.ts";
 import { hotServices } from "../lazy.ts";

@@ -24,6 +24,13 @@ import * as v from "valibot";
 import { constantTimeEqual, sha256Hex } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
 import { checkSigninPassword } from "../../accounts/signin.ts";
+import { isUuid } from "../../credentials/principal.ts";
+import {
+  authenticateOAuthDeveloper,
+  authenticateOAuthProject,
+  projectForSignin,
+  verifyDeveloperToken,
+} from "../../credentials/resolve.ts";
 import { AppError, notFound } from "../../errors.ts";
 import {
   appSelectorOf,
@@ -104,14 +111,7 @@ import {
   subjectOf,
   tokenGrantRef,
 } from "../../oauth/tokens.ts";
-import {
-  authenticateOAuthDeveloper,
-  authenticateOAuthProject,
-  bearerToken,
-  isUuid,
-  projectForSignin,
-  verifyDeveloperToken,
-} from "../auth.ts";
+import { bearerToken } from "../auth.ts";
 import type { Env } from "../env.ts";
 import type { AppEnv } from "../hono.ts";
 import { dbModule } from "../lazy.ts";
