@@ -37,7 +37,7 @@ import {
   type ToolBinding,
 } from "./tools.ts";
 
-/** Who calls the app MCP, as resolved with the request's credentials (the Worker's `Principal`). */
+/** Who calls the app MCP, as resolved with the request's credentials (`Principal`, src/credentials/principal.ts). */
 export type AppCaller =
   | { scope: "developer"; developerId: string; project: { id: string } }
   | { scope: "end_user"; project: { id: string }; user: { id: string; email: string }; clientKeyId: string };

@@ -102,7 +102,7 @@ export const unfetchedDocumentRefusal = (redirectStatus: number | undefined): Re
       : `The assistant's client metadata document (its client_id URL) answered with a redirect (HTTP ${redirectStatus}), which is not followed: a client metadata document must be served at its client_id URL itself.`,
   );
 
-/** How a sign-in names its app: by id or by hostname slug (the Worker's `ProjectSelector`). */
+/** How a sign-in names its app: by id or by hostname slug (`ProjectSelector`, src/credentials/principal.ts). */
 export type AppSelector = { projectId: string } | { slug: string };
 
 /** The app an app endpoint names, as the Worker looks it up for the page. */

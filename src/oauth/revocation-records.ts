@@ -3,7 +3,7 @@
  * `revoked_oauth_tokens`): what the provider deletes from `OAUTH_KV` — whose reads at other
  * locations may show it for up to 60 s more — is written here first (a grant this Worker revokes)
  * or right after the provider answered (what it revoked on its own: src/oauth/revocations.ts), and
- * the statement that resolves an OAuth caller (src/worker/auth.ts) and the check at every refresh
+ * the statement that resolves an OAuth caller (src/credentials/statement.ts) and the check at every refresh
  * refuse it at every location from then on. Services: a `Db` and plain inputs.
  */
 import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";

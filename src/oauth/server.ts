@@ -184,7 +184,7 @@ export interface OAuthCaller {
  * expired, revoked, other audience), and also when its grant is gone from `OAUTH_KV`. Not the last
  * word on revocation: KV reads at other locations may be up to 60 s stale, so the caller resolves
  * the returned grant in the database, where the statement that checks its principal also refuses a
- * grant recorded in `revoked_oauth_grants` (src/worker/auth.ts). The provider revokes a grant
+ * grant recorded in `revoked_oauth_grants` (src/credentials/statement.ts). The provider revokes a grant
  * by listing the grant's token records and deleting each, then the grant record; a KV list is
  * eventually consistent, so a token issued moments before elsewhere (a refresh at another location)
  * can be missed and would stay valid for the rest of its hour. The grant record is one key, deleted

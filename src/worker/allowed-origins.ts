@@ -5,7 +5,7 @@
  * the credentials' TTL, forgotten by the same control-plane writes), under the same key per app.
  */
 import type { Context } from "hono";
-import type { ProjectSelector } from "./auth.ts";
+import type { ProjectSelector } from "../credentials/principal.ts";
 import { cachedOrigins } from "./credential-cache.ts";
 import type { AppEnv } from "./hono.ts";
 import { dbModule, hotServices } from "./lazy.ts";

@@ -9,7 +9,7 @@
 import type { Context } from "hono";
 import { type AnswerHold, answerMemory } from "../answer-memory.ts";
 import type { AppMcpRuntime, AppMcpSettings } from "../app-mcp/admin.ts";
-import type { AppClient, Principal, ProjectRef } from "./auth.ts";
+import type { AppClient, Principal, ProjectRef } from "../credentials/principal.ts";
 import type { CredentialHolder } from "./credential-cache.ts";
 import type { Db } from "./db.ts";
 import type { Env } from "./env.ts";

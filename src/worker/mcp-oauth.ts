@@ -6,6 +6,8 @@
  * (README "Decisions").
  */
 import type { Context } from "hono";
+import type { ProjectAccess, ProjectSelector } from "../credentials/principal.ts";
+import { authenticateOAuthProject } from "../credentials/resolve.ts";
 import { AppError } from "../errors.ts";
 import { lazyModule } from "../lazy-module.ts";
 import { wwwAuthenticate } from "../oauth/challenge.ts";
@@ -18,7 +20,7 @@ import {
 } from "../oauth/resources.ts";
 import type { OAuthProps } from "../oauth/server.ts";
 import { isOAuthToken } from "../oauth/tokens.ts";
-import { authenticateOAuthProject, bearerToken, type ProjectAccess, type ProjectSelector } from "./auth.ts";
+import { bearerToken } from "./auth.ts";
 import type { AppEnv } from "./hono.ts";
 
 /** The OAuth provider, loaded with the first OAuth token presented. */

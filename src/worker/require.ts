@@ -1,13 +1,15 @@
 /**
  * Routes declare their auth: `routes.get(path, requireProjectAdmin(), async (c) => …)`. Each factory
- * authenticates once (through src/worker/auth.ts, one SQL statement) and puts the typed principal
- * into the context (`c.var.developerId`, `c.var.project`, …); each factory's type says which
- * (`Authenticated<…>`, src/worker/hono.ts), so only a route that declares it can read them.
+ * authenticates once (through src/worker/auth.ts, which runs src/credentials/: one SQL statement)
+ * and puts the typed principal into the context (`c.var.developerId`, `c.var.project`, …); each
+ * factory's type says which (`Authenticated<…>`, src/worker/hono.ts), so only a route that
+ * declares it can read them.
  * A failure throws the same 401/404 `AppError` the handler used to throw, before the handler (and
  * so before its body is read). The MCP endpoints authenticate by hand: they add OAuth Bearers and
  * answer a 401 with a `WWW-Authenticate` challenge (routes/app-mcp.ts, routes/platform-mcp.ts).
  */
 import type { MiddlewareHandler } from "hono";
+import { hotAccess } from "../credentials/principal.ts";
 import { subjectOf } from "../oauth/tokens.ts";
 import {
   apiKeyHeader,
@@ -18,7 +20,6 @@ import {
   authenticateProject,
   authenticateProjectAdmin,
   bearerToken,
-  hotAccess,
   presentedCredentials,
 } from "./auth.ts";
 import { cachedCredential, credentialKey } from "./credential-cache.ts";

@@ -10,19 +10,14 @@
 import type { Context, Next } from "hono";
 import { Hono } from "hono";
 import { answerBudget } from "../../answer-budget.ts";
+import { type AppMcpRefusal, appMcpRefusal } from "../../app-mcp/admission.ts";
 import type { AppSurface } from "../../app-mcp/surface.ts";
+import { actorOf, type HotAccess, hotAccess, type ProjectSelector } from "../../credentials/principal.ts";
 import { AppError, forbidden } from "../../errors.ts";
 import { functionUrlPolicy } from "../../functions/outbound-policy.ts";
 import { handleMcpHttpRequest, methodNotAllowed } from "../../mcp/index.ts";
 import { allowedOriginsOf } from "../allowed-origins.ts";
-import {
-  actorOf,
-  authenticateProject,
-  type HotAccess,
-  hotAccess,
-  type ProjectSelector,
-  presentedCredentials,
-} from "../auth.ts";
+import { authenticateProject, presentedCredentials } from "../auth.ts";
 import { cachedCredential, credentialKey } from "../credential-cache.ts";
 import { type AppEnv, answerAs } from "../hono.ts";
 import { hotServices } from "../lazy.ts";
@@ -81,6 +76,13 @@ async function authenticate(c: Context<AppEnv>, selector: ProjectSelector): Prom
   }
 }
 
+/** The 403's message for each reason the endpoint refuses a caller (src/app-mcp/admission.ts). */
+const REFUSALS: Record<AppMcpRefusal, string> = {
+  disabled: "the app MCP endpoint of this project is disabled (config.enabled = false)",
+  client_only: "this app MCP endpoint accepts only client keys + end-user sessions (auth_mode client_only)",
+  developer_only: "this app MCP endpoint accepts only developer tokens (auth_mode developer_only)",
+};
+
 async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Response> {
   // Cheap refusals first: GET (SSE stream) and DELETE (session end) are not offered by this stateless server.
   if (c.req.method !== "POST") return methodNotAllowed();
@@ -88,16 +90,8 @@ async function serve(c: Context<AppEnv>, selector: ProjectSelector): Promise<Res
   if (access instanceof Response) return access;
   const { principal, config } = access;
   answerAs(c, principal.project.id, principal.project.developerId);
-  if (!config.enabled)
-    throw forbidden("the app MCP endpoint of this project is disabled (config.enabled = false)");
-  if (config.authMode === "client_only" && principal.scope === "developer") {
-    throw forbidden(
-      "this app MCP endpoint accepts only client keys + end-user sessions (auth_mode client_only)",
-    );
-  }
-  if (config.authMode === "developer_only" && principal.scope === "end_user") {
-    throw forbidden("this app MCP endpoint accepts only developer tokens (auth_mode developer_only)");
-  }
+  const refused = appMcpRefusal(config, principal.scope);
+  if (refused !== null) throw forbidden(REFUSALS[refused]);
   if (principal.scope === "end_user") noteActiveUser(c, principal.project.id, principal.user.id);
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
   // Not at start-up: the handlers and the surface come with the first request that gets this far.

@@ -1,47 +1,23 @@
 /**
  * End-user auth (with `X-Api-Key`): /v1/auth/signup, /v1/auth/signin → `{session_token, user}`;
  * /v1/auth/signout revokes the session; /v1/auth/me returns the signed-in user. The database side
- * is src/accounts/end-users.ts; here: the client key, the rate limits and the password check.
+ * is src/accounts/end-users.ts and the password check src/accounts/signin.ts; here: the client key and
+ * the rate limits.
  */
 
 import { Hono } from "hono";
 import * as v from "valibot";
-import { burnPasswordCheck, verifyPassword } from "../../accounts/crypto.ts";
 import { revokeSession, signupEndUser, startSession } from "../../accounts/end-users.ts";
-import { EndUserCredentialsSchema, type Signin, SigninSchema } from "../../accounts/schemas.ts";
+import { EndUserCredentialsSchema, SigninSchema } from "../../accounts/schemas.ts";
+import { BAD_CREDENTIALS, checkSigninPassword } from "../../accounts/signin.ts";
 import { unauthorized } from "../../errors.ts";
 import { parseInput } from "../../validate.ts";
-import { authenticateClientKey, type SigninCandidate } from "../auth.ts";
+import { authenticateClientKey } from "../auth.ts";
 import type { AppEnv } from "../hono.ts";
 import { noteActiveUser } from "../metering.ts";
-import { clientIp, enforceRateLimit } from "../rate-limit.ts";
+import { clientIp, enforceRateLimit, rateLimiter } from "../rate-limit.ts";
 import { jsonBody } from "../request.ts";
 import { requireClientKey, requireEndUser } from "../require.ts";
-
-const BAD_CREDENTIALS = "invalid email or password";
-
-/**
- * The sign-in password check, shared by `/v1/auth/signin` and the OAuth sign-in page: rate-limited
- * per project and email, one PBKDF2 run whether or not the user exists. Throws 401 on a mismatch.
- */
-export async function checkSigninPassword(
-  env: AppEnv["Bindings"],
-  projectId: string,
-  input: Signin,
-  user: SigninCandidate | null,
-): Promise<void> {
-  // Each attempt costs a PBKDF2 run: limit attempts per project and email (credential stuffing).
-  await enforceRateLimit(
-    env,
-    `signin:${projectId}:${input.email}`,
-    "sign-ins with this email",
-    "AUTH_RATE_LIMITER",
-  );
-  const ok = user
-    ? await verifyPassword(input.password, user.password)
-    : await burnPasswordCheck(input.password);
-  if (!user || !ok) throw unauthorized(BAD_CREDENTIALS);
-}
 
 export const authRoutes = new Hono<AppEnv>();
 
@@ -71,7 +47,7 @@ authRoutes.post("/v1/auth/signin", async (c) => {
     signinEmail: parsed.success ? parsed.output.email : undefined,
   });
   const input = parseInput(SigninSchema, body);
-  await checkSigninPassword(c.env, project.id, input, user);
+  await checkSigninPassword(rateLimiter(c.env, "AUTH_RATE_LIMITER"), project.id, input, user);
   if (!user) throw unauthorized(BAD_CREDENTIALS);
   const session = await startSession(c.var.db, project.id, { id: user.id, email: user.email });
   noteActiveUser(c, project.id, user.id);

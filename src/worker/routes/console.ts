@@ -23,6 +23,7 @@ import {
   setExposure,
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
+import { type AppMcpRefusal, appMcpRefusal } from "../../app-mcp/admission.ts";
 import { appToolDefinitions } from "../../app-mcp/definitions.ts";
 import { loadAppMeta } from "../../app-mcp/surface.ts";
 import type { Scope } from "../../app-mcp/tools.ts";
@@ -251,14 +252,17 @@ async function showProject(c: C, token: string, notices: ProjectPageData["notice
 
 type ProjectPageData = Parameters<typeof projectPage>[1];
 
-/** Why the app MCP refuses a scope's connections now (the checks routes/app-mcp.ts makes), or null. */
+/** What the page says for each reason the app MCP refuses a scope (src/app-mcp/admission.ts). */
+const REFUSALS: Record<AppMcpRefusal, string> = {
+  disabled: "the endpoint is disabled",
+  client_only: "auth_mode client_only refuses developer tokens",
+  developer_only: "auth_mode developer_only refuses end users",
+};
+
+/** Why the app MCP refuses a scope's connections now (the rule routes/app-mcp.ts applies), or null. */
 function refusal(config: AppMcpSettings, scope: Scope): string | null {
-  if (!config.enabled) return "the endpoint is disabled";
-  if (config.authMode === "client_only" && scope === "developer")
-    return "auth_mode client_only refuses developer tokens";
-  if (config.authMode === "developer_only" && scope === "end_user")
-    return "auth_mode developer_only refuses end users";
-  return null;
+  const refused = appMcpRefusal(config, scope);
+  return refused === null ? null : REFUSALS[refused];
 }
 
 consoleRoutes.get("/console/projects/:id", async (c) => {

@@ -7,9 +7,9 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
+import { actorOf, isUuid } from "../../credentials/principal.ts";
 import { invalidInput, notFound } from "../../errors.ts";
 import { appCallerKey } from "../../rate-limit.ts";
-import { actorOf, isUuid } from "../auth.ts";
 import type { AppEnv, Authenticated } from "../hono.ts";
 import { hotServices } from "../lazy.ts";
 import { appLimiter, TIER_LIMITERS } from "../rate-limit.ts";

@@ -23,6 +23,14 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
 import { constantTimeEqual, sha256Hex } from "../../accounts/crypto.ts";
 import { SigninSchema } from "../../accounts/schemas.ts";
+import { checkSigninPassword } from "../../accounts/signin.ts";
+import { isUuid } from "../../credentials/principal.ts";
+import {
+  authenticateOAuthDeveloper,
+  authenticateOAuthProject,
+  projectForSignin,
+  verifyDeveloperToken,
+} from "../../credentials/resolve.ts";
 import { AppError, notFound } from "../../errors.ts";
 import {
   appSelectorOf,
@@ -103,22 +111,20 @@ import {
   subjectOf,
   tokenGrantRef,
 } from "../../oauth/tokens.ts";
-import {
-  authenticateOAuthDeveloper,
-  authenticateOAuthProject,
-  bearerToken,
-  isUuid,
-  projectForSignin,
-  verifyDeveloperToken,
-} from "../auth.ts";
+import { bearerToken } from "../auth.ts";
 import type { Env } from "../env.ts";
 import type { AppEnv } from "../hono.ts";
 import { dbModule } from "../lazy.ts";
 import { grantPrincipal, INVALID_OAUTH, issuer, mcpResource } from "../mcp-oauth.ts";
-import { clientIp, enforceRateLimit, RateLimitedError, RateLimiterUnavailableError } from "../rate-limit.ts";
+import {
+  clientIp,
+  enforceRateLimit,
+  RateLimitedError,
+  RateLimiterUnavailableError,
+  rateLimiter,
+} from "../rate-limit.ts";
 import { formBody } from "../request.ts";
 import { requireEndUser, requireProjectAdmin } from "../require.ts";
-import { checkSigninPassword } from "./auth.ts";
 
 type Ctx = Context<AppEnv>;
 
@@ -701,7 +707,12 @@ oauthRoutes.post(OAUTH_PATHS.authorize, async (c) => {
     const found = await projectForSignin(c.var.db, target.selector, signin.output.email);
     if (!found) return refuse(c, 404, "No such app", "This MCP endpoint names no app.");
     try {
-      await checkSigninPassword(c.env, found.project.id, signin.output, found.signinUser);
+      await checkSigninPassword(
+        rateLimiter(c.env, "AUTH_RATE_LIMITER"),
+        found.project.id,
+        signin.output,
+        found.signinUser,
+      );
     } catch (err) {
       // A wrong password, too many attempts, or a limiter that cannot answer (it fails closed):
       // the form again, saying which.

@@ -38,6 +38,8 @@ import {
   setExposure,
   updateAppMcpConfig,
 } from "../../app-mcp/admin.ts";
+import type { ProjectRef } from "../../credentials/principal.ts";
+import { authenticateOAuthProject } from "../../credentials/resolve.ts";
 import {
   alterCollection,
   createCollection,
@@ -77,12 +79,7 @@ import {
 import { billingStatus, dailyUsage } from "../../usage/billing.ts";
 import { checkInputLimits } from "../../validate.ts";
 import { APP_VERSION } from "../../version.ts";
-import {
-  authenticateDeveloper,
-  authenticateOAuthProject,
-  authenticateProjectAdmin,
-  type ProjectRef,
-} from "../auth.ts";
+import { authenticateDeveloper, authenticateProjectAdmin } from "../auth.ts";
 import type { Db } from "../db.ts";
 import { type AppEnv, answerAs } from "../hono.ts";
 import { mcpOrigin } from "../mcp-edge.ts";

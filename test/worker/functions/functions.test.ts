@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
 import { describe, expect, inject, it, vi } from "vitest";
+import type { Principal } from "../../../src/credentials/principal.ts";
 import { AppError } from "../../../src/errors.ts";
 import {
   FUNCTION_VERSIONS_KEPT,
@@ -11,7 +12,6 @@ import {
 } from "../../../src/functions/service.ts";
 import { unlimited } from "../../../src/rate-limit.ts";
 import { UsageMeter } from "../../../src/usage/metering.ts";
-import type { Principal } from "../../../src/worker/auth.ts";
 import type { Env } from "../../../src/worker/env.ts";
 import { rateLimiter } from "../../../src/worker/rate-limit.ts";
 import { WELCOME_EMAIL_MCP } from "../../fixtures.ts";

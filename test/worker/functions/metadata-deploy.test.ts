@@ -5,10 +5,10 @@
  * and is metered as nothing. A later deploy with a `url` makes it runnable.
  */
 import { describe, expect, inject, it, vi } from "vitest";
+import type { Principal } from "../../../src/credentials/principal.ts";
 import { AppError } from "../../../src/errors.ts";
 import { invokeFunction, loadFunction } from "../../../src/functions/service.ts";
 import { UsageMeter } from "../../../src/usage/metering.ts";
-import type { Principal } from "../../../src/worker/auth.ts";
 import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
 import {
   apiJson,

@@ -6,10 +6,10 @@
  * exercised by passing it to the execution path.
  */
 import { describe, expect, inject, it } from "vitest";
+import type { Principal } from "../../../src/credentials/principal.ts";
 import { AppError } from "../../../src/errors.ts";
 import { invokeFunction, loadFunction } from "../../../src/functions/service.ts";
 import { unlimited } from "../../../src/rate-limit.ts";
-import type { Principal } from "../../../src/worker/auth.ts";
 import { connectClient, resultJson } from "../app-mcp/mcp-client.ts";
 import {
   apiJson,

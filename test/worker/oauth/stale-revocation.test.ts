@@ -6,8 +6,8 @@
  * tool, refresh reuse detection, RFC 7009), then put the grant's KV records back exactly as they
  * were — what such a location reads — and expect its tokens refused and its refresh token to give
  * nothing: the revocation is also recorded in Postgres (`revoked_oauth_grants`), which the one
- * statement resolving an OAuth caller checks (src/worker/auth.ts), and so does the liveness check
- * at every refresh (src/oauth/server.ts `endDeadGrants`). An access token revoked alone (RFC 7009)
+ * statement resolving an OAuth caller checks (src/credentials/statement.ts), and so does the
+ * liveness check at every refresh (src/oauth/server.ts `endDeadGrants`). An access token revoked alone (RFC 7009)
  * is recorded likewise (`revoked_oauth_tokens`), and refused by the same statement.
  */
 import { env } from "cloudflare:workers";
