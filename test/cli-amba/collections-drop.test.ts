@@ -38,7 +38,9 @@ describe("amba collections drop", () => {
     const run = await amba(["collections", "drop", "notes", "--project", "p1"]);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(calls).toEqual([{ name: "amba_collections_drop", arguments: { name: "notes", project_id: "p1" } }]);
+    expect(calls).toEqual([
+      { name: "amba_collections_drop", arguments: { name: "notes", project_id: "p1" } },
+    ]);
     expect(run.stdout).toBe("name: notes\ndeleted: true\n");
   });
 

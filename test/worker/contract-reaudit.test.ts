@@ -106,7 +106,10 @@ describe("the production hostname on a Worker whose suffix is another (npm run d
       await waitOnExecutionContext(ctx);
       expect(res.status, host).toBe(404);
       expect(await res.json(), host).toMatchObject({
-        error: { code: "not_found", message: expect.stringContaining("this hostname is not an app's hostname") },
+        error: {
+          code: "not_found",
+          message: expect.stringContaining("this hostname is not an app's hostname"),
+        },
       });
     }
     // The platform's own host, and a name that only contains the alias, stay the platform's.
