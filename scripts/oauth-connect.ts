@@ -71,19 +71,24 @@ async function main() {
       : { mode: "end_user", email: a, password: b };
   const provider = new MemoryProvider();
   const first = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+  // An endpoint may answer without credentials (the platform MCP does, for its sign-up tool): then
+  // no 401 comes, nothing is signed in, and the tools seen are the anonymous ones.
+  let signedIn = false;
   try {
     await new Client({ name: "oauth-connect", version: "1.0.0" }).connect(first);
   } catch (err) {
     if (!(err instanceof UnauthorizedError) || !provider.authorizationUrl) throw err;
     process.stdout.write(`401 → signing in at ${provider.authorizationUrl.origin}/authorize\n`);
     await first.finishAuth(await signIn(provider.authorizationUrl, fields));
+    signedIn = true;
   }
   const client = new Client({ name: "oauth-connect", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }));
   const { tools } = await client.listTools();
-  process.stdout.write(
-    `connected with an OAuth access token; tools: ${tools.map((t) => t.name).join(", ")}\n`,
-  );
+  const how = signedIn
+    ? "connected with an OAuth access token"
+    : "connected without signing in (the endpoint answered without credentials: no 401)";
+  process.stdout.write(`${how}; tools: ${tools.map((t) => t.name).join(", ")}\n`);
   await client.close();
 }
 

@@ -120,7 +120,9 @@ export function addressedByHost(request: Request, hostSuffix: string): Request {
  * `Host` header is under the alias suffix (`APP_MCP_HOST_ALIAS`): `npm run dev` serves app hostnames
  * under `mcp.localhost` and takes production's `mcp.amba.host` as the same, so a client that sends
  * DESIGN.md's `Host: <slug>.mcp.amba.host` to the dev server reaches that app, not the platform MCP.
- * Only a valid slug is re-addressed; anything else under the alias is left as it came.
+ * Any other name under the alias (`login.<alias>.`, `x.login.<alias>`) is re-addressed the same way,
+ * so it meets the suffix's own 404 (`appHostKind`) rather than the platform; a name merely containing
+ * the alias is left as it came.
  */
 export function aliasedHost(request: Request, alias: string | undefined, suffix: string): Request {
   const from = alias?.trim().toLowerCase();
@@ -134,9 +136,14 @@ export function aliasedHost(request: Request, alias: string | undefined, suffix:
     } catch {
       continue;
     }
+    const name = named.hostname.toLowerCase();
+    const bare = name.replace(/\.+$/, "");
+    if (!bare.endsWith(`.${from}`)) continue;
     const slug = slugFromHost(named.hostname, from);
-    if (slug === null) continue;
-    url.hostname = `${slug}.${suffix.toLowerCase()}`;
+    url.hostname =
+      slug !== null
+        ? `${slug}.${suffix.toLowerCase()}`
+        : `${bare.slice(0, -from.length)}${suffix.toLowerCase()}${name.slice(bare.length)}`;
     const headers = new Headers(request.headers);
     headers.set("host", url.host);
     return new Request(url, new Request(request, { headers }));

@@ -92,6 +92,40 @@ describe("the production hostname on a Worker whose suffix is another (npm run d
     expect(unknown.body).toMatchObject({ error: { code: "not_found" } });
   });
 
+  it("answers any other name under the alias as production does under its suffix: 404, not the platform", async () => {
+    // README "Per-app hostnames locally": `login.mcp.amba.host.` and `x.login.mcp.amba.host` serve
+    // nothing at all; under the dev alias they were left as they came, and got the platform's console.
+    const bindings = devEnv("mcp.amba.host");
+    for (const host of ["x.login.mcp.amba.host", "login.mcp.amba.host.", "X.LOGIN.MCP.AMBA.HOST:8787"]) {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(
+        new Request("http://127.0.0.1:8787/console", { headers: { host, ...IP } }),
+        bindings,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      expect(res.status, host).toBe(404);
+      expect(await res.json(), host).toMatchObject({
+        error: {
+          code: "not_found",
+          message: expect.stringContaining("this hostname is not an app's hostname"),
+        },
+      });
+    }
+    // The platform's own host, and a name that only contains the alias, stay the platform's.
+    for (const host of ["127.0.0.1:8787", "mcp.amba.host.example.com"]) {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(
+        new Request("http://127.0.0.1:8787/console", { headers: { host, ...IP } }),
+        bindings,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      expect(res.status, host).toBe(200);
+      await res.body?.cancel();
+    }
+  });
+
   it("without the alias a host under mcp.amba.host stays the platform's (production: the suffix itself)", async () => {
     const res = await send("http://127.0.0.1:8787/mcp", `${slug}.mcp.amba.host`, devEnv());
     expect(names(res.body)).toContain("amba_developer_signup");

@@ -46,6 +46,12 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
     summary: "create a collection (--columns JSON, --access JSON)",
   },
   {
+    path: ["collections", "drop"],
+    tool: "amba_collections_drop",
+    positionals: ["name"],
+    summary: "drop a collection with all its rows",
+  },
+  {
     path: ["expose"],
     tool: "amba_app_mcp_set_exposure",
     summary: "set what the app MCP exposes (--collections a,b --functions f)",
