@@ -35,6 +35,11 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
     summary: "create a project",
   },
   {
+    path: ["client-keys", "create"],
+    tool: "amba_client_keys_create",
+    summary: "create a client key for your app's end users (shown once; --name label)",
+  },
+  {
     path: ["collections", "list"],
     tool: "amba_collections_list",
     summary: "collections with columns and policy",
@@ -46,10 +51,21 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
     summary: "create a collection (--columns JSON, --access JSON)",
   },
   {
+    path: ["collections", "alter"],
+    tool: "amba_collections_alter",
+    positionals: ["name"],
+    summary: "change a collection (--add-columns JSON, --drop-columns a,b, --access JSON)",
+  },
+  {
     path: ["collections", "drop"],
     tool: "amba_collections_drop",
     positionals: ["name"],
     summary: "drop a collection with all its rows",
+  },
+  {
+    path: ["expose", "get"],
+    tool: "amba_app_mcp_get_exposure",
+    summary: "what the app MCP exposes (and names not created yet: pending)",
   },
   {
     path: ["expose"],
@@ -84,6 +100,12 @@ export const TOOL_COMMANDS: readonly ToolCommand[] = [
     tool: "amba_functions_promote",
     positionals: ["name", "version"],
     summary: "make a version the active one",
+  },
+  {
+    path: ["functions", "delete"],
+    tool: "amba_functions_delete",
+    positionals: ["name"],
+    summary: "delete a function with all its versions",
   },
   {
     path: ["functions", "signing-secret"],
