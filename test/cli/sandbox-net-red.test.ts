@@ -8,6 +8,8 @@
  *   rest were a port: `dns.lookup("granted.invalid:x.attacker.example")` and
  *   `"[granted.invalid].x.attacker.example"` were `Allow` lines for names never granted (glibc and
  *   c-ares refuse such names before sending them, so the record lied rather than the network);
+ * - a connect's `localAddress` without a `localPort` was checked (and recorded) as a listen on
+ *   port `undefined`, which Node binds as port 0;
  * - a granted program that is a script ran whatever its interpreter was told to load by a variable
  *   the tool set in its environment — `NODE_OPTIONS=--require …` for a Node script, `BASH_ENV` for a
  *   bash script — i.e. a file the tool wrote in its write grant, outside every sandbox, as
@@ -75,6 +77,8 @@ export function agentConnection() {
     request.on("error", reject);
   });
 }
+/** A local address without a local port: the bind Node makes names port 0 (the record said \`undefined\`). */
+export function localAddressOnly() { return viaSocket({ host: "127.0.0.1", port: GRANTED, localAddress: "127.0.0.1" }); }
 export function decimalHost() { return viaSocket({ host: "2130706433", port: GRANTED }); }
 export function mappedHost() { return viaSocket({ host: "::ffff:127.0.0.1", port: GRANTED }); }
 /** The evil file the granted programs are told to load, written in the tool's write grant. */
@@ -112,6 +116,7 @@ const ATTEMPTS: [string, RegExp][] = [
   ["lyingPort", /^permission denied: Network Connect 127\.0\.0\.1:\d+$/],
   ["fetchRedirected", /^permission denied: Network Connect 127\.0\.0\.1:\d+$/],
   ["agentConnection", /^permission denied: Network Connect 127\.0\.0\.1:\d+$/],
+  ["localAddressOnly", /^permission denied: Network Listen 127\.0\.0\.1:0$/],
   ["decimalHost", /^permission denied: Network Connect 2130706433:\d+$/],
   ["mappedHost", /^permission denied: Network Connect \[::ffff:127\.0\.0\.1\]:\d+$/],
   ["nodeOptionsSync", /^permission denied: Process Execute env:NODE_OPTIONS$/],

@@ -30,6 +30,32 @@ const LOADER_VARIABLES = new Set([
   "TZDIR",
 ]);
 
+/**
+ * What makes an interpreter load a file before the script it was started for: a granted program
+ * that is a script (`#!/usr/bin/env node`, `#!/bin/bash`, Python, Perl, Ruby, Java launchers) would
+ * run a file the tool wrote in its write grant, outside every sandbox — what `LD_PRELOAD` does to
+ * any program. `NODE_OPTIONS` (`--require`, `--import`, `--loader`), bash's `BASH_ENV` (and `ENV`,
+ * which `sh` reads), Python's path and home (a `sitecustomize.py` there runs at every start) and
+ * start-up file, Perl's and Ruby's options and library paths, the JVM's option variables
+ * (`-javaagent:`). Checked like a loader variable.
+ */
+const INTERPRETER_VARIABLES = new Set([
+  "NODE_OPTIONS",
+  "BASH_ENV",
+  "ENV",
+  "PYTHONPATH",
+  "PYTHONHOME",
+  "PYTHONSTARTUP",
+  "PERL5OPT",
+  "PERL5LIB",
+  "PERLLIB",
+  "RUBYOPT",
+  "RUBYLIB",
+  "JAVA_TOOL_OPTIONS",
+  "_JAVA_OPTIONS",
+  "JDK_JAVA_OPTIONS",
+]);
+
 /** What `execve` (process.ts) checks the same way as a spawn. */
 export interface ChildChecks {
   /** The executable the CLI resolved for `file`, if it may run. */
@@ -62,10 +88,14 @@ export function hookChildProcesses(broker: Broker, handleFd: (handle: unknown) =
    * its caller with (its secure-execution list; every `LD_*` is the loader's), and macOS's loader
    * reads `DYLD_*`. A granted program is a grant of that program, not of whatever library the tool
    * wrote in a writable grant: such a variable goes to a child only when every program may run —
-   * the resource `env:<NAME>`, decided like a program.
+   * the resource `env:<NAME>`, decided like a program. So does one that makes a script's
+   * interpreter load a file first ({@link INTERPRETER_VARIABLES}).
    */
   const loaderVariable = (name: string): boolean =>
-    name.startsWith("LD_") || name.startsWith("DYLD_") || LOADER_VARIABLES.has(name);
+    name.startsWith("LD_") ||
+    name.startsWith("DYLD_") ||
+    LOADER_VARIABLES.has(name) ||
+    INTERPRETER_VARIABLES.has(name);
   // Such a variable the host started with (granted, its value the user's) is not the tool's choice.
   const startedWith = new Map<string, string>();
   for (const key in process.env) {

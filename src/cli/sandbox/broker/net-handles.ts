@@ -145,8 +145,11 @@ export function hookDial(
       configurable: false,
     });
   };
-  hookBind(tcp, "bind", (a) => settle(a, 0, 1) ?? `addr:${String(a[0])}:${String(a[1])}`);
-  hookBind(tcp, "bind6", (a) => settle(a, 0, 1) ?? `addr:[${String(a[0])}]:${String(a[1])}`);
+  // A connect's `localAddress` without a `localPort` binds with the port undefined: port 0 to the
+  // native code (an `undefined` in the resource named no port, and matched no grant of one).
+  const bindPort = (port: unknown) => (port === undefined ? "0" : String(port));
+  hookBind(tcp, "bind", (a) => settle(a, 0, 1) ?? `addr:${String(a[0])}:${bindPort(a[1])}`);
+  hookBind(tcp, "bind6", (a) => settle(a, 0, 1) ?? `addr:[${String(a[0])}]:${bindPort(a[1])}`);
   hookBind(pipe, "bind", (a) => settle(a, 0) ?? `unix:${String(a[0])}`);
   // UDP: the address each datagram goes to (an unconnected send names it), connects and binds.
   const udpSocket = dgram.createSocket("udp4");
