@@ -21,7 +21,7 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPolicy, decide } from "../../src/cli/permissions.ts";
-import { buildTestCli, jailedSession, type LineClient, NODE, scratch } from "./helpers.ts";
+import { buildTestCli, jailedSession, LineClient, NODE, scratch } from "./helpers.ts";
 
 /** Per answer: sessions start side by side on shared machines (no timing is asserted). */
 const SLOW = 60_000;
@@ -233,9 +233,44 @@ describe("sandbox red team: network, process and environment grants", () => {
       expect(decide(policy, "Network", "Connect", name), name).toBe("Deny");
   });
 
+  it("a granted program reached through a link naming /proc/self runs as the CLI resolved it, not the tool's file", async () => {
+    // Files open, programs restricted: the tool makes links, but cannot rewrite a granted program.
+    writeFileSync(
+      join(dir, "links.js"),
+      `const fs = require("node:fs");
+const cp = require("node:child_process");
+const OUT = ${JSON.stringify(join(dir, "jail/out"))};
+export function procSelfLink() {
+  fs.mkdirSync(OUT + "/bin", { recursive: true });
+  fs.writeFileSync(OUT + "/bin/hello.js", "#!/bin/sh\\necho pwned > " + ${JSON.stringify(join(dir, "pwned-proc-self"))} + "\\n", { mode: 0o755 });
+  fs.rmSync(OUT + "/p", { force: true });
+  // The CLI resolves /proc/self/cwd in its own process (its cwd: the granted bin/hello.js); the
+  // kernel, in the child's (cwd: OUT, where the tool's bin/hello.js is).
+  fs.symlinkSync("/proc/self/cwd/bin/hello.js", OUT + "/p");
+  const result = cp.spawnSync(OUT + "/p", [], { cwd: OUT, encoding: "utf8" });
+  return result.stdout ?? String(result.error);
+}
+`,
+    );
+    const links = new LineClient(
+      bin,
+      ["session", "--deny-run", "--allow-run", "./bin/hello.js", "--audit-log", "links.jsonl", "links.js"],
+      { cwd: dir },
+    );
+    try {
+      expect(await links.call("procSelfLink", {}, SLOW)).toMatchObject({ result: "hello" });
+    } finally {
+      await links.close();
+    }
+    expect(existsSync(join(dir, "pwned-proc-self"))).toBe(false);
+    expect(readFileSync(join(dir, "links.jsonl"), "utf8")).toContain(
+      `"resource":${JSON.stringify(join(dir, "bin/hello.js"))},"decision":"Allow"`,
+    );
+  });
+
   it("reached no ungranted server and ran nothing the tool planted", () => {
     expect(reached.filter((hit) => hit.startsWith("ungranted"))).toEqual([]);
-    for (const marker of ["pwned-node-sync", "pwned-node-async", "pwned-bash"])
+    for (const marker of ["pwned-node-sync", "pwned-node-async", "pwned-bash", "pwned-proc-self"])
       expect(existsSync(join(dir, marker)), marker).toBe(false);
   });
 });
