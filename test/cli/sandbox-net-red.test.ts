@@ -13,7 +13,10 @@
  * - a granted program that is a script ran whatever its interpreter was told to load by a variable
  *   the tool set in its environment — `NODE_OPTIONS=--require …` for a Node script, `BASH_ENV` for a
  *   bash script — i.e. a file the tool wrote in its write grant, outside every sandbox, as
- *   `LD_PRELOAD` did for any program before.
+ *   `LD_PRELOAD` did for any program before;
+ * - with files open and programs restricted, a link the tool made to a granted program through
+ *   `/proc/self/cwd` was resolved by the CLI in its own process (the granted file: an `Allow` line
+ *   naming it) and by the kernel in the child's (its `cwd` option: the tool's script), which ran.
  */
 
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -112,7 +115,10 @@ export function bashEnv() {
 const ATTEMPTS: [string, RegExp][] = [
   ["lookupColonName", /^permission denied: Network Connect granted\.invalid:leak\.attacker\.example$/],
   ["lookupBracketName", /^permission denied: Network Connect \[granted\.invalid\]\.leak\.attacker\.example$/],
-  ["lookupPromisesColonName", /^permission denied: Network Connect granted\.invalid:leak\.attacker\.example$/],
+  [
+    "lookupPromisesColonName",
+    /^permission denied: Network Connect granted\.invalid:leak\.attacker\.example$/,
+  ],
   ["lyingPort", /^permission denied: Network Connect 127\.0\.0\.1:\d+$/],
   ["fetchRedirected", /^permission denied: Network Connect 127\.0\.0\.1:\d+$/],
   ["agentConnection", /^permission denied: Network Connect 127\.0\.0\.1:\d+$/],

@@ -236,14 +236,23 @@ export function hookChildProcesses(broker: Broker, handleFd: (handle: unknown) =
     wrap(cp, name, (a) => {
       const index = syncOptionsIndex(a);
       const o = optionsAt(a, index);
-      if (o?.shell) o.shell = program(shellOf(o.shell));
-      else a[0] = program(a[0]);
+      // The CLI answers with the program's real path; the child's `argv[0]` stays the name the
+      // tool gave (Node's `argv0` otherwise), as without the broker.
+      let argv0: string;
+      if (o?.shell) {
+        argv0 = shellOf(o.shell);
+        o.shell = program(argv0);
+      } else {
+        argv0 = String(a[0]);
+        a[0] = program(argv0);
+      }
       // Options Node ignores (after a callback): the child inherits the host's environment.
       if (index === -1) {
         childEnv(undefined);
         return;
       }
       const options = o ?? {};
+      options.argv0 ??= argv0;
       options.env = childEnv(options.env);
       if (options.stdio !== undefined) options.stdio = childStdioOption(options.stdio);
       a[index] = options;
@@ -251,7 +260,9 @@ export function hookChildProcesses(broker: Broker, handleFd: (handle: unknown) =
   }
   wrap(cp, "execSync", (a) => {
     const o = optionsAt(a, 1) ?? {};
-    o.shell = program(shellOf(o.shell));
+    const shell = shellOf(o.shell);
+    o.shell = program(shell);
+    o.argv0 ??= shell;
     o.env = childEnv(o.env);
     if (o.stdio !== undefined) o.stdio = childStdioOption(o.stdio);
     a[1] = o;
