@@ -36,7 +36,7 @@ const LOADER_VARIABLES = new Set([
  * run a file the tool wrote in its write grant, outside every sandbox — what `LD_PRELOAD` does to
  * any program. `NODE_OPTIONS` (`--require`, `--import`, `--loader`), bash's `BASH_ENV` (and `ENV`,
  * which `sh` reads), Python's path and home (a `sitecustomize.py` there runs at every start) and
- * start-up file, Perl's and Ruby's options and library paths, the JVM's option variables
+ * start-up file and user base (its `usercustomize.py`), Perl's and Ruby's options and library paths, the JVM's option variables
  * (`-javaagent:`). Checked like a loader variable.
  */
 const INTERPRETER_VARIABLES = new Set([
@@ -46,6 +46,7 @@ const INTERPRETER_VARIABLES = new Set([
   "PYTHONPATH",
   "PYTHONHOME",
   "PYTHONSTARTUP",
+  "PYTHONUSERBASE",
   "PERL5OPT",
   "PERL5LIB",
   "PERLLIB",
