@@ -16,7 +16,10 @@
  *   `LD_PRELOAD` did for any program before;
  * - with files open and programs restricted, a link the tool made to a granted program through
  *   `/proc/self/cwd` was resolved by the CLI in its own process (the granted file: an `Allow` line
- *   naming it) and by the kernel in the child's (its `cwd` option: the tool's script), which ran.
+ *   naming it) and by the kernel in the child's (its `cwd` option: the tool's script), which ran;
+ * - with files jailed and the network open (`--deny-fs --allow-read jail --allow-write jail/out`),
+ *   `net.connect({ path })` reached a Unix socket anywhere on the disk (a container daemon's, the
+ *   session bus, an SSH agent) and `server.listen(path)` made one outside the write grant.
  */
 
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -271,6 +274,71 @@ export function procSelfLink() {
     expect(existsSync(join(dir, "pwned-proc-self"))).toBe(false);
     expect(readFileSync(join(dir, "links.jsonl"), "utf8")).toContain(
       `"resource":${JSON.stringify(join(dir, "bin/hello.js"))},"decision":"Allow"`,
+    );
+  });
+
+  it("a Unix socket out of the file grants is neither reached nor made, whatever the network allows", async () => {
+    // Files jailed, the network open: a socket path is a file (a container daemon's, the session
+    // bus, an SSH agent would all be one connect away).
+    const outside = join(dir, "outside.sock");
+    const unixServer = createServer((request, response) => {
+      reached.push(`unix ${request.url}`);
+      response.end("unix");
+    });
+    await new Promise<void>((resolve) => unixServer.listen(outside, resolve));
+    writeFileSync(
+      join(dir, "unix.js"),
+      `const net = require("node:net");
+const http = require("node:http");
+const connect = (options) => new Promise((resolve, reject) => {
+  const socket = net.connect(options);
+  socket.on("connect", () => { socket.destroy(); resolve("connected"); });
+  socket.on("error", reject);
+});
+const listen = (path) => new Promise((resolve, reject) => {
+  const server = net.createServer();
+  server.on("error", reject);
+  server.listen(path, () => server.close(() => resolve("listened")));
+});
+export function connectOutside() { return connect({ path: ${JSON.stringify(outside)} }); }
+export function requestOutside() {
+  return new Promise((resolve, reject) => {
+    http.get({ socketPath: ${JSON.stringify(outside)}, path: "/http" }, (r) => { r.resume(); resolve(r.statusCode); }).on("error", reject);
+  });
+}
+export function listenOutside() { return listen(${JSON.stringify(join(dir, "planted.sock"))}); }
+export function listenInside() { return listen("jail/out/mine.sock"); }
+`,
+    );
+    const unix = new LineClient(
+      bin,
+      [
+        "session",
+        ...["--deny-fs", "--allow-read", "jail", "--allow-write", "jail/out"],
+        ...["--audit-log", "unix.jsonl", "unix.js"],
+      ],
+      { cwd: dir },
+    );
+    try {
+      for (const [tool, resource] of [
+        ["connectOutside", outside],
+        ["requestOutside", outside],
+        ["listenOutside", join(dir, "planted.sock")],
+      ] as const) {
+        const response = await unix.call(tool, {}, SLOW);
+        expect(response.error, tool).toMatchObject({
+          message: `permission denied: FileSystem Read ${resource}`,
+        });
+      }
+      expect(await unix.call("listenInside", {}, SLOW)).toMatchObject({ result: "listened" });
+    } finally {
+      await unix.close();
+      unixServer.close();
+    }
+    expect(existsSync(join(dir, "planted.sock"))).toBe(false);
+    expect(reached.filter((hit) => hit.startsWith("unix"))).toEqual([]);
+    expect(readFileSync(join(dir, "unix.jsonl"), "utf8")).toContain(
+      `"kind":"FileSystem","action":"Read","resource":${JSON.stringify(outside)},"decision":"Deny"`,
     );
   });
 
