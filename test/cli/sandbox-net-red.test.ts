@@ -54,6 +54,8 @@ const viaSocket = (options) => new Promise((resolve, reject) => {
 });
 export function add({ a, b }) { return a + b; }
 export function grantedPort() { return viaSocket({ host: "127.0.0.1", port: GRANTED }); }
+/** \`localhost:<port>\` is granted: its lookup too (it was refused, so no name with a port ever connected). */
+export function grantedNameAndPort() { return viaSocket({ host: "localhost", port: GRANTED, family: 4 }); }
 export function lookupGranted() {
   return new Promise((resolve) => dns.lookup("granted.invalid", (error) => resolve(error ? error.code : "found")));
 }
@@ -173,7 +175,7 @@ describe("sandbox red team: network, process and environment grants", () => {
         .replace("__UNGRANTED__", String(port(ungranted))),
     );
     client = jailedSession(bin, dir, [
-      ...["--allow-net", `granted.invalid,127.0.0.1:${port(granted)}`],
+      ...["--allow-net", `granted.invalid,127.0.0.1:${port(granted)},localhost:${port(granted)}`],
       ...["--allow-run", "./bin/hello.js", "--allow-run", "./bin/build.sh", "--timeout", "30000"],
       "--isolate-per-call",
       ...["--audit-log", "audit.jsonl", "tools.js"],
@@ -194,6 +196,7 @@ describe("sandbox red team: network, process and environment grants", () => {
 
   it("what is granted still works: the granted port, the granted name's lookup, the granted programs", async () => {
     expect(await client.call("grantedPort", {}, SLOW)).toMatchObject({ result: "granted" });
+    expect(await client.call("grantedNameAndPort", {}, SLOW)).toMatchObject({ result: "granted" });
     // Looked up (no such name on a machine without that domain), not refused.
     expect(await client.call("lookupGranted", {}, SLOW)).toMatchObject({
       result: expect.stringMatching(/^(ENOTFOUND|EAI_AGAIN|found)$/),
@@ -223,8 +226,15 @@ describe("sandbox red team: network, process and environment grants", () => {
   }
 
   it("a name is granted as a whole: only a numeric port after it (or an IPv6 address in brackets) is split off", () => {
-    const policy = buildPolicy({ sandbox: true, allowNet: ["granted.invalid", "::1", "10.0.0.1:8080"] }, "/");
+    const policy = buildPolicy(
+      { sandbox: true, allowNet: ["granted.invalid", "::1", "10.0.0.1:8080", "api.invalid:443"] },
+      "/",
+    );
     expect(decide(policy, "Network", "Connect", "granted.invalid")).toBe("Allow");
+    // A name granted with a port is looked up (its connections are checked on address and port).
+    expect(decide(policy, "Network", "Connect", "api.invalid")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "api.invalid:443")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "api.invalid:80")).toBe("Deny");
     expect(decide(policy, "Network", "Connect", "granted.invalid:443")).toBe("Allow");
     expect(decide(policy, "Network", "Connect", "[::1]:443")).toBe("Allow");
     expect(decide(policy, "Network", "Connect", "::1")).toBe("Allow");
