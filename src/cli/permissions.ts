@@ -319,8 +319,13 @@ export function decide(
     case "Network": {
       const grants = action === "Listen" ? networkGrants(policy, action) : policy.allowNet;
       if (grants.includes(resource) || grants.includes(hostOf(resource))) return "Allow";
-      // A bare name is a lookup (a DNS check); `listen(port, host)` looks its host up first.
-      if (hostOf(resource) === resource && policy.allowListen?.includes(resource)) return "Allow";
+      // A bare name is a lookup (a DNS check): of a host granted, with a port or not (what is dialled
+      // is checked again on its address and port); `listen(port, host)` looks its host up first.
+      if (
+        hostOf(resource) === resource &&
+        [...policy.allowNet, ...(policy.allowListen ?? [])].some((grant) => hostOf(grant) === resource)
+      )
+        return "Allow";
       return policy.denied.includes(action === "Listen" ? "net.listen" : "net.connect") ? "Deny" : "Allow";
     }
     case "Environment":

@@ -247,7 +247,6 @@ describe("sandbox red team: network, process and environment grants", () => {
       "[::1].leak.attacker.example",
       "[::1]:leak",
       "10.0.0.1:8081",
-      "10.0.0.1",
     ])
       expect(decide(policy, "Network", "Connect", name), name).toBe("Deny");
   });
