@@ -8,6 +8,8 @@
  *   rest were a port: `dns.lookup("granted.invalid:x.attacker.example")` and
  *   `"[granted.invalid].x.attacker.example"` were `Allow` lines for names never granted (glibc and
  *   c-ares refuse such names before sending them, so the record lied rather than the network);
+ * - the other way round, a name granted with a port (`localhost:<port>`) had its lookup refused,
+ *   so such a grant never connected by name (`net.connect`, `fetch`);
  * - a connect's `localAddress` without a `localPort` was checked (and recorded) as a listen on
  *   port `undefined`, which Node binds as port 0;
  * - a granted program that is a script ran whatever its interpreter was told to load by a variable
