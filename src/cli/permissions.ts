@@ -255,10 +255,18 @@ export function isUnrestricted(policy: Policy): boolean {
   return policy.denied.length === 0;
 }
 
+/**
+ * The host of a network resource: `host:port` and `[v6]:port` lose the port, `[v6]` its brackets;
+ * anything else is a name as a whole. Only a numeric port is split off, and only an IPv6 address
+ * (it has a `:`) is taken out of brackets: a name looked up is checked bare, and
+ * `granted.example:x.attacker.example` or `[granted.example].x.attacker.example` is not the
+ * granted name (it matched by what came before its `:` or inside its brackets).
+ */
 function hostOf(resource: string): string {
-  if (resource.startsWith("[")) return resource.slice(1, resource.indexOf("]"));
-  const colon = resource.lastIndexOf(":");
-  return colon > 0 && resource.indexOf(":") === colon ? resource.slice(0, colon) : resource;
+  const bracketed = /^\[([^\]]*:[^\]]*)\](?::\d{1,5})?$/.exec(resource);
+  if (bracketed) return bracketed[1] as string;
+  const withPort = /^([^:[\]]+):\d{1,5}$/.exec(resource);
+  return withPort ? (withPort[1] as string) : resource;
 }
 
 function commandMatches(command: string, grant: string): boolean {
@@ -311,8 +319,13 @@ export function decide(
     case "Network": {
       const grants = action === "Listen" ? networkGrants(policy, action) : policy.allowNet;
       if (grants.includes(resource) || grants.includes(hostOf(resource))) return "Allow";
-      // A bare name is a lookup (a DNS check); `listen(port, host)` looks its host up first.
-      if (hostOf(resource) === resource && policy.allowListen?.includes(resource)) return "Allow";
+      // A bare name is a lookup (a DNS check): of a host granted, with a port or not (what is dialled
+      // is checked again on its address and port); `listen(port, host)` looks its host up first.
+      if (
+        hostOf(resource) === resource &&
+        [...policy.allowNet, ...(policy.allowListen ?? [])].some((grant) => hostOf(grant) === resource)
+      )
+        return "Allow";
       return policy.denied.includes(action === "Listen" ? "net.listen" : "net.connect") ? "Deny" : "Allow";
     }
     case "Environment":

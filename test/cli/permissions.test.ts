@@ -39,7 +39,10 @@ describe("permission policy", () => {
     expect(decide(policy, "FileSystem", "Write", join(dir, "data/a.txt"))).toBe("Deny");
     expect(decide(policy, "Network", "Connect", "example.com:443")).toBe("Allow");
     expect(decide(policy, "Network", "Connect", "example.com:80")).toBe("Deny");
-    expect(decide(policy, "Network", "Connect", "example.com")).toBe("Deny");
+    // A bare name is its lookup: a name granted with a port is looked up (a connect by name needs
+    // it), what is dialled is checked again on its address and port.
+    expect(decide(policy, "Network", "Connect", "example.com")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "example.org")).toBe("Deny");
     expect(decide(policy, "Network", "Connect", "localhost:5432")).toBe("Allow");
     expect(decide(policy, "Network", "Listen", "0.0.0.0:0")).toBe("Deny");
     expect(decide(policy, "Environment", "Read", "HOME")).toBe("Allow");

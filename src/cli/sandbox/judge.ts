@@ -238,7 +238,11 @@ export class Judge {
     }
     const real = realOrSelf(found);
     const allowed = unrestricted || this.#programs.has(real);
-    return this.#record("Process", "Execute", real, allowed ? "Allow" : "Deny", found);
+    // The host runs the real path, resolved here: the path found can hold a link the kernel resolves
+    // again in the child, to something else (one through `/proc/self/cwd` names the CLI's working
+    // directory here and the child's there), or one the tool swaps after this answer. No write grant
+    // reaches the real path of a granted program or a directory above it (`#guarded`).
+    return this.#record("Process", "Execute", real, allowed ? "Allow" : "Deny", real);
   }
 
   /**

@@ -30,6 +30,33 @@ const LOADER_VARIABLES = new Set([
   "TZDIR",
 ]);
 
+/**
+ * What makes an interpreter load a file before the script it was started for: a granted program
+ * that is a script (`#!/usr/bin/env node`, `#!/bin/bash`, Python, Perl, Ruby, Java launchers) would
+ * run a file the tool wrote in its write grant, outside every sandbox — what `LD_PRELOAD` does to
+ * any program. `NODE_OPTIONS` (`--require`, `--import`, `--loader`), bash's `BASH_ENV` (and `ENV`,
+ * which `sh` reads), Python's path and home (a `sitecustomize.py` there runs at every start) and
+ * start-up file and user base (its `usercustomize.py`), Perl's and Ruby's options and library paths, the JVM's option variables
+ * (`-javaagent:`). Checked like a loader variable.
+ */
+const INTERPRETER_VARIABLES = new Set([
+  "NODE_OPTIONS",
+  "BASH_ENV",
+  "ENV",
+  "PYTHONPATH",
+  "PYTHONHOME",
+  "PYTHONSTARTUP",
+  "PYTHONUSERBASE",
+  "PERL5OPT",
+  "PERL5LIB",
+  "PERLLIB",
+  "RUBYOPT",
+  "RUBYLIB",
+  "JAVA_TOOL_OPTIONS",
+  "_JAVA_OPTIONS",
+  "JDK_JAVA_OPTIONS",
+]);
+
 /** What `execve` (process.ts) checks the same way as a spawn. */
 export interface ChildChecks {
   /** The executable the CLI resolved for `file`, if it may run. */
@@ -62,10 +89,14 @@ export function hookChildProcesses(broker: Broker, handleFd: (handle: unknown) =
    * its caller with (its secure-execution list; every `LD_*` is the loader's), and macOS's loader
    * reads `DYLD_*`. A granted program is a grant of that program, not of whatever library the tool
    * wrote in a writable grant: such a variable goes to a child only when every program may run —
-   * the resource `env:<NAME>`, decided like a program.
+   * the resource `env:<NAME>`, decided like a program. So does one that makes a script's
+   * interpreter load a file first ({@link INTERPRETER_VARIABLES}).
    */
   const loaderVariable = (name: string): boolean =>
-    name.startsWith("LD_") || name.startsWith("DYLD_") || LOADER_VARIABLES.has(name);
+    name.startsWith("LD_") ||
+    name.startsWith("DYLD_") ||
+    LOADER_VARIABLES.has(name) ||
+    INTERPRETER_VARIABLES.has(name);
   // Such a variable the host started with (granted, its value the user's) is not the tool's choice.
   const startedWith = new Map<string, string>();
   for (const key in process.env) {
@@ -206,14 +237,23 @@ export function hookChildProcesses(broker: Broker, handleFd: (handle: unknown) =
     wrap(cp, name, (a) => {
       const index = syncOptionsIndex(a);
       const o = optionsAt(a, index);
-      if (o?.shell) o.shell = program(shellOf(o.shell));
-      else a[0] = program(a[0]);
+      // The CLI answers with the program's real path; the child's `argv[0]` stays the name the
+      // tool gave (Node's `argv0` otherwise), as without the broker.
+      let argv0: string;
+      if (o?.shell) {
+        argv0 = shellOf(o.shell);
+        o.shell = program(argv0);
+      } else {
+        argv0 = String(a[0]);
+        a[0] = program(argv0);
+      }
       // Options Node ignores (after a callback): the child inherits the host's environment.
       if (index === -1) {
         childEnv(undefined);
         return;
       }
       const options = o ?? {};
+      options.argv0 ??= argv0;
       options.env = childEnv(options.env);
       if (options.stdio !== undefined) options.stdio = childStdioOption(options.stdio);
       a[index] = options;
@@ -221,7 +261,9 @@ export function hookChildProcesses(broker: Broker, handleFd: (handle: unknown) =
   }
   wrap(cp, "execSync", (a) => {
     const o = optionsAt(a, 1) ?? {};
-    o.shell = program(shellOf(o.shell));
+    const shell = shellOf(o.shell);
+    o.shell = program(shell);
+    o.argv0 ??= shell;
     o.env = childEnv(o.env);
     if (o.stdio !== undefined) o.stdio = childStdioOption(o.stdio);
     a[1] = o;

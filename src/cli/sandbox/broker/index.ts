@@ -60,7 +60,7 @@ export function installBroker(ask: Ask, options: BrokerOptions): void {
   Object.freeze(PermissionDeniedError);
   const broker = createBroker(ask, options);
   // First, while net.Socket#connect is still Node's own.
-  const handleFd = hookDial(ask, broker.guardFd, broker.guardClose);
+  const handleFd = hookDial(ask, broker.guardFd, broker.guardClose, options.fsRestricted);
   hookResolver(ask);
 
   // The file system. The order matters: a call is often wrapped by its path check first, then

@@ -8,8 +8,9 @@
 import dgram from "node:dgram";
 import dns from "node:dns";
 import net from "node:net";
-import { PermissionDeniedError } from "../../permissions.ts";
+import { canonicalPathWith, type PermissionAction, PermissionDeniedError } from "../../permissions.ts";
 import { type AnyFunction, type Ask, allows, type Target } from "./context.ts";
+import { cwdOriginal, realpathOriginal } from "./originals.ts";
 
 const UV_EACCES = -13;
 
@@ -54,7 +55,32 @@ export function hookDial(
   ask: Ask,
   guardFd: (fd: unknown) => void,
   guardClose: (fd: unknown) => void,
+  fsRestricted = false,
 ): (handle: unknown) => unknown {
+  /**
+   * A Unix socket in the file system is a file (Deno asks read and write for one too): under a
+   * file restriction, connecting to one or binding one (which creates it) is also a read and a
+   * write of its canonical path, so no network grant reaches a socket out of the jail (a container
+   * daemon's, the session bus, an SSH agent) nor makes one there. An abstract socket (`\0…`) has
+   * no path: the network decides alone. The first refusal, or undefined.
+   */
+  const socketFileRefusal = (path: string): [PermissionAction, string] | undefined => {
+    if (!fsRestricted || path === "" || path.startsWith("\0")) return undefined;
+    let file: string;
+    let escaped = false;
+    try {
+      file = canonicalPathWith(path, cwdOriginal(), realpathOriginal);
+    } catch {
+      // Resolving went through a place Node's permission model hides: out of the jail.
+      file = canonicalPathWith(path, cwdOriginal(), (p) => p);
+      escaped = true;
+    }
+    for (const action of ["Read", "Write"] as const) {
+      const answer = ask("FileSystem", action, file, escaped ? { denied: true } : undefined);
+      if (!allows(answer)) return [action, answer.r ?? file];
+    }
+    return undefined;
+  };
   const probe = (options: object) => {
     const socket = new net.Socket();
     socket.on("error", () => {});
@@ -109,14 +135,27 @@ export function hookDial(
     }
   };
   hookImplicitBind(tcp, ["listen"]);
-  const hook = (proto: Target | undefined, name: string, resourceOf: (args: unknown[]) => string) => {
+  const hook = (
+    proto: Target | undefined,
+    name: string,
+    resourceOf: (args: unknown[]) => string,
+    fileOf?: (args: unknown[]) => string,
+  ) => {
     const original = proto?.[name];
     if (!proto || typeof original !== "function") return;
     Reflect.defineProperty(proto, name, {
       value: function (this: object, ...args: unknown[]) {
         const answer = ask("Network", "Connect", resourceOf(args));
-        if (!allows(answer)) {
-          const error = new PermissionDeniedError("Network", "Connect", answer.r);
+        const refusal: [PermissionAction, string] | undefined = !allows(answer)
+          ? ["Connect", answer.r]
+          : fileOf && socketFileRefusal(fileOf(args));
+        if (refusal) {
+          const [action, resource] = refusal;
+          const error = new PermissionDeniedError(
+            action === "Connect" ? "Network" : "FileSystem",
+            action,
+            resource,
+          );
           try {
             ownerOf(this)?.destroy?.(error);
           } catch {}
@@ -130,24 +169,44 @@ export function hookDial(
   };
   hook(tcp, "connect", (a) => settle(a, 1, 2) ?? `addr:${String(a[1])}:${String(a[2])}`);
   hook(tcp, "connect6", (a) => settle(a, 1, 2) ?? `addr:[${String(a[1])}]:${String(a[2])}`);
-  hook(pipe, "connect", (a) => settle(a, 1) ?? `unix:${String(a[1])}`);
+  hook(
+    pipe,
+    "connect",
+    (a) => settle(a, 1) ?? `unix:${String(a[1])}`,
+    (a) => String(a[1]),
+  );
   // Listening: the address really bound (the options object is read again by Node after our check).
-  const hookBind = (proto: Target | undefined, name: string, resourceOf: (args: unknown[]) => string) => {
+  const hookBind = (
+    proto: Target | undefined,
+    name: string,
+    resourceOf: (args: unknown[]) => string,
+    fileOf?: (args: unknown[]) => string,
+  ) => {
     const original = proto?.[name];
     if (!proto || typeof original !== "function") return;
     Reflect.defineProperty(proto, name, {
       value: function (this: object, ...args: unknown[]) {
         const answer = ask("Network", "Listen", resourceOf(args));
         if (!allows(answer)) throw new PermissionDeniedError("Network", "Listen", answer.r);
+        const refusal = fileOf && socketFileRefusal(fileOf(args));
+        if (refusal) throw new PermissionDeniedError("FileSystem", refusal[0], refusal[1]);
         return Reflect.apply(original as AnyFunction, this, args);
       },
       writable: false,
       configurable: false,
     });
   };
-  hookBind(tcp, "bind", (a) => settle(a, 0, 1) ?? `addr:${String(a[0])}:${String(a[1])}`);
-  hookBind(tcp, "bind6", (a) => settle(a, 0, 1) ?? `addr:[${String(a[0])}]:${String(a[1])}`);
-  hookBind(pipe, "bind", (a) => settle(a, 0) ?? `unix:${String(a[0])}`);
+  // A connect's `localAddress` without a `localPort` binds with the port undefined: port 0 to the
+  // native code (an `undefined` in the resource named no port, and matched no grant of one).
+  const bindPort = (port: unknown) => (port === undefined ? "0" : String(port));
+  hookBind(tcp, "bind", (a) => settle(a, 0, 1) ?? `addr:${String(a[0])}:${bindPort(a[1])}`);
+  hookBind(tcp, "bind6", (a) => settle(a, 0, 1) ?? `addr:[${String(a[0])}]:${bindPort(a[1])}`);
+  hookBind(
+    pipe,
+    "bind",
+    (a) => settle(a, 0) ?? `unix:${String(a[0])}`,
+    (a) => String(a[0]),
+  );
   // UDP: the address each datagram goes to (an unconnected send names it), connects and binds.
   const udpSocket = dgram.createSocket("udp4");
   const state = Object.getOwnPropertySymbols(udpSocket).find((k) => k.description === "state symbol");
