@@ -269,6 +269,15 @@ function hostOf(resource: string): string {
   return withPort ? (withPort[1] as string) : resource;
 }
 
+/**
+ * A network resource (or grant) as DNS compares names: lower case, and without the root label's
+ * one trailing dot (`Example.COM.:443` is `example.com:443`). Anything else is left as it is:
+ * `example.com..` is no name, and matches none.
+ */
+function netName(resource: string): string {
+  return resource.toLowerCase().replace(/([^.])\.(:\d{1,5})?$/, "$1$2");
+}
+
 function commandMatches(command: string, grant: string): boolean {
   return (
     command === grant || basename(command) === grant || (isAbsolute(grant) && basename(grant) === command)
@@ -317,13 +326,14 @@ export function decide(
       return policy.denied.includes(write ? "fs.write" : "fs.read") ? "Deny" : "Allow";
     }
     case "Network": {
-      const grants = action === "Listen" ? networkGrants(policy, action) : policy.allowNet;
-      if (grants.includes(resource) || grants.includes(hostOf(resource))) return "Allow";
+      const name = netName(resource);
+      const grants = (action === "Listen" ? networkGrants(policy, action) : policy.allowNet).map(netName);
+      if (grants.includes(name) || grants.includes(hostOf(name))) return "Allow";
       // A bare name is a lookup (a DNS check): of a host granted, with a port or not (what is dialled
       // is checked again on its address and port); `listen(port, host)` looks its host up first.
       if (
-        hostOf(resource) === resource &&
-        [...policy.allowNet, ...(policy.allowListen ?? [])].some((grant) => hostOf(grant) === resource)
+        hostOf(name) === name &&
+        [...policy.allowNet, ...(policy.allowListen ?? [])].some((grant) => hostOf(netName(grant)) === name)
       )
         return "Allow";
       return policy.denied.includes(action === "Listen" ? "net.listen" : "net.connect") ? "Deny" : "Allow";

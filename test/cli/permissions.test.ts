@@ -28,7 +28,7 @@ describe("permission policy", () => {
       {
         sandbox: true,
         allowRead: ["data"],
-        allowNet: ["example.com:443,localhost"],
+        allowNet: ["example.com:443,LocalHost."],
         allowEnv: ["HOME"],
         allowRun: ["git"],
       },
@@ -45,6 +45,12 @@ describe("permission policy", () => {
     expect(decide(policy, "Network", "Connect", "example.org")).toBe("Deny");
     expect(decide(policy, "Network", "Connect", "localhost:5432")).toBe("Allow");
     expect(decide(policy, "Network", "Listen", "0.0.0.0:0")).toBe("Deny");
+    // Host names are compared as DNS does: case aside, a root label's trailing dot aside.
+    expect(decide(policy, "Network", "Connect", "Example.COM:443")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "example.com.:443")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "LOCALHOST.")).toBe("Allow");
+    expect(decide(policy, "Network", "Connect", "example.com..:443")).toBe("Deny");
+    expect(decide(policy, "Network", "Connect", "example.com.:80")).toBe("Deny");
     expect(decide(policy, "Environment", "Read", "HOME")).toBe("Allow");
     expect(decide(policy, "Environment", "Read", "PATH")).toBe("Deny");
     expect(decide(policy, "Process", "Execute", "/usr/bin/git")).toBe("Allow");
