@@ -5,8 +5,10 @@
  * refused, on both surfaces, so a later refactor to plain-object lookups shows up here.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { createCollection, type DataProject, data, dataProject, find } from "./data/fixtures.ts";
-import { api, apiJson, expectError, mcpPostHeaders } from "./helpers.ts";
+import { createCollection, type DataProject, dataProject, find } from "./data/fixtures.ts";
+import { api, apiJson, mcpPostHeaders } from "./helpers.ts";
+
+type Answer = { id: unknown; result?: unknown; error?: { code: number; message: string } };
 
 describe("proto red team", () => {
   let p: DataProject;
@@ -14,7 +16,7 @@ describe("proto red team", () => {
   const call = async (body: string) => {
     const res = await api(mcp, { method: "POST", headers: mcpPostHeaders(p.dev.token), body });
     expect(res.status).toBe(200);
-    return (await res.json()) as { id: unknown; result?: any; error?: { code: number; message: string } };
+    return (await res.json()) as Answer;
   };
   const tool = (name: string, args: string, id = "1") =>
     `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`;
@@ -42,5 +44,20 @@ describe("proto red team", () => {
     expect(answer.id).toBeNull();
     expect(answer.error?.code).toBe(-32600);
     expect((await find(p, p.developer, "constructor", { where: { title: "infinite id" } })).rows).toEqual([]);
+  });
+
+  it("stores event properties named constructor, prototype and __proto__ (valibot's record dropped them silently)", async () => {
+    const properties = '{"constructor":"c","prototype":"p","__proto__":{"a":1},"plan":"pro"}';
+    const sent = await apiJson("/v1/events", {
+      apiKey: p.dev.clientKey,
+      json: JSON.parse(`{"name":"proto.probe","properties":${properties}}`),
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+    const listed = await apiJson(`/v1/admin/projects/${p.dev.projectId}/events?name=proto.probe`, {
+      token: p.dev.token,
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.body.events).toHaveLength(1);
+    expect(listed.body.events[0].properties).toEqual(JSON.parse(properties));
   });
 });
