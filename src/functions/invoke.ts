@@ -116,7 +116,10 @@ export function buildUpstreamRequest(
   const url = new URL(fn.url);
   let body: string | undefined;
   if (fn.mcp?.input_schema) {
-    body = JSON.stringify(parseInput(functionArgumentsSchema(fn), input));
+    // Checked, then sent as received: the schemas convert nothing, and valibot's loose-object output
+    // leaves out undeclared keys named `__proto__`, `constructor` and `prototype` (they were dropped).
+    parseInput(functionArgumentsSchema(fn), input);
+    body = JSON.stringify(input);
   } else {
     const generic = parseInput(GenericInvokeInputSchema, input ?? {});
     const own = new URLSearchParams(url.search);

@@ -4,7 +4,7 @@
  * of a hole this red-team pass found (it failed before its fix); the others pin what was already
  * refused, on both surfaces, so a later refactor to plain-object lookups shows up here.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import { createCollection, type DataProject, dataProject, find } from "./data/fixtures.ts";
 import { api, apiJson, mcpPostHeaders } from "./helpers.ts";
 
@@ -59,5 +59,38 @@ describe("proto red team", () => {
     expect(listed.status).toBe(200);
     expect(listed.body.events).toHaveLength(1);
     expect(listed.body.events[0].properties).toEqual(JSON.parse(properties));
+  });
+
+  it("forwards function arguments named constructor, prototype and __proto__ that the input schema leaves open (they were dropped)", async () => {
+    const deployed = await apiJson(`/v1/admin/projects/${p.dev.projectId}/functions/deploy`, {
+      token: p.dev.token,
+      json: {
+        name: "tagger",
+        url: `${inject("echoUrl")}/tag`,
+        mcp: {
+          description: "Tags a thing.",
+          input_schema: {
+            type: "object",
+            properties: { title: { type: "string" }, meta: { type: "object" } },
+            required: ["title"],
+          },
+        },
+      },
+    });
+    expect(deployed.status, JSON.stringify(deployed.body)).toBe(201);
+    const args =
+      '{"title":"t","constructor":"c","prototype":"p","meta":{"constructor":1,"__proto__":{"x":1}}}';
+    const res = await apiJson(`/v1/projects/${p.dev.projectId}/functions/tagger/invoke`, {
+      headers: p.userA.headers,
+      json: JSON.parse(args),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.body).toEqual(JSON.parse(args));
+    // Still validated: the required `title` is not found on a prototype.
+    const missing = await apiJson(`/v1/projects/${p.dev.projectId}/functions/tagger/invoke`, {
+      headers: p.userA.headers,
+      json: JSON.parse('{"__proto__":{"title":"t"}}'),
+    });
+    expect(missing.status).toBe(400);
   });
 });
