@@ -124,7 +124,12 @@ export function buildUpstreamRequest(
     const generic = parseInput(GenericInvokeInputSchema, input ?? {});
     const own = new URLSearchParams(url.search);
     const added = new URLSearchParams();
-    for (const [key, value] of Object.entries(generic.query ?? {})) {
+    // The query as received: `v.record`'s output leaves out keys named `__proto__`, `constructor`
+    // and `prototype` (they were dropped), and does not check their values either.
+    const query = ((input ?? {}) as { query?: Record<string, unknown> }).query ?? {};
+    for (const [key, value] of Object.entries(query)) {
+      if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean")
+        throw invalidInput(`query.${key}: expected a string, number or boolean`);
       if (own.has(key)) throw invalidInput(`query.${key}: "${key}" is set by the function's URL`);
       added.append(key, String(value));
     }

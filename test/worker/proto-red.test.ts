@@ -18,6 +18,7 @@ describe("proto red team", () => {
     expect(res.status).toBe(200);
     return (await res.json()) as Answer;
   };
+  const endUser = () => ("headers" in p.userA ? p.userA.headers : {});
   const tool = (name: string, args: string, id = "1") =>
     `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args}}}`;
 
@@ -81,16 +82,38 @@ describe("proto red team", () => {
     const args =
       '{"title":"t","constructor":"c","prototype":"p","meta":{"constructor":1,"__proto__":{"x":1}}}';
     const res = await apiJson(`/v1/projects/${p.dev.projectId}/functions/tagger/invoke`, {
-      headers: p.userA.headers,
+      headers: endUser(),
       json: JSON.parse(args),
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.body).toEqual(JSON.parse(args));
     // Still validated: the required `title` is not found on a prototype.
     const missing = await apiJson(`/v1/projects/${p.dev.projectId}/functions/tagger/invoke`, {
-      headers: p.userA.headers,
+      headers: endUser(),
       json: JSON.parse('{"__proto__":{"title":"t"}}'),
     });
     expect(missing.status).toBe(400);
+  });
+
+  it("forwards query parameters named constructor, prototype and __proto__ of a schemaless function (they were dropped)", async () => {
+    const deployed = await apiJson(`/v1/admin/projects/${p.dev.projectId}/functions/deploy`, {
+      token: p.dev.token,
+      json: { name: "raw_query", url: `${inject("echoUrl")}/raw` },
+    });
+    expect(deployed.status, JSON.stringify(deployed.body)).toBe(201);
+    const invoke = (json: string) =>
+      apiJson(`/v1/projects/${p.dev.projectId}/functions/raw_query/invoke`, {
+        headers: endUser(),
+        json: JSON.parse(json),
+      });
+    const res = await invoke('{"query":{"constructor":"c","prototype":1,"__proto__":true,"q":"x"}}');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.query).toEqual(
+      JSON.parse('{"constructor":"c","prototype":"1","__proto__":"true","q":"x"}'),
+    );
+    // Their values are checked like any other parameter's (an object was sent as "[object Object]").
+    const nested = await invoke('{"query":{"constructor":{"a":1}}}');
+    expect(nested.status).toBe(400);
+    expect(nested.body.error.message).toContain("query.constructor");
   });
 });
