@@ -17,6 +17,13 @@ type Schema = Record<string, unknown>;
 
 const MAX_DEPTH = 8;
 
+/**
+ * A map from names the tool file chose (exports, parameters, properties) without a prototype: on a
+ * `{}`, `__proto__` set the prototype (the name vanished from the schema, an export's positional
+ * parameters went unmapped) and `constructor` read Object's.
+ */
+const record = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+
 /** Thrown inside a result schema's derivation: the type's JSON form is not its properties. */
 class NotJsonShaped extends Error {}
 
@@ -49,7 +56,7 @@ interface CacheEntry {
 }
 
 /** Bumped when the analysis changes shape, so entries of an older CLI build are not reused. */
-const ANALYSIS_FORMAT = 3;
+const ANALYSIS_FORMAT = 4;
 
 const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
@@ -99,7 +106,7 @@ export async function analyzeToolFile(
   try {
     content = readFileSync(entry);
   } catch {
-    return { signatures: {}, warnings: [] };
+    return { signatures: record(), warnings: [] };
   }
   // Keyed by content, not path (a copied or moved file hits too); local dependencies are recorded
   // relative to the entry's directory and checked by hash.
@@ -186,7 +193,7 @@ async function analyze(
     .getSourceFiles()
     .filter((f) => !program.isSourceFileDefaultLibrary(f))
     .map((f) => f.fileName);
-  const analysis: ToolFileAnalysis = { signatures: {}, warnings: [] };
+  const analysis: ToolFileAnalysis = { signatures: record(), warnings: [] };
   if (!source) return { analysis, sources, refused };
 
   const functions = new Map<string, TS.FunctionDeclaration>();
@@ -244,7 +251,7 @@ async function analyze(
     if (flags & ts.TypeFlags.Object) {
       if (output && !jsonShaped(type)) throw new NotJsonShaped();
       seen.add(type);
-      const properties: Record<string, Schema> = {};
+      const properties = record<Schema>();
       const required: string[] = [];
       for (const prop of checker.getPropertiesOfType(type)) {
         const declaration = prop.valueDeclaration ?? prop.declarations?.[0];
@@ -396,7 +403,7 @@ async function analyze(
     }
     const docs = paramDocs(fn, undefined);
     const params: (string | null)[] = [];
-    const properties: Record<string, Schema> = {};
+    const properties = record<Schema>();
     const required: string[] = [];
     fn.parameters.forEach((param, index) => {
       if (param.dotDotDotToken || !ts.isIdentifier(param.name)) {

@@ -117,9 +117,9 @@ function propertiesProblem(properties: Record<string, unknown>): string | null {
 }
 
 const PropertiesSchema = v.pipe(
-  // An array passes `v.record` (as an object of its indexes), so it is refused first.
+  // Not `v.record`: its output leaves out keys named `__proto__`, `constructor` and `prototype`, so
+  // such properties were accepted and silently not stored.
   v.custom<Record<string, unknown>>(isObject, "must be a JSON object"),
-  v.record(v.string(), v.unknown()),
   v.rawCheck<Record<string, unknown>>(({ dataset, addIssue }) => {
     const problem = dataset.typed ? propertiesProblem(dataset.value) : null;
     if (problem) addIssue({ message: problem });

@@ -116,12 +116,20 @@ export function buildUpstreamRequest(
   const url = new URL(fn.url);
   let body: string | undefined;
   if (fn.mcp?.input_schema) {
-    body = JSON.stringify(parseInput(functionArgumentsSchema(fn), input));
+    // Checked, then sent as received: the schemas convert nothing, and valibot's loose-object output
+    // leaves out undeclared keys named `__proto__`, `constructor` and `prototype` (they were dropped).
+    parseInput(functionArgumentsSchema(fn), input);
+    body = JSON.stringify(input);
   } else {
     const generic = parseInput(GenericInvokeInputSchema, input ?? {});
     const own = new URLSearchParams(url.search);
     const added = new URLSearchParams();
-    for (const [key, value] of Object.entries(generic.query ?? {})) {
+    // The query as received: `v.record`'s output leaves out keys named `__proto__`, `constructor`
+    // and `prototype` (they were dropped), and does not check their values either.
+    const query = ((input ?? {}) as { query?: Record<string, unknown> }).query ?? {};
+    for (const [key, value] of Object.entries(query)) {
+      if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean")
+        throw invalidInput(`query.${key}: expected a string, number or boolean`);
       if (own.has(key)) throw invalidInput(`query.${key}: "${key}" is set by the function's URL`);
       added.append(key, String(value));
     }

@@ -89,8 +89,12 @@ export class RpcError extends Error {
   }
 }
 
-/** A JSON-RPC id as accepted on requests (integers or strings; MCP forbids null). */
-export const JsonRpcIdSchema = v.union([v.string(), v.number()]);
+/**
+ * A JSON-RPC id as accepted on requests (numbers or strings; MCP forbids null). Finite only: JSON
+ * text like `1e400` parses to Infinity, which serialises as `null` — the call ran and its answer
+ * reached no one.
+ */
+export const JsonRpcIdSchema = v.union([v.string(), v.pipe(v.number(), v.finite())]);
 
 const ParamsSchema = v.optional(v.union([v.record(v.string(), v.unknown()), v.array(v.unknown())]));
 

@@ -253,7 +253,13 @@ function errorText(error: unknown, broker: boolean): string {
   }
 }
 
-function compile(init: InitMessage): () => Exports | Promise<Exports> {
+/**
+ * The module's exports come boxed: a module that exports `then` is a thenable, and awaiting it bare
+ * called that tool with the promise's resolvers (which it never called: every call of the session hung).
+ */
+type Loaded = { exports: Exports };
+
+function compile(init: InitMessage): () => Loaded | Promise<Loaded> {
   const options: Record<string, unknown> = { filename: init.filename };
   const mainLoader = (vm as unknown as { constants?: Record<string, symbol> }).constants
     ?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
@@ -275,8 +281,9 @@ function compile(init: InitMessage): () => Exports | Promise<Exports> {
       init.filename,
       dir,
     );
-    if (evaluated instanceof Promise) return evaluated.then(() => module.exports as Exports);
-    return module.exports as Exports;
+    const loaded = () => ({ exports: module.exports as Exports });
+    if (evaluated instanceof Promise) return evaluated.then(loaded);
+    return loaded();
   };
 }
 
@@ -341,7 +348,7 @@ async function start(init: InitMessage, serve: Serve): Promise<void> {
 
   let exports: Exports;
   try {
-    exports = await compile(init)();
+    exports = (await compile(init)()).exports;
   } catch (error) {
     send({ t: "ready", error: errorText(error, broker) });
     return;
