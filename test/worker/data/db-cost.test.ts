@@ -9,7 +9,7 @@
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { APP_SLOT_LIMITS } from "../../../src/data/app-slots.ts";
 import { appSlots } from "../../../src/data/service.ts";
 import { createApp } from "../../../src/worker/app.ts";
@@ -97,6 +97,12 @@ describe("per-app database slots", () => {
       expect((await toolCall(dev, `${name}_find`, {})).body.result.isError).toBe(false);
     }
   }, 30_000);
+
+  // A test that fails while statements are held lets them go, so the next one starts clean (a
+  // failed assertion before the release left them held: the next test timed out behind them).
+  afterEach(async () => {
+    await control("release");
+  });
 
   it("refuses app A's call past its running and waiting bound while app B's calls are answered; failed statements give their slots back", async () => {
     const { inFlight, waiting } = APP_SLOT_LIMITS;
