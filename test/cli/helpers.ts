@@ -4,7 +4,7 @@
  * would, and talks to `session` / `mcp` processes line by line or frame by frame.
  */
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { inject } from "vitest";
@@ -223,6 +223,14 @@ export class LineClient {
 }
 
 /** The jail the sandbox suites share: reads under `jail`, writes under `jail/out`. */
+/** An audit log's lines (`--audit-log`), parsed. */
+export function auditLines(file: string): Record<string, string>[] {
+  return readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, string>);
+}
+
 export const JAIL_FLAGS = ["--sandbox", "--allow-read", "jail", "--allow-write", "jail/out"];
 
 /**

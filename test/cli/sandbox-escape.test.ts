@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:http";
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, cleanEnv, jailedSession, LineClient, NODE, scratch } from "./helpers.ts";
+import { auditLines, buildTestCli, cleanEnv, jailedSession, LineClient, NODE, scratch } from "./helpers.ts";
 
 const SECRET = "s3cr3t-value-42";
 /**
@@ -528,11 +528,7 @@ describe("sandbox escape suite", () => {
 
   /** The lines of the main session's audit log whose resource starts with `resource`. */
   const auditAbout = (resource: string) =>
-    readFileSync(join(dir, "audit.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, string>)
-      .filter((l) => (l.resource ?? "").startsWith(resource));
+    auditLines(join(dir, "audit.jsonl")).filter((l) => (l.resource ?? "").startsWith(resource));
 
   it("the machine's identity (os.hostname, …) is refused as an environment read, by every route to os", async () => {
     for (const [tool, denied] of OS_ATTEMPTS) {

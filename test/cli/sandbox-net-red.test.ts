@@ -29,7 +29,7 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPolicy, decide } from "../../src/cli/permissions.ts";
-import { buildTestCli, jailedSession, LineClient, NODE, scratch } from "./helpers.ts";
+import { auditLines, buildTestCli, jailedSession, LineClient, NODE, scratch } from "./helpers.ts";
 
 /** Per answer: sessions start side by side on shared machines (no timing is asserted). */
 const SLOW = 60_000;
@@ -190,11 +190,7 @@ describe("sandbox red team: network, process and environment grants", () => {
     ungranted?.close();
   });
 
-  const audit = () =>
-    readFileSync(join(dir, "audit.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, string>);
+  const audit = () => auditLines(join(dir, "audit.jsonl"));
 
   it("what is granted still works: the granted port, the granted name's lookup, the granted programs", async () => {
     expect(await client.call("grantedPort", {}, SLOW)).toMatchObject({ result: "granted" });

@@ -21,7 +21,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, jailedSession, LineClient, NODE, scratch } from "./helpers.ts";
+import { auditLines, buildTestCli, jailedSession, LineClient, NODE, scratch } from "./helpers.ts";
 import { RACE_HELPERS } from "./race-tool.ts";
 
 /** Per answer: sessions start side by side on shared machines (no timing is asserted). */
@@ -160,12 +160,6 @@ export async function moveAuditLogOutOfDescriptors() {
 export function add({ a, b }) { return a + b; }
 `;
 
-const auditOf = (file: string) =>
-  readFileSync(file, "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, string>);
-
 describe("sandbox primordials: what the broker relies on at call time", () => {
   it("no broker module but originals.ts imports a name from a Node built-in (a live ES binding), node:path aside", () => {
     const broker = join(import.meta.dirname, "../../src/cli/sandbox/broker");
@@ -210,7 +204,7 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
         expect(response.error, JSON.stringify(response)).toMatchObject({
           message: "permission denied: FileSystem Write fd:3",
         });
-        expect(auditOf(join(dir, "jailed.jsonl"))).toContainEqual(
+        expect(auditLines(join(dir, "jailed.jsonl"))).toContainEqual(
           expect.objectContaining({
             kind: "FileSystem",
             action: "Write",
@@ -250,7 +244,7 @@ describe("sandbox primordials: what the broker relies on at call time", () => {
 
   describe("audit only", () => {
     let session: LineClient;
-    const audit = () => auditOf(join(dir, "audit-only.jsonl"));
+    const audit = () => auditLines(join(dir, "audit-only.jsonl"));
 
     beforeAll(() => {
       session = new LineClient(bin, ["session", "--audit-log", "audit-only.jsonl", "tools.js"], { cwd: dir });

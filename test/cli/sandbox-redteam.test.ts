@@ -23,7 +23,7 @@ import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestCli, jailedSession, LineClient, scratch } from "./helpers.ts";
+import { auditLines, buildTestCli, jailedSession, LineClient, scratch } from "./helpers.ts";
 
 /** Per answer: sessions start side by side on shared machines (no timing is asserted). */
 const SLOW = 60_000;
@@ -274,11 +274,7 @@ describe("sandbox red team: handles below the checked functions, and a granted p
     udp?.close();
   });
 
-  const audit = () =>
-    readFileSync(join(dir, "audit.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, string>);
+  const audit = () => auditLines(join(dir, "audit.jsonl"));
 
   for (const [tool, expected] of ATTEMPTS) {
     it(
